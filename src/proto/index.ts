@@ -1,0 +1,59 @@
+// Loads the Workload API proto once and exposes the service definition, message codecs and
+// the wire constants (method paths, the security header) that agents and clients share.
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import type { ProtoGrpcType } from './gen/workload.js';
+
+export type * from './gen/workload.js';
+export type { JWTSVIDRequest, JWTSVIDRequest__Output } from './gen/JWTSVIDRequest.js';
+export type { JWTSVIDResponse, JWTSVIDResponse__Output } from './gen/JWTSVIDResponse.js';
+export type { JWTSVID, JWTSVID__Output } from './gen/JWTSVID.js';
+export type { X509SVIDRequest, X509SVIDRequest__Output } from './gen/X509SVIDRequest.js';
+export type { X509SVIDResponse, X509SVIDResponse__Output } from './gen/X509SVIDResponse.js';
+export type { X509SVID, X509SVID__Output } from './gen/X509SVID.js';
+export type { X509BundlesRequest, X509BundlesRequest__Output } from './gen/X509BundlesRequest.js';
+export type { X509BundlesResponse, X509BundlesResponse__Output } from './gen/X509BundlesResponse.js';
+export type { JWTBundlesRequest, JWTBundlesRequest__Output } from './gen/JWTBundlesRequest.js';
+export type { JWTBundlesResponse, JWTBundlesResponse__Output } from './gen/JWTBundlesResponse.js';
+export type { ValidateJWTSVIDRequest, ValidateJWTSVIDRequest__Output } from './gen/ValidateJWTSVIDRequest.js';
+export type { ValidateJWTSVIDResponse, ValidateJWTSVIDResponse__Output } from './gen/ValidateJWTSVIDResponse.js';
+export type { SpiffeWorkloadAPIClient, SpiffeWorkloadAPIHandlers, SpiffeWorkloadAPIDefinition } from './gen/SpiffeWorkloadAPI.js';
+export type { Struct, Struct__Output } from './gen/google/protobuf/Struct.js';
+
+export const PROTO_PATH = fileURLToPath(new URL('../../proto/workload.proto', import.meta.url));
+
+/** The metadata key every Workload API call must carry with the single value "true". */
+export const SECURITY_HEADER = 'workload.spiffe.io';
+export const SERVICE_NAME = 'SpiffeWorkloadAPI';
+
+export const METHODS = {
+  FetchX509SVID: '/SpiffeWorkloadAPI/FetchX509SVID',
+  FetchX509Bundles: '/SpiffeWorkloadAPI/FetchX509Bundles',
+  FetchJWTSVID: '/SpiffeWorkloadAPI/FetchJWTSVID',
+  FetchJWTBundles: '/SpiffeWorkloadAPI/FetchJWTBundles',
+  ValidateJWTSVID: '/SpiffeWorkloadAPI/ValidateJWTSVID',
+} as const;
+export type MethodName = keyof typeof METHODS;
+
+let cached: ProtoGrpcType | undefined;
+
+/** The loaded package; keepCase so field names match the proto (spiffe_id, x509_svid). */
+export function workloadProto(): ProtoGrpcType {
+  cached ??= grpc.loadPackageDefinition(
+    protoLoader.loadSync(PROTO_PATH, {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+      includeDirs: [],
+    }),
+  ) as unknown as ProtoGrpcType;
+  return cached;
+}
+
+/** Service definition with serializers, for grpc.Server#addService and raw clients. */
+export function workloadService() {
+  return workloadProto().SpiffeWorkloadAPI.service;
+}
