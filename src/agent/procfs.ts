@@ -1,0 +1,51 @@
+// Reads of /proc/<pid>/… under a configurable proc root (like HOST_PROC), shared by the
+// caller check, the attestors and the pod-uid limiter key.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface ProcStatus {
+  uid: number;
+  gid: number;
+  supplementaryGids: number[];
+}
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or null if the process is gone. */
+export async function readStartTime(procRoot: string, pid: number): Promise<string | null> {
+  let text: string;
+  try {
+    text = await readFile(join(procRoot, String(pid), 'stat'), 'utf8');
+  } catch {
+    return null;
+  }
+  // comm (field 2) may contain spaces and parentheses: fields after it start past the last ')'.
+  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state), so field 22 is rest[19].
+  return rest[19] ?? null;
+}
+
+/** Real uid/gid and supplementary groups from /proc/<pid>/status. Throws if the process is gone. */
+export async function readStatus(procRoot: string, pid: number): Promise<ProcStatus> {
+  const text = await readFile(join(procRoot, String(pid), 'status'), 'utf8');
+  let uid = -1;
+  let gid = -1;
+  let supplementaryGids: number[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('Uid:')) uid = Number(line.slice(4).trim().split(/\s+/)[0]);
+    else if (line.startsWith('Gid:')) gid = Number(line.slice(4).trim().split(/\s+/)[0]);
+    else if (line.startsWith('Groups:')) {
+      const rest = line.slice(7).trim();
+      supplementaryGids = rest ? rest.split(/\s+/).map(Number) : [];
+    }
+  }
+  if (uid < 0 || gid < 0) throw new Error(`no Uid/Gid lines in ${join(procRoot, String(pid), 'status')}`);
+  return { uid, gid, supplementaryGids };
+}
+
+/** Raw /proc/<pid>/cgroup text. Throws if the process is gone. */
+export function readCgroupText(procRoot: string, pid: number): Promise<string> {
+  return readFile(join(procRoot, String(pid), 'cgroup'), 'utf8');
+}
+
+export function exePath(procRoot: string, pid: number): string {
+  return join(procRoot, String(pid), 'exe');
+}
