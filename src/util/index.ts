@@ -1,3 +1,5 @@
-// Small helpers shared by every subsystem: units, schema glue, process reaping.
+// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper.
 export * from './units.js';
 export * from './zod.js';
+export * from './child.js';
+export * from './reaper.js';

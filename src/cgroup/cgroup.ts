@@ -1,0 +1,208 @@
+// One cgroup (a directory per hierarchy): create, move processes in, set memory and CPU limits,
+// read memory and OOM-kill counters of both versions, and remove it with everything inside.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CgroupHost, CgroupVersion } from './host.js';
+
+export interface MemoryReading {
+  /** Current charge (v1 memory.usage_in_bytes, v2 memory.current). */
+  usageBytes: number;
+  /** Kernel high-water mark (v1 memory.max_usage_in_bytes, v2 memory.peak), null where absent. */
+  peakBytes: number | null;
+  /** Limit in force; null when unlimited. */
+  limitBytes: number | null;
+  /** Kernel OOM kills in this cgroup (v1 memory.oom_control oom_kill, v2 memory.events oom_kill). */
+  oomKills: number;
+  /** RSS charged to the cgroup (v1 memory.stat total_rss, v2 memory.stat anon). */
+  rssBytes: number | null;
+}
+
+const UNLIMITED_V1 = 2 ** 62;
+
+function readNum(file: string): number | null {
+  try {
+    const text = readFileSync(file, 'utf8').trim();
+    if (text === 'max') return null;
+    const n = Number(text);
+    return Number.isFinite(n) ? n : null;
+  } catch {
+    return null;
+  }
+}
+
+/** "key value" lines (memory.stat, memory.events, memory.oom_control) as a map. */
+export function parseFlatKeyed(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const [k, v] = line.trim().split(/\s+/);
+    if (k && v !== undefined && /^\d+$/.test(v)) out.set(k, Number(v));
+  }
+  return out;
+}
+
+function readKeyed(file: string): Map<string, number> {
+  try {
+    return parseFlatKeyed(readFileSync(file, 'utf8'));
+  } catch {
+    return new Map();
+  }
+}
+
+export class Cgroup {
+  readonly version: CgroupVersion;
+  /** Absolute directory in the memory (v1) or unified (v2) hierarchy. */
+  readonly path: string;
+  /** Absolute directory in the v1 cpu hierarchy, when one is used. */
+  readonly cpuPath: string | null;
+  /** Path relative to the host's base, as given to create(). */
+  readonly relPath: string;
+
+  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string) {
+    this.version = version;
+    this.path = path;
+    this.cpuPath = cpuPath;
+    this.relPath = relPath;
+  }
+
+  /** Creates (mkdir -p) the cgroup at relPath below the host's bases. */
+  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean } = {}): Cgroup {
+    const path = join(host.memoryBase, relPath);
+    mkdirSync(path, { recursive: true });
+    let cpuPath: string | null = null;
+    if (opts.cpu && host.cpuBase) {
+      cpuPath = join(host.cpuBase, relPath);
+      mkdirSync(cpuPath, { recursive: true });
+    }
+    if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath);
+    return new Cgroup(host.version, path, cpuPath, relPath);
+  }
+
+  /** Moves a process (and, for new children, its descendants) into this cgroup. */
+  addProcess(pid: number): void {
+    writeFileSync(join(this.path, 'cgroup.procs'), String(pid));
+    if (this.cpuPath) writeFileSync(join(this.cpuPath, 'cgroup.procs'), String(pid));
+  }
+
+  setMemoryLimit(bytes: number): void {
+    if (this.version === 'v1') {
+      writeFileSync(join(this.path, 'memory.limit_in_bytes'), String(bytes));
+    } else {
+      writeFileSync(join(this.path, 'memory.max'), String(bytes));
+      // Without swap limits a v2 cgroup may swap instead of being OOM-killed.
+      if (existsSync(join(this.path, 'memory.swap.max'))) writeFileSync(join(this.path, 'memory.swap.max'), '0');
+    }
+  }
+
+  /** Relative CPU weight, 1..10000 in v2 terms (100 = default); mapped to cpu.shares (1024 = default) in v1. */
+  setCpuWeight(weight: number): boolean {
+    try {
+      if (this.version === 'v2') {
+        writeFileSync(join(this.path, 'cpu.weight'), String(Math.round(weight)));
+        return true;
+      }
+      if (!this.cpuPath) return false;
+      writeFileSync(join(this.cpuPath, 'cpu.shares'), String(Math.max(2, Math.round((weight * 1024) / 100))));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  readMemory(): MemoryReading {
+    if (this.version === 'v1') {
+      const limit = readNum(join(this.path, 'memory.limit_in_bytes'));
+      const stat = readKeyed(join(this.path, 'memory.stat'));
+      return {
+        usageBytes: readNum(join(this.path, 'memory.usage_in_bytes')) ?? 0,
+        peakBytes: readNum(join(this.path, 'memory.max_usage_in_bytes')),
+        limitBytes: limit === null || limit >= UNLIMITED_V1 ? null : limit,
+        oomKills: readKeyed(join(this.path, 'memory.oom_control')).get('oom_kill') ?? 0,
+        rssBytes: stat.get('total_rss') ?? stat.get('rss') ?? null,
+      };
+    }
+    const stat = readKeyed(join(this.path, 'memory.stat'));
+    return {
+      usageBytes: readNum(join(this.path, 'memory.current')) ?? 0,
+      peakBytes: readNum(join(this.path, 'memory.peak')),
+      limitBytes: readNum(join(this.path, 'memory.max')),
+      oomKills: readKeyed(join(this.path, 'memory.events')).get('oom_kill') ?? 0,
+      rssBytes: stat.get('anon') ?? null,
+    };
+  }
+
+  /** Resets the high-water mark (v1 only; v2's memory.peak resets only by writing, on kernels that allow it). */
+  resetPeak(): void {
+    try {
+      writeFileSync(join(this.path, this.version === 'v1' ? 'memory.max_usage_in_bytes' : 'memory.peak'), '0');
+    } catch {
+      // Older v2 kernels have no writable memory.peak: the peak then covers the cgroup's lifetime.
+    }
+  }
+
+  /** PIDs in this cgroup and every descendant. */
+  pids(): number[] {
+    return collectPids(this.path);
+  }
+
+  /** SIGKILLs every process inside, then removes the directories bottom-up. Idempotent. */
+  async remove(timeoutMs = 5000): Promise<void> {
+    await removeTree(this.path, timeoutMs);
+    if (this.cpuPath) await removeTree(this.cpuPath, timeoutMs);
+  }
+}
+
+function enableV2Controllers(base: string, relPath: string): void {
+  // Each ancestor between the base and the new cgroup must delegate memory (and cpu) to its children.
+  let dir = base;
+  for (const part of relPath.split('/').filter(Boolean)) {
+    for (const ctl of ['+memory', '+cpu']) {
+      try {
+        writeFileSync(join(dir, 'cgroup.subtree_control'), ctl);
+      } catch {
+        // cpu may be unavailable; memory failing shows up when the limit is written.
+      }
+    }
+    dir = join(dir, part);
+  }
+}
+
+function collectPids(dir: string): number[] {
+  const out: number[] = [];
+  if (!existsSync(dir)) return out;
+  try {
+    for (const line of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (line) out.push(Number(line));
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) out.push(...collectPids(join(dir, entry.name)));
+  } catch {
+    // Removed concurrently.
+  }
+  return out;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. */
+export async function removeTree(dir: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (existsSync(dir)) {
+    for (const pid of collectPids(dir)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    try {
+      rmdirTree(dir);
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`cannot remove cgroup ${dir}: ${(err as Error).message}`);
+      await sleep(50);
+    }
+  }
+}
+
+function rmdirTree(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) rmdirTree(join(dir, entry.name));
+  rmdirSync(dir);
+}
