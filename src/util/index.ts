@@ -3,3 +3,5 @@ export * from './units.js';
 export * from './zod.js';
 export * from './child.js';
 export * from './reaper.js';
+export * from './bundle.js';
+export * from './lru.js';

@@ -1,0 +1,52 @@
+// Child-process entry points are bundled once into plain JavaScript so that agents and workers
+// start without the TypeScript loader: no loader memory, no esbuild service charged to a cgroup.
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project root (where package.json lives). */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Packages with native parts or runtime file lookups stay external and load from node_modules. */
+const EXTERNAL = ['koffi', '@napi-rs/canvas', '@kubernetes/client-node', 'esbuild', 'tsx'];
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Bundles a TypeScript entry (absolute path or relative to the project root) into
+ * node_modules/.cache/attestorm/<name>-<hash>.mjs and returns that path. The hash covers the
+ * entry path and the newest source mtime, so edits rebuild and repeated runs reuse the file.
+ */
+export async function bundleEntry(entry: string): Promise<string> {
+  const abs = entry.startsWith('/') ? entry : join(PROJECT_ROOT, entry);
+  const srcStamp = newestMtime(join(PROJECT_ROOT, 'src'));
+  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).digest('hex').slice(0, 12);
+  const name = relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
+  const outDir = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
+  const out = join(outDir, `${name}-${hash}.mjs`);
+  if (existsSync(out)) return out;
+  mkdirSync(dirname(out), { recursive: true });
+  const { build } = await import('esbuild');
+  await build({
+    entryPoints: [abs],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: EXTERNAL,
+    logLevel: 'error',
+    // CommonJS dependencies call require(); give the ESM bundle one.
+    banner: { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
+  });
+  return out;
+}
