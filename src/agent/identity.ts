@@ -1,0 +1,170 @@
+// The agent's IdentityIssuer: entries (file or derived), the CA and JWT keys, SVID caches, and
+// rotation on a timer. The server calls this after attestation; it never sees keys or caches.
+import { ConfigError } from '../errors.js';
+import { LruMap } from '../util/index.js';
+import { AgentCa, JwtKeySet, type IssuedX509Svid } from './ca.js';
+import type { AgentConfig } from './config.js';
+import { deriveEntries, matchEntries, readEntriesFile } from './entries.js';
+import { parseSpiffeId } from './spiffe-id.js';
+import { JwtSvidMinter, JwtSvidValidator } from './svid-jwt.js';
+import type { IdentityIssuer, JwtSvid, RegistrationEntry, Selector, X509Svid } from './types.js';
+
+export interface IdentityIssuerOptions {
+  /** Clock in ms since the epoch, for tests of expiry and cache freshness. Default Date.now. */
+  now?: () => number;
+  /** Most cached JWT-SVIDs (per SPIFFE ID and audience set). Default 4096. */
+  jwtCacheSize?: number;
+  /** Most cached X.509-SVIDs (per SPIFFE ID). Default 4096. */
+  x509CacheSize?: number;
+}
+
+/** The IdentityIssuer plus what tests and the server's diagnostics may use. */
+export interface AgentIdentityIssuer extends IdentityIssuer {
+  /** Rotate now: new JWT signing key (the old one stays in the bundle), caches dropped, listeners called. */
+  rotate(): Promise<void>;
+  /** Milliseconds between timed rotations. */
+  readonly rotationIntervalMs: number;
+  /** Number of rotations so far. */
+  readonly generation: number;
+  readonly ca: AgentCa;
+}
+
+// setInterval's delay is a signed 32-bit number of ms; longer delays fire at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+interface X509Slot {
+  pending: Promise<IssuedX509Svid>;
+  done?: IssuedX509Svid;
+}
+
+export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssuerOptions = {}): Promise<AgentIdentityIssuer> {
+  const now = opts.now ?? Date.now;
+  const trustDomain = cfg.trustDomain;
+  const { jwtTtl, x509Ttl } = cfg.svid;
+  if (!(x509Ttl >= 1000)) throw new ConfigError(`svid.x509Ttl must be at least 1s, got ${x509Ttl}ms`);
+  if (!(jwtTtl >= 1000)) throw new ConfigError(`svid.jwtTtl must be at least 1s, got ${jwtTtl}ms`);
+  const rotationIntervalMs = Math.min(MAX_TIMER_MS, Math.max(1, cfg.svid.rotationInterval || Math.floor(x509Ttl / 2)));
+
+  // Read before any key is made, so a bad entries file fails fast and cheaply.
+  const entries: RegistrationEntry[] | null = cfg.entries === undefined ? null : await readEntriesFile(cfg.entries, trustDomain);
+
+  const ca = await AgentCa.create({ trustDomain, validityMs: Math.max(365 * 24 * 3_600_000, 4 * x509Ttl), now });
+  const jwtKeys = await JwtKeySet.create({ retainMs: jwtTtl, now });
+  const minter = new JwtSvidMinter({ keys: jwtKeys, ttlMs: jwtTtl, maxCached: opts.jwtCacheSize ?? 4096, now });
+  const validator = new JwtSvidValidator({ trustDomain, keys: jwtKeys, now });
+  const x509Cache = new LruMap<string, X509Slot>(opts.x509CacheSize ?? 4096);
+  const listeners = new Set<() => void>();
+  let generation = 0;
+  let rotating: Promise<void> | null = null;
+  let closed = false;
+
+  const checkEntry = (entry: RegistrationEntry, what: string): string => {
+    const id = parseSpiffeId(entry.spiffeId, what);
+    if (id.trustDomain !== trustDomain) {
+      throw new ConfigError(`${what} must be in trust domain "${trustDomain}", got ${JSON.stringify(entry.spiffeId)}`);
+    }
+    return id.id;
+  };
+
+  // A timed rotation normally replaces cached SVIDs first; this only matters when the rotation
+  // interval is configured longer than the X.509 TTL, so a cached SVID is never served expired.
+  const x509Fresh = (svid: IssuedX509Svid): boolean =>
+    svid.notAfter.getTime() - now() > (svid.notAfter.getTime() - svid.notBefore.getTime()) / 2;
+
+  async function doRotate(): Promise<void> {
+    await jwtKeys.rotate();
+    // Lazily re-issued: the next request for an ID gets a new SVID; nothing is signed here.
+    minter.clear();
+    x509Cache.clear();
+    generation += 1;
+    for (const listener of [...listeners]) {
+      try {
+        listener();
+      } catch (err) {
+        process.emitWarning(`identity rotation listener threw: ${(err as Error)?.message ?? String(err)}`);
+      }
+    }
+  }
+
+  function rotate(): Promise<void> {
+    // Overlapping rotations (a slow key generation under a short interval) collapse into one.
+    rotating ??= doRotate().finally(() => {
+      rotating = null;
+    });
+    return rotating;
+  }
+
+  const timer = setInterval(() => {
+    rotate().catch((err: unknown) => process.emitWarning(`identity rotation failed: ${(err as Error)?.message ?? String(err)}`));
+  }, rotationIntervalMs);
+  // Rotation alone must never keep the process alive.
+  timer.unref();
+
+  return {
+    trustDomain,
+    ca,
+    rotationIntervalMs,
+    get generation() {
+      return generation;
+    },
+
+    match(selectors: readonly Selector[]): RegistrationEntry[] {
+      return entries === null ? deriveEntries(trustDomain, selectors) : matchEntries(entries, selectors);
+    },
+
+    async jwtSvid(entry: RegistrationEntry, audience: readonly string[]): Promise<JwtSvid> {
+      const spiffeId = checkEntry(entry, 'spiffe_id');
+      const minted = await minter.mint(spiffeId, audience);
+      return { spiffeId, token: minted.token, hint: entry.hint ?? '', expiresAt: minted.expiresAt };
+    },
+
+    async x509Svid(entry: RegistrationEntry): Promise<X509Svid> {
+      const spiffeId = checkEntry(entry, 'entry spiffeId');
+      let slot = x509Cache.get(spiffeId);
+      if (!slot || (slot.done !== undefined && !x509Fresh(slot.done))) {
+        const fresh: X509Slot = { pending: ca.issueX509Svid(spiffeId, x509Ttl) };
+        fresh.pending.then(
+          (svid) => {
+            fresh.done = svid;
+          },
+          () => {
+            if (x509Cache.get(spiffeId) === fresh) x509Cache.delete(spiffeId);
+          },
+        );
+        x509Cache.set(spiffeId, fresh);
+        slot = fresh;
+      }
+      const svid = await slot.pending;
+      return { spiffeId, certChainDer: svid.certChainDer, keyDer: svid.keyDer, hint: entry.hint ?? '' };
+    },
+
+    x509BundleDer(): Buffer {
+      return ca.certDer;
+    },
+
+    jwtBundleJson(): Buffer {
+      return jwtKeys.jwksJson();
+    },
+
+    validateJwt(token: string, audience: string) {
+      return validator.validate(token, audience);
+    },
+
+    onRotate(listener: () => void): () => void {
+      if (closed) return () => {};
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+
+    rotate,
+
+    close(): void {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      listeners.clear();
+    },
+  };
+}
