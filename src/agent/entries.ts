@@ -84,7 +84,7 @@ export function parseEntries(text: string, file: string, trustDomain: string): R
   try {
     doc = parseYaml(text);
   } catch (err) {
-    throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]})`);
+    throw new ConfigError(`${file}: not valid YAML (${(err as Error).message.split('\n')[0]!.replace(/:$/, '')})`);
   }
   const result = entriesSchema(trustDomain).safeParse(doc);
   if (!result.success) {

@@ -65,6 +65,9 @@ export function parseSpiffeId(s: string, what = 'SPIFFE ID'): SpiffeId {
 
 /** spiffe://<trust domain>/<segments...>, each segment checked; a bad segment is a ConfigError. */
 export function spiffeIdFor(trustDomain: string, ...segments: string[]): SpiffeId {
+  // A "/" inside a value would silently add path segments: ns "a/sa/b" must not mint someone else's ID.
+  const bad = segments.find((seg) => seg.includes('/'));
+  if (bad !== undefined) throw new ConfigError(`SPIFFE ID path segment must not contain "/", got ${quote(bad)}`);
   const path = segments.map((seg) => `/${seg}`).join('');
   return parseSpiffeId(`${SCHEME}${trustDomain}${path}`);
 }
