@@ -1,0 +1,255 @@
+// The five Workload API methods and their binding to grpc-js: each call gets a CallContext, runs
+// the composed pipeline, then the method's own answer. Streams send at once, again on every
+// rotation, and end when the client cancels or the agent drains.
+import { status } from '@grpc/grpc-js';
+import type {
+  sendUnaryData,
+  ServerUnaryCall,
+  ServerWritableStream,
+  UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import { METHODS } from '../proto/index.js';
+import type {
+  JWTBundlesResponse,
+  JWTSVIDRequest__Output,
+  JWTSVIDResponse,
+  ValidateJWTSVIDRequest__Output,
+  ValidateJWTSVIDResponse,
+  X509BundlesResponse,
+  X509SVIDResponse,
+} from '../proto/index.js';
+import type { AgentMetrics } from './metrics.js';
+import { CallError, entriesOf, type CallContext, type Pipeline } from './pipeline.js';
+import { toStruct } from './proto-struct.js';
+import { spiffeIdProblem } from './spiffe-id.js';
+import type { CallerCreds, IdentityIssuer, LimitMethodKey } from './types.js';
+
+export interface HandlerDeps {
+  pipeline: Pipeline;
+  issuer: IdentityIssuer;
+  metrics: AgentMetrics;
+  /** The credentials of the connection a call arrived on (see server.ts). */
+  callerOf(peer: string): CallerCreds | undefined;
+  log?: (message: string) => void;
+}
+
+export interface WorkloadHandlers {
+  /** For grpc.Server#addService with workloadService(). */
+  readonly implementation: UntypedServiceImplementation;
+  /** Number of open streams. */
+  openStreams(): number;
+  /** Ends every open stream with OK, so a graceful drain is not held up by watchers. */
+  endStreams(): void;
+}
+
+type MethodName = keyof typeof METHODS;
+
+interface Call {
+  getPeer(): string;
+  metadata: CallContext['metadata'];
+  on(event: 'cancelled', listener: () => void): unknown;
+}
+
+/** A method's fixed facts: its limiter config key, and whether it needs an issued identity. */
+const METHOD_FACTS: Record<MethodName, { limitKey: LimitMethodKey; needsIdentity: boolean }> = {
+  FetchX509SVID: { limitKey: 'fetch_x509_svid', needsIdentity: true },
+  FetchX509Bundles: { limitKey: 'fetch_x509_bundles', needsIdentity: true },
+  FetchJWTSVID: { limitKey: 'fetch_jwt_svid', needsIdentity: true },
+  FetchJWTBundles: { limitKey: 'fetch_jwt_bundles', needsIdentity: true },
+  // SPIRE attests ValidateJWTSVID callers too (the brief: every call is attested) but validating a
+  // token does not require the caller to hold an identity of its own.
+  ValidateJWTSVID: { limitKey: 'validate_jwt_svid', needsIdentity: false },
+};
+
+const CALLER_GONE = 'could not verify existence of the original caller';
+
+function statusName(code: number): string {
+  return (status as unknown as Record<number, string>)[code] ?? String(code);
+}
+
+function toCallError(err: unknown, log: (m: string) => void): CallError {
+  if (err instanceof CallError) return err;
+  log(`internal error: ${(err as Error)?.stack ?? String(err)}`);
+  return new CallError(status.INTERNAL, 'internal error');
+}
+
+export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
+  const { pipeline, issuer, metrics } = deps;
+  const log = deps.log ?? (() => {});
+  const td = issuer.trustDomain;
+  const bundleKey = `spiffe://${td}`;
+  const streams = new Set<() => void>();
+
+  function context(name: MethodName, call: Call, checkRequest?: () => void): CallContext {
+    const caller = deps.callerOf(call.getPeer());
+    if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
+    const abort = new AbortController();
+    call.on('cancelled', () => abort.abort());
+    const facts = METHOD_FACTS[name];
+    return {
+      method: name,
+      path: METHODS[name],
+      limitKey: facts.limitKey,
+      needsIdentity: facts.needsIdentity,
+      metadata: call.metadata,
+      caller,
+      signal: abort.signal,
+      checkRequest,
+      selectors: [],
+    };
+  }
+
+  function unary<Req, Res>(
+    name: MethodName,
+    check: ((req: Req) => void) | undefined,
+    answer: (ctx: CallContext, req: Req) => Promise<Res>,
+  ) {
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+      let ctx: CallContext | undefined;
+      const run = async (): Promise<Res> => {
+        ctx = context(name, call, check && (() => check(call.request)));
+        await pipeline(ctx);
+        return answer(ctx, call.request);
+      };
+      run().then(
+        (res) => {
+          metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
+          callback(null, res);
+        },
+        (err: unknown) => {
+          const e = toCallError(err, log);
+          metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+          callback({ code: e.code, details: e.message });
+        },
+      );
+    };
+  }
+
+  /** Metrics count a stream once, with the status of its opening (OK once the first message is out). */
+  function stream<Res>(name: MethodName, message: (ctx: CallContext) => Promise<Res>) {
+    return (call: ServerWritableStream<unknown, Res>) => {
+      let ended = false;
+      let counted = false;
+      let unsubscribe = () => {};
+      const count = (code: string) => {
+        if (counted) return;
+        counted = true;
+        metrics.callDone(name, code);
+      };
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        unsubscribe();
+        streams.delete(drain);
+      };
+      const drain = () => {
+        end();
+        call.end();
+      };
+      const fail = (err: unknown) => {
+        const e = toCallError(err, log);
+        count(call.cancelled ? 'CANCELLED' : statusName(e.code));
+        end();
+        if (!call.cancelled) call.emit('error', { code: e.code, details: e.message });
+      };
+      call.on('cancelled', () => {
+        count('CANCELLED');
+        end();
+      });
+      streams.add(drain);
+      (async () => {
+        const ctx = context(name, call);
+        await pipeline(ctx);
+        if (ended) return;
+        // Rotations are chained so updates leave in the order they were made.
+        let chain = message(ctx).then((m) => {
+          if (!ended) call.write(m);
+        });
+        await chain;
+        if (ended) return;
+        count('OK');
+        unsubscribe = issuer.onRotate(() => {
+          chain = chain.then(async () => {
+            const m = await message(ctx);
+            if (!ended) call.write(m);
+          });
+          chain.catch((err) => {
+            log(`${name} stream update failed: ${(err as Error)?.message ?? String(err)}`);
+            end();
+            if (!call.cancelled) call.emit('error', { code: status.UNAVAILABLE, details: 'identity update failed' });
+          });
+        });
+      })().catch(fail);
+    };
+  }
+
+  const implementation: UntypedServiceImplementation = {
+    FetchJWTSVID: unary<JWTSVIDRequest__Output, JWTSVIDResponse>(
+      'FetchJWTSVID',
+      (req) => {
+        if (req.audience.length === 0) throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+        if (req.spiffe_id !== '') {
+          const problem = spiffeIdProblem(req.spiffe_id);
+          if (problem) throw new CallError(status.INVALID_ARGUMENT, `invalid requested SPIFFE ID: spiffe_id ${problem}`);
+        }
+      },
+      async (ctx, req) => {
+        let entries = entriesOf(ctx, issuer);
+        if (req.spiffe_id !== '') entries = entries.filter((e) => e.spiffeId === req.spiffe_id);
+        if (entries.length === 0) throw new CallError(status.PERMISSION_DENIED, 'no identity issued');
+        const svids = await Promise.all(entries.map((e) => issuer.jwtSvid(e, req.audience)));
+        return { svids: svids.map((s) => ({ spiffe_id: s.spiffeId, svid: s.token, hint: s.hint })) };
+      },
+    ),
+
+    ValidateJWTSVID: unary<ValidateJWTSVIDRequest__Output, ValidateJWTSVIDResponse>(
+      'ValidateJWTSVID',
+      (req) => {
+        if (req.audience === '') throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+        if (req.svid === '') throw new CallError(status.INVALID_ARGUMENT, 'svid must be specified');
+      },
+      async (_ctx, req) => {
+        let result: { spiffeId: string; claims: Record<string, unknown> };
+        try {
+          result = await issuer.validateJwt(req.svid, req.audience);
+        } catch (err) {
+          throw new CallError(status.INVALID_ARGUMENT, (err as Error)?.message || 'invalid JWT-SVID');
+        }
+        return { spiffe_id: result.spiffeId, claims: toStruct(result.claims) };
+      },
+    ),
+
+    FetchX509SVID: stream<X509SVIDResponse>('FetchX509SVID', async (ctx) => {
+      const bundle = issuer.x509BundleDer();
+      const svids = await Promise.all(entriesOf(ctx, issuer).map((e) => issuer.x509Svid(e)));
+      return {
+        svids: svids.map((s) => ({
+          spiffe_id: s.spiffeId,
+          x509_svid: s.certChainDer,
+          x509_svid_key: s.keyDer,
+          bundle,
+          hint: s.hint,
+        })),
+        crl: [],
+        federated_bundles: {},
+      };
+    }),
+
+    FetchX509Bundles: stream<X509BundlesResponse>('FetchX509Bundles', async () => ({
+      crl: [],
+      bundles: { [bundleKey]: issuer.x509BundleDer() },
+    })),
+
+    FetchJWTBundles: stream<JWTBundlesResponse>('FetchJWTBundles', async () => ({
+      bundles: { [bundleKey]: issuer.jwtBundleJson() },
+    })),
+  };
+
+  return {
+    implementation,
+    openStreams: () => streams.size,
+    endStreams() {
+      for (const end of [...streams]) end();
+    },
+  };
+}

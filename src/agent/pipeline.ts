@@ -1,0 +1,233 @@
+// The per-call path of the Workload API, composed once at start from the config:
+//   security header → [limit: pre-attestation] → request checks → attestation → caller check
+//   → [limit: post-attestation] → entry matching → the method's handler.
+// The limiter stage is one function; the placement only decides which slot it is composed into.
+import { status } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
+import { SECURITY_HEADER } from '../proto/index.js';
+import type { AgentConfig, Placement } from './config.js';
+import type { AgentMetrics } from './metrics.js';
+import { readStartTime, readStatus } from './procfs.js';
+import type {
+  Attestor,
+  CallerCreds,
+  IdentityIssuer,
+  KeyContext,
+  KeyStrategy,
+  LimitMethodKey,
+  RateLimiter,
+  RegistrationEntry,
+  Selector,
+} from './types.js';
+
+/** Ends a call with a gRPC status and details string (the way grpc-js interceptors end calls). */
+export class CallError extends Error {
+  readonly code: status;
+  constructor(code: status, details: string) {
+    super(details);
+    this.code = code;
+  }
+}
+
+/** Everything the stages learn about one call. Created by the handler binding, filled in by stages. */
+export interface CallContext {
+  /** Method name, e.g. "FetchJWTSVID" (the metric label). */
+  readonly method: string;
+  /** Full path, e.g. "/SpiffeWorkloadAPI/FetchJWTSVID" (in the rejection message). */
+  readonly path: string;
+  readonly limitKey: LimitMethodKey;
+  readonly metadata: Metadata;
+  readonly caller: CallerCreds;
+  /** Aborted when the client cancels or disconnects. */
+  readonly signal: AbortSignal;
+  /** Whether the call fails with PermissionDenied when no entry matches (not for ValidateJWTSVID). */
+  readonly needsIdentity: boolean;
+  /** The method's own request checks (audience, spiffe_id...); run after a pre-attestation limiter. */
+  readonly checkRequest?: () => void;
+  /** Set by the attestation stage. */
+  selectors: Selector[];
+  /** Set on first use of entries(). */
+  matched?: RegistrationEntry[];
+}
+
+export type Stage = (ctx: CallContext) => void | Promise<void>;
+
+/** Runs a composed pipeline; resolves when the call may be answered, rejects with CallError. */
+export type Pipeline = (ctx: CallContext) => Promise<void>;
+
+export interface PipelineDeps {
+  cfg: AgentConfig;
+  attestors: readonly Attestor[];
+  issuer: IdentityIssuer;
+  metrics: AgentMetrics;
+  /** Absent when the placement is disabled. */
+  limiter?: RateLimiter;
+  keyStrategy?: KeyStrategy;
+  /** Diagnostics for failed attestations; throttled by the caller. */
+  log?: (message: string) => void;
+}
+
+const HEADER_MISSING = 'security header missing from request';
+const ATTESTATION_FAILED = 'workload attestation failed';
+const CALLER_GONE = 'could not verify existence of the original caller';
+const NO_IDENTITY = 'no identity issued';
+const PAGE = 4096;
+
+/** Entries the caller's selectors entitle it to, matched once per call. */
+export function entriesOf(ctx: CallContext, issuer: IdentityIssuer): RegistrationEntry[] {
+  return (ctx.matched ??= issuer.match(ctx.selectors));
+}
+
+/** The slots a placement puts the limiter stage into. Adding a placement is one line here. */
+const PLACEMENT_SLOTS: Record<Placement, 'beforeAttestation' | 'afterAttestation' | null> = {
+  'pre-attestation': 'beforeAttestation',
+  'post-attestation': 'afterAttestation',
+  disabled: null,
+};
+
+export function composePipeline(deps: PipelineDeps): Pipeline {
+  const slots: Record<'beforeAttestation' | 'afterAttestation', Stage[]> = { beforeAttestation: [], afterAttestation: [] };
+  const slot = PLACEMENT_SLOTS[deps.cfg.rateLimit.placement];
+  if (slot && deps.limiter && deps.keyStrategy) {
+    slots[slot].push(limitStage(deps.limiter, deps.keyStrategy, deps.cfg, deps.metrics, deps.issuer));
+  }
+  const stages: Stage[] = [
+    checkSecurityHeader,
+    ...slots.beforeAttestation,
+    checkRequest,
+    attestStage(deps),
+    verifyCallerStage(deps.cfg.procRoot),
+    ...slots.afterAttestation,
+    requireIdentity(deps.issuer),
+  ];
+  return async (ctx) => {
+    // Synchronous stages stay synchronous: no promise round trip for the header or limiter checks.
+    for (const stage of stages) {
+      const pending = stage(ctx);
+      if (pending) await pending;
+    }
+  };
+}
+
+/** `workload.spiffe.io: true`, exactly one value, on every Workload API call. */
+export const checkSecurityHeader: Stage = (ctx) => {
+  const values = ctx.metadata.get(SECURITY_HEADER);
+  if (values.length !== 1 || values[0] !== 'true') throw new CallError(status.INVALID_ARGUMENT, HEADER_MISSING);
+};
+
+const checkRequest: Stage = (ctx) => ctx.checkRequest?.();
+
+/**
+ * The one limiter stage, whichever slot it sits in. Methods whose limit is 0 skip it entirely
+ * (ValidateJWTSVID by default, as in SPIRE), so exempt calls never pay for a key.
+ */
+export function limitStage(
+  limiter: RateLimiter,
+  strategy: KeyStrategy,
+  cfg: AgentConfig,
+  metrics: AgentMetrics,
+  issuer: IdentityIssuer,
+): Stage {
+  const limited = new Set(
+    (Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m),
+  );
+  const rejectCode = cfg.rateLimit.rejectStatus === 'resource-exhausted' ? status.RESOURCE_EXHAUSTED : status.UNAVAILABLE;
+  return (ctx) => {
+    if (!limited.has(ctx.limitKey)) return;
+    const keyCtx: KeyContext = strategy.needsSelectors
+      ? {
+          caller: ctx.caller,
+          selectors: ctx.selectors,
+          get spiffeIds() {
+            return entriesOf(ctx, issuer).map((e) => e.spiffeId);
+          },
+        }
+      : { caller: ctx.caller };
+    const { key, keyType } = strategy.key(keyCtx);
+    if (limiter.allow(ctx.limitKey, key)) return;
+    metrics.rateLimited(ctx.method, keyType);
+    throw new CallError(rejectCode, `rate limit exceeded for ${ctx.path}`);
+  };
+}
+
+/**
+ * Runs every configured attestor and concatenates their selectors. Two modeled behaviours:
+ * - model.attestationWorkingSet: each attestation holds a buffer of that size, touched page by page
+ *   so it is resident, until it ends — the stand-in for a real attestor's per-call allocations
+ *   (parsed pod lists, hashes) when the reference agent's own attestors are cheaper than a real one.
+ * - model.cancelAbandoned: real agents keep attesting after the caller has gone (default false). When
+ *   true, the call stops waiting and releases its working set at once; shared attestor I/O (the
+ *   kubelet fetch other callers wait on too) still finishes.
+ */
+export function attestStage(deps: PipelineDeps): Stage {
+  const { attestors, metrics } = deps;
+  const workingSetBytes = deps.cfg.model.attestationWorkingSet;
+  const cancelAbandoned = deps.cfg.model.cancelAbandoned;
+  const log = deps.log ?? (() => {});
+  const runAll = async (caller: CallerCreds): Promise<Selector[]> => {
+    if (attestors.length === 1) return attestors[0]!.attest(caller);
+    const lists = await Promise.all(attestors.map((a) => a.attest(caller)));
+    return lists.flat();
+  };
+  return async (ctx) => {
+    const end = metrics.attestationStarted();
+    let workingSet: Buffer | null = null;
+    if (workingSetBytes > 0) {
+      workingSet = Buffer.allocUnsafe(workingSetBytes);
+      for (let i = 0; i < workingSetBytes; i += PAGE) workingSet[i] = 1;
+    }
+    try {
+      const work = runAll(ctx.caller);
+      ctx.selectors = cancelAbandoned ? await untilAborted(work, ctx.signal) : await work;
+    } catch (err) {
+      if (ctx.signal.aborted) throw new CallError(status.CANCELLED, 'caller went away during attestation');
+      log(`attestation of pid ${ctx.caller.pid} failed: ${(err as Error)?.message ?? String(err)}`);
+      throw new CallError(status.UNAVAILABLE, ATTESTATION_FAILED);
+    } finally {
+      // Reading the buffer here keeps it reachable until the attestation has really ended.
+      if (workingSet) workingSet[0] = 0;
+      end();
+    }
+  };
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(new Error('aborted'));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => (signal.removeEventListener('abort', onAbort), resolve(v)),
+      (e) => (signal.removeEventListener('abort', onAbort), reject(e)),
+    );
+  });
+}
+
+/**
+ * Guards against PID reuse: after attestation, the process that connected must still exist with
+ * the start time noted at accept and the same uid/gid, or the selectors may describe someone else.
+ */
+export function verifyCallerStage(procRoot: string): Stage {
+  return async (ctx) => {
+    const c = ctx.caller;
+    if (c.startTime === null) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
+    const [startTime, proc] = await Promise.all([
+      readStartTime(procRoot, c.pid),
+      readStatus(procRoot, c.pid).catch(() => null),
+    ]);
+    if (startTime !== c.startTime || proc === null || proc.uid !== c.uid || proc.gid !== c.gid) {
+      throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
+    }
+  };
+}
+
+function requireIdentity(issuer: IdentityIssuer): Stage {
+  return (ctx) => {
+    if (ctx.needsIdentity && entriesOf(ctx, issuer).length === 0) {
+      throw new CallError(status.PERMISSION_DENIED, NO_IDENTITY);
+    }
+  };
+}
