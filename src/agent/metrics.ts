@@ -62,6 +62,9 @@ export function createAgentMetrics(): AgentMetrics {
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  // Both outcomes exist from the start, so a scraper sees 0 rather than a missing series.
+  kubelet.labels('ok').inc(0);
+  kubelet.labels('error').inc(0);
   const kubeletBytes = new Counter({
     name: 'workload_api_kubelet_fetch_bytes_total',
     help: 'Bytes of kubelet /pods responses read',

@@ -1,0 +1,33 @@
+// The agent folder's public surface: start an agent, its config schema, and the parts other
+// folders and benchmarks reuse (cgroup parser, limiter, key strategies, metrics names).
+export { startAgent, throttledStderrLog, type RunningAgent, type StartAgentOptions } from './agent.js';
+export {
+  agentConfigSchema,
+  parseAgentConfig,
+  readAgentConfigFile,
+  effectiveKeyStrategy,
+  PLACEMENTS,
+  KEY_STRATEGIES,
+  ATTESTORS,
+  LIMIT_KEYS,
+  type AgentConfig,
+  type AgentConfigInput,
+  type Placement,
+  type KeyStrategyName,
+} from './config.js';
+export { parseCgroup } from './cgroup-path.js';
+export { createRateLimiter, type RateLimiterOptions } from './limiter.js';
+export { createKeyStrategy } from './limiter-key.js';
+export { createPeerCredReader, type PeerCred } from './peercred.js';
+export { fromStruct, toStruct } from './proto-struct.js';
+export type { AgentMetrics } from './metrics.js';
+export type {
+  Attestor,
+  CallerCreds,
+  IdentityIssuer,
+  KeyStrategy,
+  LimitMethodKey,
+  RateLimiter,
+  RegistrationEntry,
+  Selector,
+} from './types.js';
