@@ -124,7 +124,7 @@ export interface ValidatedJwtSvid {
   claims: Record<string, unknown>;
 }
 
-function reasonFor(err: unknown, kid: string): string {
+function reasonFor(err: unknown, kid: string, alg: unknown): string {
   if (!(err instanceof joseErrors.JOSEError)) return `token is invalid (${(err as Error)?.message ?? String(err)})`;
   switch (err.code) {
     case 'ERR_JWT_EXPIRED':
@@ -140,7 +140,7 @@ function reasonFor(err: unknown, kid: string): string {
     case 'ERR_JWKS_NO_MATCHING_KEY':
       return `token key ID "${kid}" is not in the trust domain's JWT bundle`;
     case 'ERR_JOSE_ALG_NOT_ALLOWED':
-      return `token algorithm is not allowed for JWT-SVIDs (allowed: ${ALGORITHMS.join(', ')})`;
+      return `token algorithm ${JSON.stringify(alg)} is not allowed for JWT-SVIDs (allowed: ${ALGORITHMS.join(', ')})`;
     case 'ERR_JWS_INVALID':
     case 'ERR_JWT_INVALID':
       return `token is malformed (${err.message})`;
@@ -180,6 +180,7 @@ export class JwtSvidValidator {
     if (token.length === 0) throw new ConfigError('token is empty');
     if (audience.length === 0) throw new ConfigError('audience must be specified');
     let kid: string;
+    let alg: unknown;
     try {
       const header = decodeProtectedHeader(token);
       if (typeof header.kid !== 'string' || header.kid.length === 0) throw new ConfigError('token header has no kid');
@@ -187,6 +188,7 @@ export class JwtSvidValidator {
         throw new ConfigError(`token header typ must be JWT or JOSE, got ${JSON.stringify(header.typ)}`);
       }
       kid = header.kid;
+      alg = header.alg;
     } catch (err) {
       if (err instanceof ConfigError) throw err;
       throw new ConfigError(`token is malformed (${(err as Error).message})`);
@@ -200,7 +202,7 @@ export class JwtSvidValidator {
         requiredClaims: ['sub', 'aud', 'exp'],
       }));
     } catch (err) {
-      throw new ConfigError(reasonFor(err, kid), { cause: err });
+      throw new ConfigError(reasonFor(err, kid, alg), { cause: err });
     }
 
     const aud = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
