@@ -1,5 +1,5 @@
 // Test harness for the agent: a real agent on a socket in a temp dir and real grpc-js clients.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -98,4 +98,44 @@ export async function scrape(url: string, sample: string): Promise<number> {
     if (line.startsWith(`${sample} `)) return Number(line.slice(sample.length + 1));
   }
   return 0;
+}
+
+/** Splits concatenated DER certificates (an SVID chain or a bundle) into single certificates. */
+export function splitDer(buf: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  let i = 0;
+  while (i < buf.length) {
+    if (buf[i] !== 0x30) throw new Error(`not a DER SEQUENCE at offset ${i}`);
+    let len = buf[i + 1]!;
+    let hdr = 2;
+    if (len & 0x80) {
+      const n = len & 0x7f;
+      len = 0;
+      for (let k = 0; k < n; k++) len = len * 256 + buf[i + 2 + k]!;
+      hdr = 2 + n;
+    }
+    out.push(buf.subarray(i, i + hdr + len));
+    i += hdr + len;
+  }
+  return out;
+}
+
+/**
+ * A procfs for the agent to read (its procRoot): per pid, stat/status/exe are symlinks to the real
+ * /proc entries (so they vanish when the process does) and cgroup is written with the given text,
+ * to place a real process in a pod of our choosing.
+ */
+export function fakeProcRoot(dir: string, pids: Record<number, string>): string {
+  const root = join(dir, 'proc');
+  for (const [pid, cgroup] of Object.entries(pids)) {
+    const d = join(root, pid);
+    mkdirSync(d, { recursive: true });
+    for (const f of ['stat', 'status', 'exe']) symlinkSync(`/proc/${pid}/${f}`, join(d, f));
+    writeFileSync(join(d, 'cgroup'), cgroup);
+  }
+  return root;
+}
+
+export function podCgroup(podUID: string, containerID: string): string {
+  return `0::/kubepods/besteffort/pod${podUID}/${containerID}\n`;
 }
