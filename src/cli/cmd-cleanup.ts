@@ -1,0 +1,25 @@
+// `attestorm cleanup`: removes what killed runs left behind (cgroups with their processes, temp
+// dirs, stale sockets). Live runs are recognised by their owner process and left alone.
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { cleanupLeftovers, tempRoot } from '../sandbox/index.js';
+
+interface CleanupArgs {
+  'dry-run': boolean;
+}
+
+export const cleanupCommand: CommandModule<object, CleanupArgs> = {
+  command: 'cleanup',
+  describe: `Remove leftovers of runs that were killed (cgroups under attestorm/, ${tempRoot()}/<run>, stale sockets)`,
+  builder: (y: Argv) =>
+    y
+      .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be removed; remove nothing' })
+      .example('$0 cleanup --dry-run', 'show leftovers of killed runs')
+      .example('$0 cleanup', 'remove them') as Argv<CleanupArgs>,
+  handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
+    const dryRun = args['dry-run'];
+    const found = await cleanupLeftovers({ dryRun });
+    const verb = dryRun ? 'would remove' : 'removed';
+    for (const path of found) process.stdout.write(`${verb} ${path}\n`);
+    process.stderr.write(found.length ? `attestorm cleanup: ${verb} ${found.length} leftover(s)\n` : 'attestorm cleanup: nothing left behind by killed runs\n');
+  },
+};

@@ -1,0 +1,188 @@
+// The kubelet's read-only pod endpoint on loopback: GET /pods as a v1 PodList of the sandbox's pods
+// (each visible only visibilityDelayMs after it started) plus filler pods, with latency, failures and
+// a bearer-token check. The document is serialized once per change of the visible pod set.
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { ConfigError } from '../errors.js';
+import { fillerPods } from './filler-pods.js';
+import { DEFAULT_NODE_PODS, parseKubeletOptions, splitHostPort, type KubeletEmulatorOptions } from './options.js';
+import { podSeenAt, type PodDoc } from './pod-doc.js';
+import { generateServingCert } from './self-signed.js';
+
+export interface KubeletEmulatorStats {
+  /** Every request, whatever its path or outcome. */
+  requests: number;
+  /** GET /pods answered 200. */
+  podsServed: number;
+  /** Answered 500 by the failure rate. */
+  failures: number;
+  /** Answered 401 for a missing or wrong bearer token. */
+  unauthorized: number;
+  /** Any other path (404) or method (405). */
+  notFound: number;
+  /** Response body bytes written. */
+  bytesServed: number;
+}
+
+export interface KubeletEmulator {
+  /** e.g. http://127.0.0.1:41234 or https://127.0.0.1:41234 */
+  readonly url: string;
+  readonly port: number;
+  /** PEM of the self-signed serving certificate (its own CA) when tls is on. */
+  readonly caPem: string | null;
+  readonly token: string | null;
+  readonly requests: number;
+  readonly bytesServed: number;
+  stats(): KubeletEmulatorStats;
+  /** Pods in the current document (filler + visible sandbox pods). */
+  visiblePods(): PodDoc[];
+  close(): Promise<void>;
+}
+
+export interface StartKubeletEmulatorOptions extends KubeletEmulatorOptions {
+  /**
+   * The node's own pods, read on every request (keep it cheap: return the same objects). A pod
+   * becomes visible visibilityDelayMs after its `kubernetes.io/config.seen` annotation (buildPodDoc
+   * sets it to the pod's start); a pod without it is visible at once. Pods not returned disappear.
+   */
+  podSource: () => readonly PodDoc[];
+}
+
+const jsonHeaders = { 'content-type': 'application/json' };
+
+function status(code: number, reason: string, message: string): Buffer {
+  return Buffer.from(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code }));
+}
+
+export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): Promise<KubeletEmulator> {
+  if (typeof input?.podSource !== 'function') throw new ConfigError('kubelet.podSource must be a function returning pods, got ' + typeof input?.podSource);
+  const { podSource, ...rest } = input;
+  const opts = parseKubeletOptions(rest);
+  const hp = splitHostPort(opts.listen)!;
+
+  const fillerCount = opts.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - podSource().length);
+  const filler = fillerPods(fillerCount, opts.nodeName, Date.now());
+  // Filler pods never change: their JSON is made once and spliced into every document.
+  const fillerJson = filler.map((p) => JSON.stringify(p));
+  const itemJson = new WeakMap<PodDoc, string>();
+  const jsonOf = (p: PodDoc) => {
+    let s = itemJson.get(p);
+    if (s === undefined) itemJson.set(p, (s = JSON.stringify(p)));
+    return s;
+  };
+
+  let cachedKey: string | null = null;
+  let cachedBody: Buffer = Buffer.alloc(0);
+  let cachedVisible: PodDoc[] = [];
+  const visibleNow = (): PodDoc[] => {
+    const now = Date.now();
+    return podSource().filter((p) => {
+      const seen = podSeenAt(p);
+      return seen === null || seen + opts.visibilityDelayMs <= now;
+    });
+  };
+  const documentBody = (): Buffer => {
+    const visible = visibleNow();
+    const key = visible.map((p) => p.metadata.uid).join(',');
+    if (key !== cachedKey) {
+      const items = [...visible.map(jsonOf), ...fillerJson];
+      cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
+      cachedKey = key;
+      cachedVisible = visible;
+    }
+    return cachedBody;
+  };
+
+  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0 };
+  const timers = new Set<NodeJS.Timeout>();
+  const send = (res: ServerResponse, code: number, body: Buffer) => {
+    if (res.destroyed) return;
+    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
+    res.end(body);
+    stats.bytesServed += body.length;
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
+      stats.unauthorized++;
+      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+      return;
+    }
+    if (path !== '/pods' && path !== '/pods/') {
+      stats.notFound++;
+      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
+      return;
+    }
+    if (req.method !== 'GET') {
+      stats.notFound++;
+      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
+      return;
+    }
+    const answer = () => {
+      if (opts.failureRate > 0 && Math.random() < opts.failureRate) {
+        stats.failures++;
+        send(res, 500, status(500, 'InternalError', 'emulated kubelet failure (failureRate)'));
+        return;
+      }
+      stats.podsServed++;
+      send(res, 200, documentBody());
+    };
+    if (opts.latencyMs > 0) {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        answer();
+      }, opts.latencyMs);
+      timers.add(t);
+    } else {
+      answer();
+    }
+  };
+
+  let caPem: string | null = null;
+  let server: Server;
+  if (opts.tls) {
+    const cert = await generateServingCert(hp.host, opts.nodeName);
+    caPem = cert.certPem;
+    server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, handle);
+  } else {
+    server = createHttpServer(handle);
+  }
+  // Agents poll with keep-alive; the emulator must not be the one holding sockets open at close.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new ConfigError(`kubelet.listen cannot listen on ${opts.listen}: ${err.message}`, { cause: err })));
+    server.listen(hp.port, hp.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
+  const url = `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`;
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    port,
+    caPem,
+    token: opts.token ?? null,
+    get requests() {
+      return stats.requests;
+    },
+    get bytesServed() {
+      return stats.bytesServed;
+    },
+    stats: () => ({ ...stats }),
+    visiblePods: () => {
+      documentBody();
+      return [...cachedVisible, ...filler];
+    },
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+}

@@ -1,0 +1,98 @@
+// The sandbox's and the kubelet emulator's options: one zod schema each, validated before
+// anything starts, with defaults filled in so the rest of the sandbox never guesses.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { parseOrThrow } from '../util/index.js';
+
+/** Total pods on the emulated node when fillerPods is not given: the kubelet's default max-pods. */
+export const DEFAULT_NODE_PODS = 110;
+
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost']);
+
+/** True for 127.0.0.0/8, ::1 and localhost: the emulator must never be reachable off the machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '');
+  if (LOOPBACK_NAMES.has(h)) return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+/** "host:port" or "[v6]:port" split; null when malformed. */
+export function splitHostPort(listen: string): { host: string; port: number } | null {
+  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(listen.trim());
+  if (!m) return null;
+  const port = Number(m[2]);
+  if (port > 65535) return null;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+const zListen = z.string().superRefine((v, ctx) => {
+  const hp = splitHostPort(v);
+  if (!hp) {
+    ctx.addIssue({ code: 'custom', message: `must be host:port (e.g. 127.0.0.1:0), got ${JSON.stringify(v)}` });
+  } else if (!isLoopbackHost(hp.host)) {
+    ctx.addIssue({ code: 'custom', message: `must be a loopback address (127.0.0.0/8, ::1, localhost), got ${JSON.stringify(v)}` });
+  }
+});
+
+const zNonNegInt = z.number().int().min(0);
+// Kubernetes names: DNS-1123 labels (namespaces) and subdomains (service accounts).
+const zDnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS-1123 label (lowercase letters, digits, "-", at most 63)');
+const zDnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-", ".")');
+const zLabelValue = z.string().regex(/^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/, 'must be a Kubernetes label value');
+const zLabelKey = z.string().regex(/^([a-z0-9.-]{1,253}\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a Kubernetes label key');
+
+export const kubeletEmulatorOptionsSchema = z.strictObject({
+  listen: zListen.default('127.0.0.1:0'),
+  tls: z.boolean().default(false),
+  token: z.string().min(1).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
+  latencyMs: zNonNegInt.max(600_000).default(0),
+  failureRate: z.number().min(0).max(1).default(0),
+  visibilityDelayMs: zNonNegInt.max(3_600_000).default(0),
+  fillerPods: zNonNegInt.max(10_000).optional(),
+  nodeName: zDnsSubdomain.default('attestorm-node'),
+});
+
+export type KubeletEmulatorOptions = z.input<typeof kubeletEmulatorOptionsSchema>;
+export type ResolvedKubeletOptions = z.output<typeof kubeletEmulatorOptionsSchema>;
+
+export const RUN_ID_RE = /^[a-z0-9-]+$/;
+
+export const sandboxOptionsSchema = z.strictObject({
+  runId: z.string().min(1).max(100).regex(RUN_ID_RE, 'must match /^[a-z0-9-]+$/'),
+  pods: z.number().int().min(1).max(1000),
+  cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs'),
+  qosClass: z.enum(['besteffort', 'burstable', 'guaranteed']).default('besteffort'),
+  namespace: zDnsLabel.default('storm'),
+  serviceAccount: zDnsSubdomain.default('storm-worker'),
+  labels: z.record(zLabelKey, zLabelValue).default({ app: 'storm' }),
+  image: z.string().regex(/^[a-z0-9][a-z0-9._\-/:]*$/, 'must be an image reference like registry.local/name:tag').default('registry.local/storm-worker:1.0'),
+  uidMode: z.enum(['same', 'per-pod']).default('same'),
+  podLifetimeMs: z.number().int().min(100).optional(),
+  useCgroups: z.enum(['auto', 'always', 'never']).default('auto'),
+  kubelet: kubeletEmulatorOptionsSchema.default(kubeletEmulatorOptionsSchema.parse({})),
+});
+
+export type SandboxOptions = z.input<typeof sandboxOptionsSchema>;
+export type ResolvedSandboxOptions = z.output<typeof sandboxOptionsSchema>;
+
+/** First OS uid/gid of per-pod uid mode: pod i runs as 20000+i. */
+export const PER_POD_UID_BASE = 20000;
+
+/** Validates sandbox options (ConfigError naming each bad path and its rule). */
+export function parseSandboxOptions(input: unknown): ResolvedSandboxOptions {
+  const opts = parseOrThrow(sandboxOptionsSchema, input, 'sandbox');
+  if (opts.uidMode === 'per-pod' && typeof process.getuid === 'function' && process.getuid() !== 0) {
+    throw new ConfigError(`sandbox.uidMode "per-pod" needs root (pods run as uid ${PER_POD_UID_BASE}+i), got uid ${process.getuid()}`);
+  }
+  return opts;
+}
+
+export function parseKubeletOptions(input: unknown): ResolvedKubeletOptions {
+  return parseOrThrow(kubeletEmulatorOptionsSchema, input, 'kubelet');
+}

@@ -1,0 +1,76 @@
+// Run identity and ownership: a run ID embeds its owner's PID, and an owner file records the
+// owner's start time, so `attestorm cleanup` can tell a killed run's leftovers from a live run's.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where every run keeps its temp files (tokens, CA, sockets): os.tmpdir()/attestorm. */
+export function tempRoot(): string {
+  return join(tmpdir(), 'attestorm');
+}
+
+export function runTempDir(runId: string): string {
+  return join(tempRoot(), runId);
+}
+
+/** Cgroup directory of a run, relative to the host's memory (and cpu) base. */
+export function runCgroupRel(runId: string): string {
+  return `attestorm/${runId}`;
+}
+
+/** "<prefix>-<pid>-<random>": unique, and naming the process that owns the run. */
+export function newRunId(prefix = 'run', pid = process.pid): string {
+  const clean = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'run';
+  return `${clean}-${pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The owner PID embedded by newRunId, or null for run IDs made some other way. */
+export function ownerPidOf(runId: string): number | null {
+  const m = /-(\d+)-[a-z0-9]+$/.exec(runId);
+  return m ? Number(m[1]) : null;
+}
+
+/** Field 22 of /proc/<pid>/stat (start time since boot, in ticks): tells a live owner from a reused PID. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export interface RunOwner {
+  pid: number;
+  startTime: string | null;
+}
+
+const OWNER_FILE = 'owner.json';
+
+export function writeOwnerFile(runId: string, pid = process.pid): string {
+  const dir = runTempDir(runId);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const file = join(dir, OWNER_FILE);
+  writeFileSync(file, JSON.stringify({ pid, startTime: processStartTime(pid) } satisfies RunOwner));
+  return file;
+}
+
+/** The run's owner from its owner file, else from its run ID; null when neither says. */
+export function readRunOwner(runId: string): RunOwner | null {
+  try {
+    const parsed = JSON.parse(readFileSync(join(runTempDir(runId), OWNER_FILE), 'utf8')) as Partial<RunOwner>;
+    if (typeof parsed.pid === 'number') return { pid: parsed.pid, startTime: typeof parsed.startTime === 'string' ? parsed.startTime : null };
+  } catch {
+    // No owner file: fall back to the PID in the run ID.
+  }
+  const pid = ownerPidOf(runId);
+  return pid === null ? null : { pid, startTime: null };
+}
+
+/** Whether the owner still runs (same PID and, when recorded, the same start time). */
+export function ownerAlive(owner: RunOwner): boolean {
+  const start = processStartTime(owner.pid);
+  if (start === null) return false;
+  return owner.startTime === null || owner.startTime === start;
+}

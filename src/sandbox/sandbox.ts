@@ -1,0 +1,367 @@
+// The local pod sandbox: pods with Kubernetes identities whose processes live in real cgroups named
+// the way the kubelet names them, a kubelet emulator serving them, churn, and the owner that reaps it all.
+import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { chownSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Cgroup, detectCgroupHost, procsFiles, removeTree, spawnInCgroup, type CgroupHost } from '../cgroup/index.js';
+import { ChildProcessError, PlatformError, RunError } from '../errors.js';
+import { onCleanup } from '../util/index.js';
+import { startKubeletEmulator, type KubeletEmulator } from './kubelet-emulator.js';
+import { DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
+import { buildPodDoc, type PodDoc } from './pod-doc.js';
+import { containerCgroupRel, kubepodsDir, podCgroupRel, type CgroupDriver } from './pod-cgroup-path.js';
+import { containerNameFor, imageIdFor, newPodUid, podIpFor, randomContainerId, randomSuffix, seededUuid } from './pod-identity.js';
+import { runCgroupRel, runTempDir, writeOwnerFile } from './run-id.js';
+import { PodTracker } from './pod-tracker.js';
+
+export interface SandboxPod {
+  index: number;
+  uid: string;
+  name: string;
+  namespace: string;
+  serviceAccount: string;
+  labels: Record<string, string>;
+  containerName: string;
+  /** 64 hex, as in the container's cgroup and in /pods' containerID (`containerd://<id>`). */
+  containerId: string;
+  image: string;
+  imageId: string;
+  osUid: number;
+  osGid: number;
+  /** The container's cgroup (…/pod<uid>/<containerId>), null in uid-only fidelity. */
+  cgroup: Cgroup | null;
+  /** Date.now() when the pod started. */
+  startedAt: number;
+}
+
+/**
+ * Starts a pod's main process with sandbox.spawnInPod and returns it. Requirement on that process:
+ * it must be spawned with an IPC channel (stdio including 'ipc') and exit on process 'disconnect',
+ * and make its own children do the same, so a sandbox owner killed by SIGKILL takes its pods with it.
+ */
+export type PodMain = (pod: SandboxPod) => ChildProcess;
+
+export interface Sandbox {
+  readonly runId: string;
+  readonly kubeletUrl: string;
+  readonly tokenFile: string | null;
+  readonly caFile: string | null;
+  readonly fidelity: 'cgroup-pods' | 'uid-only';
+  readonly cgroupVersion: 'v1' | 'v2' | null;
+  readonly cgroupDriver: CgroupDriver;
+  /** Why this fidelity was chosen (for results). */
+  readonly fidelityReason: string;
+  /** The kubelet emulator (request counters, visible pods). */
+  readonly kubelet: KubeletEmulator;
+  /** Pods currently running (not ending). */
+  pods(): SandboxPod[];
+  startPods(podMain: PodMain): Promise<void>;
+  spawnInPod(pod: SandboxPod, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
+  on(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
+  off(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
+  stopPods(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const QOS_NAMES = { besteffort: 'BestEffort', burstable: 'Burstable', guaranteed: 'Guaranteed' } as const;
+
+// The fallback to uid-only fidelity is announced once per process, not once per sandbox.
+let fidelityWarned = false;
+
+interface CgroupSetup {
+  host: CgroupHost;
+  root: Cgroup;
+}
+
+function setUpCgroups(opts: ResolvedSandboxOptions): { setup: CgroupSetup | null; reason: string } {
+  if (opts.useCgroups === 'never') return { setup: null, reason: 'useCgroups is "never"' };
+  const { host, reason } = detectCgroupHost();
+  let why = reason;
+  if (host) {
+    try {
+      return { setup: { host, root: Cgroup.create(host, runCgroupRel(opts.runId), { cpu: host.cpuBase !== null }) }, reason };
+    } catch (err) {
+      why = `cannot create cgroup ${join(host.memoryBase, runCgroupRel(opts.runId))}: ${(err as Error).message}`;
+    }
+  }
+  if (opts.useCgroups === 'always') throw new PlatformError(`sandbox.useCgroups is "always" but ${why}`);
+  if (!fidelityWarned) {
+    fidelityWarned = true;
+    process.stderr.write(`attestorm: pods run without cgroups (uid-only fidelity: an agent sees OS UIDs, not pods): ${why}\n`);
+  }
+  return { setup: null, reason: why };
+}
+
+class LocalSandbox extends EventEmitter implements Sandbox {
+  readonly runId: string;
+  readonly cgroupDriver: CgroupDriver;
+  readonly fidelity: 'cgroup-pods' | 'uid-only';
+  readonly fidelityReason: string;
+  readonly cgroupVersion: 'v1' | 'v2' | null;
+  kubelet!: KubeletEmulator;
+  tokenFile: string | null = null;
+  caFile: string | null = null;
+
+  readonly #opts: ResolvedSandboxOptions;
+  readonly #cg: CgroupSetup | null;
+  readonly #tracker: PodTracker;
+  readonly #tempDir: string;
+  readonly #tempFiles: string[] = [];
+  readonly #rsName: string;
+  readonly #rsUid: string;
+  #docs: PodDoc[] = [];
+  #podMain: PodMain | null = null;
+  #churning = false;
+  #serial = 0;
+  #closing: Promise<void> | null = null;
+  #unregister: () => void = () => {};
+
+  constructor(opts: ResolvedSandboxOptions, cg: CgroupSetup | null, reason: string) {
+    super();
+    this.#opts = opts;
+    this.#cg = cg;
+    this.runId = opts.runId;
+    this.cgroupDriver = opts.cgroupDriver;
+    this.fidelity = cg ? 'cgroup-pods' : 'uid-only';
+    this.fidelityReason = reason;
+    this.cgroupVersion = cg?.host.version ?? null;
+    this.#tempDir = runTempDir(opts.runId);
+    this.#rsName = `${containerNameFor(opts.labels)}-${randomSuffix(10)}`;
+    this.#rsUid = seededUuid(`${opts.runId}/${this.#rsName}`);
+    this.#tracker = new PodTracker({ uidOnly: cg === null });
+  }
+
+  get kubeletUrl(): string {
+    return this.kubelet.url;
+  }
+
+  async init(): Promise<void> {
+    mkdirSync(this.#tempDir, { recursive: true, mode: 0o755 });
+    this.#tempFiles.push(writeOwnerFile(this.runId));
+    const k = this.#opts.kubelet;
+    this.kubelet = await startKubeletEmulator({
+      ...k,
+      fillerPods: k.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - this.#opts.pods),
+      podSource: () => this.#docs,
+    });
+    if (k.token !== undefined) this.tokenFile = this.#writeTemp('kubelet-token', k.token);
+    if (this.kubelet.caPem) this.caFile = this.#writeTemp('kubelet-ca.crt', this.kubelet.caPem);
+  }
+
+  registerReaper(): void {
+    this.#unregister = onCleanup(() => this.close());
+  }
+
+  #writeTemp(name: string, content: string): string {
+    const file = join(this.#tempDir, name);
+    // World-readable: an agent under test may run as another user and must read the token and CA.
+    writeFileSync(file, content, { mode: 0o644 });
+    this.#tempFiles.push(file);
+    return file;
+  }
+
+  pods(): SandboxPod[] {
+    return this.#tracker.running().map((s) => s.pod);
+  }
+
+  async startPods(podMain: PodMain): Promise<void> {
+    if (this.#closing) throw new RunError(`sandbox ${this.runId} is closed; create a new one to start pods`);
+    if (this.#podMain) throw new RunError(`sandbox ${this.runId} already started its pods; call stopPods() first`);
+    this.#podMain = podMain;
+    this.#churning = this.#opts.podLifetimeMs !== undefined;
+    try {
+      for (let i = 0; i < this.#opts.pods; i++) await this.#startPod(i);
+    } catch (err) {
+      await this.stopPods();
+      throw err;
+    }
+  }
+
+  #newPod(index: number): SandboxPod {
+    const o = this.#opts;
+    const uid = newPodUid();
+    const containerId = randomContainerId();
+    const perPod = o.uidMode === 'per-pod';
+    const pod: SandboxPod = {
+      index,
+      uid,
+      name: `${this.#rsName}-${randomSuffix(5)}`,
+      namespace: o.namespace,
+      serviceAccount: o.serviceAccount,
+      labels: { ...o.labels },
+      containerName: containerNameFor(o.labels),
+      containerId,
+      image: o.image,
+      imageId: imageIdFor(o.image),
+      osUid: perPod ? PER_POD_UID_BASE + index : (process.getuid?.() ?? 0),
+      osGid: perPod ? PER_POD_UID_BASE + index : (process.getgid?.() ?? 0),
+      cgroup: null,
+      startedAt: Date.now(),
+    };
+    if (this.#cg) {
+      const rel = `${runCgroupRel(this.runId)}/${containerCgroupRel(o.cgroupDriver, o.qosClass, uid, containerId)}`;
+      pod.cgroup = Cgroup.create(this.#cg.host, rel, { cpu: this.#cg.host.cpuBase !== null });
+      // A process moves itself into the container cgroup before exec (spawnInCgroup), already as
+      // the pod's uid: the procs files must be writable by that uid, as in cgroup delegation.
+      if (perPod) for (const f of procsFiles(pod.cgroup)) chownSync(f, pod.osUid, pod.osGid);
+    }
+    return pod;
+  }
+
+  async #startPod(index: number): Promise<void> {
+    const podMain = this.#podMain!;
+    const pod = this.#newPod(index);
+    const doc = buildPodDoc({
+      name: pod.name,
+      namespace: pod.namespace,
+      uid: pod.uid,
+      labels: pod.labels,
+      owner: { kind: 'ReplicaSet', name: this.#rsName, uid: this.#rsUid },
+      nodeName: this.#opts.kubelet.nodeName,
+      serviceAccount: pod.serviceAccount,
+      containers: [{ name: pod.containerName, image: pod.image, imageID: pod.imageId, containerID: pod.containerId }],
+      qosClass: QOS_NAMES[this.#opts.qosClass],
+      podIP: podIpFor(this.#serial++),
+      hostIP: '192.168.10.10',
+      startedAt: pod.startedAt,
+      extraEnv: 24,
+    });
+    const state = this.#tracker.add(pod, doc);
+    this.#docs = this.#tracker.docs();
+    let main: ChildProcess;
+    try {
+      main = podMain(pod);
+      state.main = main;
+      await new Promise<void>((resolve, reject) => {
+        main.once('spawn', () => resolve());
+        main.once('error', (err) => reject(new ChildProcessError(`pod ${pod.name}: main process failed to start: ${err.message}`, { cause: err })));
+      });
+    } catch (err) {
+      await this.#endPod(state.pod);
+      throw err instanceof ChildProcessError ? err : new ChildProcessError(`pod ${pod.name}: podMain failed: ${(err as Error).message}`, { cause: err });
+    }
+    main.once('exit', () => {
+      // The main process ending on its own ends the pod; under churn a replacement takes its place.
+      if (!state.ending) void this.#endPod(pod).then(() => this.#replace(index));
+    });
+    if (this.#opts.podLifetimeMs !== undefined) {
+      state.timer = setTimeout(() => {
+        void this.#endPod(pod);
+        void this.#replace(index);
+      }, this.#opts.podLifetimeMs);
+    }
+    this.emit('pod-start', pod);
+  }
+
+  async #replace(index: number): Promise<void> {
+    if (!this.#churning || this.#closing || !this.#podMain) return;
+    try {
+      await this.#startPod(index);
+    } catch (err) {
+      process.stderr.write(`attestorm: sandbox ${this.runId}: replacement for pod slot ${index} failed: ${(err as Error).message}\n`);
+    }
+  }
+
+  /** SIGTERM the pod's processes, SIGKILL after a grace period, remove its cgroup, emit pod-end. */
+  #endPod(pod: SandboxPod): Promise<void> {
+    const state = this.#tracker.get(pod.uid);
+    if (!state) return Promise.resolve();
+    if (!state.ending) {
+      const removed = this.#tracker.markEnding(state);
+      this.#docs = this.#tracker.docs();
+      state.ending = (async () => {
+        await this.#tracker.terminate(state);
+        if (pod.cgroup) await removeTree(join(this.#cg!.host.memoryBase, dirname(pod.cgroup.relPath)));
+        if (pod.cgroup?.cpuPath) await removeTree(dirname(pod.cgroup.cpuPath));
+        this.#tracker.remove(state);
+        if (removed) this.emit('pod-end', pod);
+      })();
+    }
+    return state.ending;
+  }
+
+  spawnInPod(pod: SandboxPod, command: string, args: readonly string[], options: SpawnOptions = {}): ChildProcess {
+    const state = this.#tracker.get(pod.uid);
+    if (!state || state.ending) throw new RunError(`pod ${pod.name} is not running in sandbox ${this.runId}`);
+    const env = {
+      ...process.env,
+      ...options.env,
+      ATTESTORM_RUN_ID: this.runId,
+      ATTESTORM_POD_UID: pod.uid,
+      ATTESTORM_POD_NAME: pod.name,
+      ATTESTORM_POD_NAMESPACE: pod.namespace,
+      ATTESTORM_POD_INDEX: String(pod.index),
+      ATTESTORM_POD_SERVICE_ACCOUNT: pod.serviceAccount,
+      ATTESTORM_CONTAINER_ID: pod.containerId,
+      ATTESTORM_KUBELET_URL: this.kubeletUrl,
+    };
+    const asOther = pod.osUid !== process.getuid?.() || pod.osGid !== process.getgid?.();
+    // A process group of its own: in uid-only fidelity the group is how the pod's tree is found.
+    const child = spawnInCgroup(pod.cgroup, command, args, {
+      ...options,
+      env,
+      detached: true,
+      ...(asOther ? { uid: pod.osUid, gid: pod.osGid } : {}),
+    });
+    this.#tracker.addProcess(state, child);
+    return child;
+  }
+
+  async stopPods(): Promise<void> {
+    this.#churning = false;
+    this.#podMain = null;
+    await Promise.all(this.#tracker.all().map((s) => this.#endPod(s.pod)));
+    if (this.#cg) {
+      const sub = join(runCgroupRel(this.runId), kubepodsDir(this.cgroupDriver));
+      await removeTree(join(this.#cg.host.memoryBase, sub));
+      if (this.#cg.host.cpuBase) await removeTree(join(this.#cg.host.cpuBase, sub));
+    }
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      try {
+        await this.stopPods();
+      } finally {
+        await this.kubelet?.close();
+        for (const f of this.#tempFiles) rmSync(f, { force: true });
+        tryRmdir(this.#tempDir);
+        if (this.#cg) {
+          // Only what this sandbox made: the run root goes when empty; another component of the
+          // same run (an agent's cgroup) keeps it, and that component's owner removes it.
+          for (const base of [this.#cg.host.memoryBase, this.#cg.host.cpuBase]) {
+            if (!base) continue;
+            tryRmdir(join(base, runCgroupRel(this.runId)));
+            tryRmdir(join(base, 'attestorm'));
+          }
+        }
+        this.#unregister();
+      }
+    })();
+    return this.#closing;
+  }
+}
+
+function tryRmdir(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (someone else's part of the run) or already gone.
+  }
+}
+
+/** Validates opts (ConfigError), sets up cgroups, starts the kubelet emulator; starts no pods. */
+export async function createSandbox(input: SandboxOptions): Promise<Sandbox> {
+  const opts = parseSandboxOptions(input);
+  const { setup, reason } = setUpCgroups(opts);
+  const sandbox = new LocalSandbox(opts, setup, reason);
+  sandbox.registerReaper();
+  try {
+    await sandbox.init();
+  } catch (err) {
+    await sandbox.close();
+    throw err;
+  }
+  return sandbox;
+}
