@@ -1,0 +1,40 @@
+// Agent memory from its memory cgroup: usage, RSS, the kernel's high-water mark (so a spike
+// between two 100 ms samples still counts) and CPU seconds.
+import type { MemorySample } from '../scenario/index.js';
+import { CpuAccumulator, readCgroupCpuSeconds, readProcessCpuSeconds } from './procfs-memory.js';
+import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
+
+export function cgroupMemorySampler(target: SamplerTarget, opts: { intervalMs?: number } = {}): Sampler {
+  const cgroup = target.cgroup;
+  if (!cgroup) throw new Error('the cgroup-memory sampler needs a cgroup');
+  const cpu = new CpuAccumulator();
+  // The peak is kept here too: a v2 kernel without a resettable memory.peak, or a cgroup reset
+  // between restarts, must not make the reported peak go down.
+  let peak = 0;
+  return {
+    name: 'cgroup-memory',
+    intervalMs: opts.intervalMs ?? 100,
+    sample(t): MemorySample {
+      const m = cgroup.readMemory();
+      peak = Math.max(peak, m.peakBytes ?? m.usageBytes, m.usageBytes);
+      let cpuSeconds: number | null;
+      if (cgroup.version === 'v2') cpuSeconds = readCgroupCpuSeconds('v2', cgroup.path);
+      else if (target.cpuacctDir) cpuSeconds = readCgroupCpuSeconds('v1', target.cpuacctDir);
+      else {
+        const pid = target.pid?.() ?? null;
+        cpuSeconds = cpu.update(pid, pid === null ? null : readProcessCpuSeconds(pid, target.procRoot));
+      }
+      return {
+        kind: 'memory',
+        t,
+        usageBytes: m.usageBytes,
+        rssBytes: m.rssBytes,
+        peakBytes: peak,
+        limitBytes: m.limitBytes ?? target.limitBytes ?? 0,
+        cpuSeconds,
+      };
+    },
+  };
+}
+
+registerSampler('cgroup-memory', cgroupMemorySampler);

@@ -1,0 +1,178 @@
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Cgroup } from '../../src/cgroup/index.js';
+import {
+  CpuAccumulator,
+  cgroupMemorySampler,
+  metricsSampleFrom,
+  NdjsonWriter,
+  parseCpuacctUsage,
+  parseCpuStatV2,
+  parseNdjson,
+  parseProcStatCpuSeconds,
+  parseProcStatus,
+  parsePrometheusText,
+  processMemorySampler,
+  sumByLabel,
+  sumMetric,
+} from '../../src/sample/index.js';
+
+const dirs: string[] = [];
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'attestorm-sample-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function files(dir: string, entries: Record<string, string>): void {
+  for (const [k, v] of Object.entries(entries)) writeFileSync(join(dir, k), v);
+}
+
+describe('cgroup memory sampler on fixture files', () => {
+  it('reads v1 usage, RSS, max_usage as the peak, oom_kill and the limit', () => {
+    const base = tmp();
+    const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'agent');
+    files(cg.path, {
+      'memory.usage_in_bytes': '50000000\n',
+      'memory.max_usage_in_bytes': '90000000\n',
+      'memory.limit_in_bytes': '134217728\n',
+      'memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 2\n',
+      'memory.stat': 'cache 100\nrss 4000\ntotal_cache 100\ntotal_rss 40000000\n',
+    });
+    const s = cgroupMemorySampler({ cgroup: cg, pid: () => null })!;
+    const line = s.sample(1234) as any;
+    expect(line).toEqual({ kind: 'memory', t: 1234, usageBytes: 50000000, rssBytes: 40000000, peakBytes: 90000000, limitBytes: 134217728, cpuSeconds: null });
+    expect(cg.readMemory().oomKills).toBe(2);
+  });
+
+  it('reads v2 memory.current, memory.peak, anon, memory.events and cpu.stat', () => {
+    const base = tmp();
+    const cg = Cgroup.create({ version: 'v2', memoryBase: base, cpuBase: null }, 'agent');
+    files(cg.path, {
+      'memory.current': '1000\n',
+      'memory.peak': '5000\n',
+      'memory.max': 'max\n',
+      'memory.events': 'low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n',
+      'memory.stat': 'anon 800\nfile 200\n',
+      'cpu.stat': 'usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n',
+    });
+    const s = cgroupMemorySampler({ cgroup: cg, limitBytes: 777 });
+    const line = s.sample(0) as any;
+    expect(line).toMatchObject({ usageBytes: 1000, rssBytes: 800, peakBytes: 5000, limitBytes: 777, cpuSeconds: 2.5 });
+    expect(cg.readMemory().oomKills).toBe(1);
+  });
+
+  it('never lets the reported peak go down when the kernel mark is reset', () => {
+    const base = tmp();
+    const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'a');
+    files(cg.path, { 'memory.usage_in_bytes': '10', 'memory.max_usage_in_bytes': '900', 'memory.limit_in_bytes': '1000' });
+    const s = cgroupMemorySampler({ cgroup: cg });
+    expect((s.sample(0) as any).peakBytes).toBe(900);
+    files(cg.path, { 'memory.max_usage_in_bytes': '20' });
+    expect((s.sample(100) as any).peakBytes).toBe(900);
+  });
+});
+
+describe('procfs parsing', () => {
+  it('parses VmRSS and VmHWM in kB', () => {
+    const text = 'Name:\tnode\nVmPeak:\t 999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\n';
+    expect(parseProcStatus(text)).toEqual({ rssBytes: 1024 * 1024, hwmBytes: 2048 * 1024 });
+    expect(parseProcStatus('Name:\tzombie\nState:\tZ\n')).toBeNull();
+  });
+
+  it('parses utime+stime even when comm has spaces and parentheses', () => {
+    const fields = Array.from({ length: 50 }, (_, i) => String(i));
+    fields[11] = '250'; // utime (field 14)
+    fields[12] = '50'; // stime (field 15)
+    const text = `4242 (my (odd) proc) ${fields.join(' ')}`;
+    expect(parseProcStatCpuSeconds(text)).toBe(3);
+    expect(parseProcStatCpuSeconds('garbage')).toBeNull();
+  });
+
+  it('parses cgroup CPU counters of both versions', () => {
+    expect(parseCpuStatV2('usage_usec 1500000\nuser_usec 1\n')).toBe(1.5);
+    expect(parseCpuacctUsage('2000000000\n')).toBe(2);
+    expect(parseCpuacctUsage('x')).toBeNull();
+  });
+
+  it('accumulates CPU seconds across restarts', () => {
+    const acc = new CpuAccumulator();
+    expect(acc.update(null, null)).toBeNull();
+    expect(acc.update(10, 1)).toBe(1);
+    expect(acc.update(10, 2)).toBe(2);
+    expect(acc.update(11, 0.5)).toBe(2.5);
+    expect(acc.update(null, null)).toBe(2.5);
+  });
+
+  it('samples this very process by PID', () => {
+    const s = processMemorySampler({ pid: () => process.pid, limitBytes: 1 << 30 });
+    const line = s.sample(5) as any;
+    expect(line.kind).toBe('memory');
+    expect(line.rssBytes).toBeGreaterThan(1 << 20);
+    expect(line.peakBytes).toBeGreaterThanOrEqual(line.rssBytes);
+    expect(line.limitBytes).toBe(1 << 30);
+    expect(processMemorySampler({ pid: () => null }).sample(0)).toBeNull();
+  });
+});
+
+describe('Prometheus text', () => {
+  const text = [
+    '# HELP workload_api_attestations_inflight Workload attestations running now',
+    '# TYPE workload_api_attestations_inflight gauge',
+    'workload_api_attestations_inflight 17',
+    'workload_api_open_connections 250',
+    'workload_api_rate_limit_exceeded_total{method="FetchJWTSVID",key_type="pod_uid"} 1200',
+    'workload_api_rate_limit_exceeded_total{method="FetchX509SVID",key_type="pod_uid"} 3',
+    'workload_api_rate_limit_exceeded_total{method="FetchJWTSVID",key_type="os_uid"} 7',
+    'workload_api_kubelet_fetches_total{outcome="ok"} 40',
+    'workload_api_kubelet_fetches_total{outcome="error"} 2',
+    'odd_metric{path="a\\"b,c}",x="y"} 1.5e3 1700000000000',
+    'weird{broken 5',
+    'inf_metric +Inf',
+  ].join('\n');
+
+  it('parses names, labels with escapes and commas, values and timestamps', () => {
+    const samples = parsePrometheusText(text);
+    const odd = samples.find((s) => s.name === 'odd_metric')!;
+    expect(odd.labels).toEqual({ path: 'a"b,c}', x: 'y' });
+    expect(odd.value).toBe(1500);
+    expect(samples.find((s) => s.name === 'weird')).toBeUndefined();
+    expect(sumMetric(samples, 'inf_metric')).toBe(Infinity);
+    expect(sumMetric(samples, 'missing')).toBeNull();
+    expect(sumMetric(samples, 'workload_api_kubelet_fetches_total', { outcome: 'ok' })).toBe(40);
+    expect(sumByLabel(samples, 'workload_api_rate_limit_exceeded_total', 'key_type')).toEqual({ pod_uid: 1203, os_uid: 7 });
+  });
+
+  it('turns a scrape into a metrics sample', () => {
+    expect(metricsSampleFrom(3000, parsePrometheusText(text))).toEqual({
+      kind: 'metrics',
+      t: 3000,
+      inflightAttestations: 17,
+      openConnections: 250,
+      rejectedByKeyType: { pod_uid: 1203, os_uid: 7 },
+      kubeletFetches: 42,
+    });
+  });
+});
+
+describe('NDJSON writer', () => {
+  it('appends one line per sample at once and reads back past a torn last line', () => {
+    const file = join(tmp(), 'pre-attestation.r1', 'samples.ndjson');
+    const w = new NdjsonWriter(file);
+    expect(readFileSync(file, 'utf8')).toBe('');
+    w.write({ kind: 'event', t: -5, type: 'agent-start' });
+    w.write({ kind: 'memory', t: 0, usageBytes: 1, rssBytes: null, peakBytes: 2, limitBytes: 3, cpuSeconds: null });
+    // Visible on disk before close: an interrupted run keeps it.
+    expect(readFileSync(file, 'utf8').split('\n').filter(Boolean)).toHaveLength(2);
+    w.close();
+    w.write({ kind: 'event', t: 1, type: 'note' });
+    expect(w.lines).toBe(2);
+    const text = readFileSync(file, 'utf8') + '{"kind":"memo';
+    expect(parseNdjson(text).map((l) => l.kind)).toEqual(['event', 'memory']);
+  });
+});
