@@ -1,0 +1,68 @@
+// Reading a scenario: YAML file → validated Scenario with defaults, CLI overrides applied on top,
+// every problem reported at once with its path before anything is started.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { formatZodIssues } from '../util/index.js';
+import { overridesSchema, scenarioSchema, type Overrides, type Scenario } from './schema.js';
+
+export interface LoadedScenario {
+  scenario: Scenario;
+  /** The input as written (after overrides), for quoting expectation values. */
+  raw: Record<string, unknown>;
+  /** Path as given, or null for an in-memory scenario. */
+  file: string | null;
+}
+
+/** "load.workersPerPod must be a positive integer, got 0" for every issue, prefixed with the file. */
+export function scenarioProblems(error: z.ZodError, input: unknown, where: string): string[] {
+  return formatZodIssues(error, input).map((p) => `${where}${p.replace(/^(\S+): must /, '$1 must ')}`);
+}
+
+/** Validates a scenario object; `where` prefixes each problem (e.g. "scenarios/quick.yaml: "). */
+export function parseScenario(input: unknown, where = '', overrides: Overrides = {}): LoadedScenario {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ConfigError(`${where}must be a YAML mapping of scenario keys, got ${Array.isArray(input) ? 'a list' : JSON.stringify(input)}`);
+  }
+  const raw: Record<string, unknown> = { ...(input as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(overrides)) if (v !== undefined) raw[k] = v;
+  const result = scenarioSchema.safeParse(raw);
+  if (!result.success) throw new ConfigError(scenarioProblems(result.error, raw, where));
+  return { scenario: result.data, raw, file: null };
+}
+
+/** Validates flag values against the override schema (same rules as the YAML keys). */
+export function parseOverrides(input: Record<string, unknown>): Overrides {
+  const clean = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const result = overridesSchema.safeParse(clean);
+  if (!result.success) {
+    throw new ConfigError(scenarioProblems(result.error, clean, '').map((p) => `--${p}`));
+  }
+  // Keep the flag values as written (e.g. "30s") so the scenario parse applies the same units.
+  return clean as Overrides;
+}
+
+export function readScenarioFile(path: string, overrides: Overrides = {}): LoadedScenario {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot read the scenario file (${(err as Error).message})`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError(`${path}: not valid YAML (${(err as Error).message})`);
+  }
+  if (doc === null || doc === undefined) throw new ConfigError(`${path}: the file is empty; a scenario needs at least a name`);
+  const loaded = parseScenario(doc, `${path}: `, overrides);
+  return { ...loaded, file: path };
+}
+
+/** A scenario's name, or the file's base name as a fallback for messages. */
+export function scenarioLabel(l: LoadedScenario): string {
+  return l.scenario.name || (l.file ? basename(l.file) : 'scenario');
+}
