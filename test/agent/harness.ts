@@ -1,10 +1,13 @@
 // Test harness for the agent: a real agent on a socket in a temp dir and real grpc-js clients.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { parseAgentConfig, startAgent, type AgentConfigInput, type RunningAgent } from '../../src/agent/index.js';
-import { SECURITY_HEADER, workloadProto, type SpiffeWorkloadAPIClient } from '../../src/proto/index.js';
+import { PROTO_PATH, SECURITY_HEADER, workloadProto, type SpiffeWorkloadAPIClient } from '../../src/proto/index.js';
 
 export interface TestAgent {
   agent: RunningAgent;
@@ -21,8 +24,8 @@ export function tempDir(prefix = 'attestorm-agent-'): string {
 
 export async function startTestAgent(input: Partial<AgentConfigInput> = {}, logs: string[] = []): Promise<TestAgent> {
   const dir = tempDir();
-  const socketPath = join(dir, 'agent.sock');
-  const cfg = parseAgentConfig({ socket: socketPath, metrics: '127.0.0.1:0', ...input });
+  const cfg = parseAgentConfig({ socket: join(dir, 'agent.sock'), metrics: '127.0.0.1:0', ...input });
+  const socketPath = cfg.socket;
   const agent = await startAgent(cfg, { log: (m) => logs.push(m), graceMs: 1000 });
   const clients: SpiffeWorkloadAPIClient[] = [];
   return {
@@ -138,4 +141,57 @@ export function fakeProcRoot(dir: string, pids: Record<number, string>): string 
 
 export function podCgroup(podUID: string, containerID: string): string {
   return `0::/kubepods/besteffort/pod${podUID}/${containerID}\n`;
+}
+
+export interface ChildCaller {
+  pid: number;
+  /** Tells a 'wait' child to make its call; resolves with its result line. */
+  go(): Promise<ChildResult>;
+  /** The result line of a 'now' or 'exit-after-send' child. */
+  result(): Promise<ChildResult>;
+  kill(): void;
+}
+
+export interface ChildResult {
+  pid: number;
+  uid: number;
+  gid: number;
+  code: number;
+  details: string;
+  spiffeIds: string[];
+}
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/call-once.mjs', import.meta.url));
+
+/**
+ * Spawns a separate workload process that makes one FetchJWTSVID call. mode 'wait' resolves once
+ * the child is running and waits for go(); 'now' calls at once; 'exit-after-send' dies mid-call.
+ * The test owns the child: kill() reaps it, and it exits by itself after its call.
+ */
+export async function spawnCaller(socketPath: string, mode: 'wait' | 'now' | 'exit-after-send' = 'wait'): Promise<ChildCaller> {
+  const child = spawn(process.execPath, [FIXTURE, socketPath, PROTO_PATH, mode], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const queue: string[] = [];
+  const waiters: Array<(l: string) => void> = [];
+  lines.on('line', (l) => (waiters.length ? waiters.shift()!(l) : queue.push(l)));
+  const exited = new Promise<never>((_, reject) =>
+    child.once('exit', (code, sig) => reject(new Error(`caller child exited (${code ?? sig}) before answering`))),
+  );
+  exited.catch(() => {});
+  const nextLine = () => Promise.race([new Promise<string>((r) => (queue.length ? r(queue.shift()!) : waiters.push(r))), exited]);
+  let pid = child.pid!;
+  if (mode === 'wait') pid = (JSON.parse(await nextLine()) as { pid: number }).pid;
+  const result = mode === 'wait' ? undefined : nextLine().then((l) => JSON.parse(l) as ChildResult);
+  result?.catch(() => {});
+  return {
+    pid,
+    result: () => result ?? Promise.reject(new Error('a wait-mode child answers through go()')),
+    go() {
+      child.stdin!.write('go\n');
+      return nextLine().then((l) => JSON.parse(l) as ChildResult);
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
 }
