@@ -1,7 +1,7 @@
 // The agent's own signing material, generated in memory at start: a P-256 root CA for the trust
 // domain that issues X.509-SVIDs, and the ES256 key set that signs JWT-SVIDs and is published as JWKS.
 import 'reflect-metadata';
-import { webcrypto } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { ConfigError } from '../errors.js';
@@ -37,6 +37,14 @@ export interface AgentCaOptions {
   now?: () => number;
 }
 
+const LEAF_SUBJECT = new x509.Name('O=attestorm');
+
+/** RFC 5280 4.2.1.2 method 1: SHA-1 of the subjectPublicKey bits, which for EC is the raw point. */
+async function keyIdentifier(publicKey: CryptoKey): Promise<string> {
+  const raw = Buffer.from(await crypto.subtle.exportKey('raw', publicKey));
+  return createHash('sha1').update(raw).digest('hex');
+}
+
 const wholeSeconds = (ms: number): Date => new Date(Math.floor(ms / 1000) * 1000);
 
 function generateEcKeyPair(extractable: boolean): Promise<webcrypto.CryptoKeyPair> {
@@ -53,6 +61,8 @@ export class AgentCa {
   readonly #keys: webcrypto.CryptoKeyPair;
   readonly #authorityKeyId: x509.AuthorityKeyIdentifierExtension;
   readonly #now: () => number;
+  // Parsed once: turning a DN string into ASN.1 costs about as much as a signature.
+  readonly #issuerName: x509.Name;
 
   private constructor(
     trustDomain: string,
@@ -68,6 +78,7 @@ export class AgentCa {
     this.#now = now;
     this.certDer = Buffer.from(cert.rawData);
     this.notAfter = cert.notAfter;
+    this.#issuerName = cert.subjectName;
   }
 
   static async create(opts: AgentCaOptions): Promise<AgentCa> {
@@ -121,8 +132,8 @@ export class AgentCa {
     const notAfter = new Date(Math.min(notBefore.getTime() + ttlMs, this.notAfter.getTime()));
     const cert = await x509.X509CertificateGenerator.create(
       {
-        subject: 'O=attestorm',
-        issuer: this.#cert.subject,
+        subject: LEAF_SUBJECT,
+        issuer: this.#issuerName,
         notBefore,
         notAfter,
         publicKey: keys.publicKey as never,
@@ -134,7 +145,7 @@ export class AgentCa {
           // TLS both ways is what workloads do with SVIDs; SPIRE sets the same two.
           new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
           new x509.SubjectAlternativeNameExtension([{ type: 'url', value: id.id }]),
-          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never, false, crypto as never),
+          new x509.SubjectKeyIdentifierExtension(await keyIdentifier(keys.publicKey)),
           this.#authorityKeyId,
         ],
       },
