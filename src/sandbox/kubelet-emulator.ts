@@ -23,6 +23,8 @@ export interface KubeletEmulatorStats {
   notFound: number;
   /** Response body bytes written. */
   bytesServed: number;
+  /** Times the PodList was serialized (once per change of the visible pod set, not per request). */
+  documents: number;
 }
 
 export interface KubeletEmulator {
@@ -72,6 +74,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     return s;
   };
 
+  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0 };
   let cachedKey: string | null = null;
   let cachedBody: Buffer = Buffer.alloc(0);
   let cachedVisible: PodDoc[] = [];
@@ -90,11 +93,11 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
       cachedKey = key;
       cachedVisible = visible;
+      stats.documents++;
     }
     return cachedBody;
   };
 
-  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0 };
   const timers = new Set<NodeJS.Timeout>();
   const send = (res: ServerResponse, code: number, body: Buffer) => {
     if (res.destroyed) return;

@@ -44,8 +44,15 @@ const zDnsSubdomain = z
   .string()
   .max(253)
   .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a DNS-1123 subdomain (lowercase letters, digits, "-", ".")');
-const zLabelValue = z.string().regex(/^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/, 'must be a Kubernetes label value');
-const zLabelKey = z.string().regex(/^([a-z0-9.-]{1,253}\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be a Kubernetes label key');
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+const LABEL_KEY = /^([a-z0-9.-]{1,253}\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+// Checked per entry so the message names the offending key (zod's record keys report only the value).
+const zLabels = z.record(z.string(), z.string()).superRefine((labels, ctx) => {
+  for (const [key, value] of Object.entries(labels)) {
+    if (!LABEL_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: `must use a Kubernetes label key ([prefix/]name, 63 chars of [A-Za-z0-9-_.]), got key ${JSON.stringify(key)}` });
+    else if (!LABEL_VALUE.test(value)) ctx.addIssue({ code: 'custom', path: [key], message: `must be a Kubernetes label value (63 chars of [A-Za-z0-9-_.]), got ${JSON.stringify(value)}` });
+  }
+});
 
 export const kubeletEmulatorOptionsSchema = z.strictObject({
   listen: zListen.default('127.0.0.1:0'),
@@ -70,7 +77,7 @@ export const sandboxOptionsSchema = z.strictObject({
   qosClass: z.enum(['besteffort', 'burstable', 'guaranteed']).default('besteffort'),
   namespace: zDnsLabel.default('storm'),
   serviceAccount: zDnsSubdomain.default('storm-worker'),
-  labels: z.record(zLabelKey, zLabelValue).default({ app: 'storm' }),
+  labels: zLabels.default({ app: 'storm' }),
   image: z.string().regex(/^[a-z0-9][a-z0-9._\-/:]*$/, 'must be an image reference like registry.local/name:tag').default('registry.local/storm-worker:1.0'),
   uidMode: z.enum(['same', 'per-pod']).default('same'),
   podLifetimeMs: z.number().int().min(100).optional(),
