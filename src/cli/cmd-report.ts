@@ -1,0 +1,32 @@
+// `attestorm report`: render reports from saved run folders, offline. With several folders, a
+// comparison against the first (the baseline).
+import type { Argv, CommandModule } from 'yargs';
+import { parseFormats, renderReports } from '../report/index.js';
+
+interface ReportArgs {
+  runDir: string[];
+  out?: string;
+  format: string;
+}
+
+export const reportCommand: CommandModule<object, ReportArgs> = {
+  command: 'report <run-dir..>',
+  describe: 'Render report.html, summary.md, PNG charts and report.json from run folders (several: compare against the first)',
+  builder: (y: Argv<object>) =>
+    y
+      .positional('run-dir', { type: 'string', array: true, demandOption: true, describe: 'Run folder(s) written by `attestorm run`' })
+      .option('out', {
+        type: 'string',
+        describe: 'Output folder. Default: the run folder (one run) or reports/compare-<timestamp>/ (several)',
+      })
+      .option('format', { type: 'string', default: 'html,md,png,json', describe: 'Comma-separated formats: html, md, png, json' })
+      .example('$0 report runs/quick-20260101T120000Z', 'Write the reports into that run folder')
+      .example('$0 report runs/before runs/after --out reports/limiter-change --format html,md', 'Compare two runs')
+      .strict() as unknown as Argv<ReportArgs>,
+  handler: async (args) => {
+    // Validate flags before reading anything, so a typo fails fast with the rule that was broken.
+    const formats = parseFormats(args.format);
+    const { files } = await renderReports(args.runDir, { formats, ...(args.out ? { outDir: args.out } : {}) });
+    for (const f of files) process.stdout.write(`${f}\n`);
+  },
+};

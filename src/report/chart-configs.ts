@@ -1,0 +1,195 @@
+// The chart definitions, built once from derived data and used by both renderers: the HTML page
+// hands them to Chart.js in the browser, the PNG renderer to Chart.js on a Node canvas. They are
+// plain JSON (no callbacks) so the page can embed them verbatim.
+import type { ChartConfiguration } from 'chart.js';
+import type { PlacementName } from '../scenario/index.js';
+import type { ReportData, SeriesLine } from './report-model.js';
+
+export type ChartId = 'memory' | 'rps' | 'inflight' | 'latency' | 'rejections';
+
+export interface ChartSpec {
+  id: ChartId;
+  title: string;
+  /** Unit shown in tooltips ("MiB", "calls/s", "ms", ...). */
+  unit: string;
+  /** What the chart shows, in words, for figcaptions, alt text and readers without JavaScript. */
+  description: string;
+  config: ChartConfiguration;
+}
+
+// Colour-blind-safe hues (Okabe–Ito), one per placement so a placement keeps its colour on every chart.
+const PLACEMENT_COLORS: Record<PlacementName, string> = {
+  'pre-attestation': '#009E73',
+  'post-attestation': '#E69F00',
+  disabled: '#CC79A7',
+};
+const FALLBACK_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000'];
+const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
+/** Later runs in a comparison are dashed so that runs differ while placements keep their hue. */
+const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
+
+export function placementColor(name: string, index = 0): string {
+  return PLACEMENT_COLORS[name as PlacementName] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
+}
+
+function lineDataset(s: SeriesLine, extra: Record<string, unknown> = {}) {
+  return {
+    label: s.label,
+    data: s.points,
+    borderColor: placementColor(s.placement),
+    backgroundColor: placementColor(s.placement),
+    borderWidth: 2,
+    borderDash: RUN_DASHES[s.runIndex % RUN_DASHES.length],
+    pointRadius: 0,
+    pointHitRadius: 6,
+    tension: 0,
+    ...extra,
+  };
+}
+
+function timeOptions(title: string, yTitle: string, range: { min: number; max: number } | null) {
+  // Pin the axis to the data so Chart.js does not pad it out to the next round tick.
+  const x = { type: 'linear', title: { display: true, text: 'seconds since load start' }, ...(range ? { min: range.min, max: range.max } : {}) };
+  return {
+    parsing: false,
+    normalized: true,
+    interaction: { mode: 'nearest', axis: 'x', intersect: false },
+    plugins: { title: { display: true, text: title }, legend: { position: 'bottom' } },
+    scales: { x, y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+  };
+}
+
+export function buildChartSpecs(data: ReportData): ChartSpec[] {
+  const specs: ChartSpec[] = [];
+  const { series } = data;
+
+  if (series.memory.length > 0) {
+    const datasets: unknown[] = series.memory.map((s) => lineDataset(s));
+    const range = series.xRange;
+    if (range) {
+      for (const limit of series.limits) {
+        datasets.push({
+          label: limit.label,
+          data: [{ x: range.min, y: limit.mib }, { x: range.max, y: limit.mib }],
+          borderColor: '#D00000',
+          backgroundColor: '#D00000',
+          borderWidth: 2,
+          borderDash: [10, 6],
+          pointRadius: 0,
+        });
+      }
+    }
+    for (const s of series.oomKills) {
+      datasets.push({
+        type: 'scatter',
+        label: `OOM kill · ${s.label}`,
+        data: s.points,
+        borderColor: '#D00000',
+        backgroundColor: placementColor(s.placement),
+        pointStyle: 'crossRot',
+        pointRadius: 10,
+        pointHoverRadius: 12,
+        borderWidth: 3,
+        showLine: false,
+      });
+    }
+    specs.push({
+      id: 'memory',
+      title: 'Agent memory over time',
+      unit: 'MiB',
+      description: 'Agent memory (cgroup usage, or RSS when emulated) per placement, with the memory limit and OOM kills (×).',
+      config: { type: 'line', data: { datasets }, options: timeOptions('Agent memory over time', 'MiB', series.xRange) } as ChartConfiguration,
+    });
+  }
+
+  if (series.okRps.length > 0) {
+    const datasets = [
+      ...series.okRps.map((s) => lineDataset({ ...s, label: `${s.label} ok` })),
+      ...series.rejectedRps.map((s) =>
+        lineDataset({ ...s, label: `${s.label} rejected` }, { borderDash: [3, 3], borderWidth: 1.5 }),
+      ),
+    ];
+    specs.push({
+      id: 'rps',
+      title: 'Ok and rejected calls per second',
+      unit: 'calls/s',
+      description: 'Successful calls (solid) and rate-limited calls (dotted) per second, per placement; a placement that rejected nothing has no dotted line.',
+      config: { type: 'line', data: { datasets }, options: timeOptions('Ok and rejected calls per second', 'calls/s', series.xRange) } as ChartConfiguration,
+    });
+  }
+
+  if (series.inflight.length > 0) {
+    specs.push({
+      id: 'inflight',
+      title: 'Attestations in flight',
+      unit: 'attestations',
+      description: 'Workload attestations running concurrently inside the agent, from its metrics endpoint.',
+      config: {
+        type: 'line',
+        data: { datasets: series.inflight.map((s) => lineDataset(s, { stepped: true })) },
+        options: timeOptions('Attestations in flight', 'attestations', series.xRange),
+      } as ChartConfiguration,
+    });
+  }
+
+  const several = data.runs.length > 1;
+  const latency = data.runs.flatMap((r) => r.latency);
+  if (latency.length > 0) {
+    const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.placement} · ${l.outcome}`);
+    const pct = [
+      ['p50', 'p50Ms'],
+      ['p90', 'p90Ms'],
+      ['p99', 'p99Ms'],
+      ['p99.9', 'p999Ms'],
+      ['max', 'maxMs'],
+    ] as const;
+    const datasets = pct.map(([name, key], i) => ({
+      label: name,
+      data: latency.map((l) => l[key]),
+      backgroundColor: OUTCOME_COLORS[i],
+      borderColor: OUTCOME_COLORS[i],
+    }));
+    specs.push({
+      id: 'latency',
+      title: 'Latency percentiles per outcome',
+      unit: 'ms',
+      description: 'Call latency percentiles over the load phase, per placement and outcome (log scale).',
+      config: {
+        type: 'bar',
+        data: { labels, datasets },
+        options: {
+          interaction: { mode: 'index', intersect: false },
+          plugins: { title: { display: true, text: 'Latency percentiles per outcome' }, legend: { position: 'bottom' } },
+          scales: { y: { type: 'logarithmic', title: { display: true, text: 'ms (log scale)' } } },
+        },
+      } as ChartConfiguration,
+    });
+  }
+
+  const rejections = data.runs.flatMap((r) => r.rejections);
+  const keyTypes = [...new Set(rejections.flatMap((r) => Object.keys(r.byKeyType)))].sort();
+  if (keyTypes.length > 0) {
+    const labels = rejections.map((r) => `${several ? `${r.run} · ` : ''}${r.placement}`);
+    const datasets = keyTypes.map((key, i) => ({
+      label: key,
+      data: rejections.map((r) => r.byKeyType[key] ?? 0),
+      backgroundColor: FALLBACK_COLORS[i % FALLBACK_COLORS.length],
+    }));
+    specs.push({
+      id: 'rejections',
+      title: 'Rate-limit rejections by key type',
+      unit: 'calls',
+      description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID), from the agent's metrics.",
+      config: {
+        type: 'bar',
+        data: { labels, datasets },
+        options: {
+          interaction: { mode: 'index', intersect: false },
+          plugins: { title: { display: true, text: 'Rate-limit rejections by key type' }, legend: { position: 'bottom' } },
+          scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'rejected calls' } } },
+        },
+      } as ChartConfiguration,
+    });
+  }
+  return specs;
+}

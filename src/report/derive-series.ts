@@ -1,0 +1,97 @@
+// Time series for the charts, read from the samples: memory, calls/s, attestations in flight and the
+// OOM-kill instants. x is seconds since each placement's load start, so placements line up.
+import type { SampleLine } from '../scenario/index.js';
+import { downsampleMax } from './downsample.js';
+import type { LoadedRun } from './load-run.js';
+import type { Point, SeriesLine, TimeSeries } from './report-model.js';
+import { formatLimit } from './derive-table.js';
+
+const MiB = 2 ** 20;
+/** Enough to follow the shape of a 10-minute run at 100 ms without bloating the HTML. */
+const MAX_MEMORY_POINTS = 1500;
+
+export function deriveSeries(runs: LoadedRun[]): TimeSeries {
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], inflight: [], xRange: null };
+  const limits = new Set<number>();
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  const several = runs.length > 1;
+
+  runs.forEach((run, runIndex) => {
+    for (const placement of run.results.placements) {
+      const reps = placement.runDirs;
+      reps.forEach((repDir, i) => {
+        const samples = run.samples.get(repDir) ?? [];
+        const rep = i + 1;
+        let label: string = placement.name;
+        if (reps.length > 1) label += ` r${rep}`;
+        if (several) label = `${run.label} · ${label}`;
+        const base = { label, run: run.label, runIndex, placement: placement.name, rep };
+
+        const memory: Point[] = [];
+        const ok: Point[] = [];
+        const rejected: Point[] = [];
+        const inflight: Point[] = [];
+        const kills: Point[] = [];
+        let lastUsage: number | null = null;
+        for (const s of samples) {
+          const x = s.t / 1000;
+          switch (s.kind) {
+            case 'memory':
+              memory.push({ x, y: s.usageBytes / MiB });
+              lastUsage = s.usageBytes;
+              if (s.limitBytes > 0 && Number.isFinite(s.limitBytes)) limits.add(s.limitBytes);
+              break;
+            case 'load':
+              ok.push({ x, y: s.ok });
+              rejected.push({ x, y: s.rateLimited });
+              break;
+            case 'metrics':
+              if (s.inflightAttestations !== null) inflight.push({ x, y: s.inflightAttestations });
+              break;
+            case 'event':
+              // The marker sits at the memory the agent held just before the kill: at or near the limit.
+              if (s.type === 'oom-kill') kills.push({ x, y: (lastUsage ?? placement.memoryLimitBytes) / MiB });
+              // The agent is gone until it restarts: break the lines instead of drawing a slope across the outage.
+              if (s.type === 'oom-kill' || s.type === 'agent-exit') {
+                memory.push({ x, y: null });
+                inflight.push({ x, y: null });
+              }
+              break;
+          }
+          if (s.kind !== 'event') {
+            if (x < min) min = x;
+            if (x > max) max = x;
+          }
+        }
+        if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
+        if (ok.length > 0) {
+          out.okRps.push({ ...base, points: ok });
+          // A placement that never rejected (disabled) would only add a flat line at zero.
+          if (rejected.some((p) => p.y !== 0)) out.rejectedRps.push({ ...base, points: rejected });
+        }
+        if (inflight.some((p) => p.y !== null)) out.inflight.push({ ...base, points: downsampleMax(inflight, MAX_MEMORY_POINTS) });
+        if (kills.length > 0) out.oomKills.push({ ...base, points: kills });
+      });
+      if (placement.memoryLimitBytes > 0 && Number.isFinite(placement.memoryLimitBytes)) limits.add(placement.memoryLimitBytes);
+    }
+  });
+
+  out.limits = [...limits].sort((a, b) => a - b).map((bytes) => ({ label: `limit ${formatLimit(bytes / MiB)}`, mib: bytes / MiB }));
+  out.xRange = Number.isFinite(min) ? { min, max } : null;
+  return out;
+}
+
+/** Highest cumulative rejection count per key type seen in metrics samples (counters only grow). */
+export function rejectionsFromSamples(sampleLists: SampleLine[][]): Record<string, number> {
+  const total: Record<string, number> = {};
+  for (const samples of sampleLists) {
+    const peak: Record<string, number> = {};
+    for (const s of samples) {
+      if (s.kind !== 'metrics') continue;
+      for (const [key, n] of Object.entries(s.rejectedByKeyType ?? {})) peak[key] = Math.max(peak[key] ?? 0, n);
+    }
+    for (const [key, n] of Object.entries(peak)) total[key] = (total[key] ?? 0) + n;
+  }
+  return total;
+}

@@ -1,0 +1,60 @@
+// From loaded run folders to everything a report shows: table, verdict, latency, rejections, series
+// and, with several runs, the deltas against the first.
+import type { LoadedRun } from './load-run.js';
+import type { LatencyBar, RejectionsByKey, ReportData, RunReport } from './report-model.js';
+import { deriveRows, deriveVerdict } from './derive-table.js';
+import { deriveSeries, rejectionsFromSamples } from './derive-series.js';
+import { deriveComparison } from './derive-compare.js';
+import { latencyFromSamples } from './latency.js';
+import type { LatencySummary, Outcome, SampleLine } from '../scenario/index.js';
+
+export function deriveReport(runs: LoadedRun[]): ReportData {
+  const reports = runs.map(deriveRun);
+  return {
+    runs: reports,
+    comparison: reports.length > 1 ? deriveComparison(reports) : null,
+    series: deriveSeries(runs),
+  };
+}
+
+export function deriveRun(run: LoadedRun): RunReport {
+  const { results } = run;
+  const rows = deriveRows(run.label, results);
+  const latency: LatencyBar[] = [];
+  const rejections: RejectionsByKey[] = [];
+  for (const p of results.placements) {
+    const sampleLists: SampleLine[][] = p.runDirs.map((d) => run.samples.get(d) ?? []);
+    let summaries: Partial<Record<Outcome, LatencySummary>> = p.latency ?? {};
+    let source: LatencyBar['source'] = 'results';
+    if (Object.keys(summaries).length === 0) {
+      summaries = latencyFromSamples(sampleLists);
+      source = 'samples';
+    }
+    for (const [outcome, s] of Object.entries(summaries) as [Outcome, LatencySummary][]) {
+      latency.push({ run: run.label, placement: p.name, outcome, ...s, source });
+    }
+    const byKeyType =
+      Object.keys(p.rejectionsByKeyType ?? {}).length > 0 ? { ...p.rejectionsByKeyType } : rejectionsFromSamples(sampleLists);
+    rejections.push({ run: run.label, placement: p.name, byKeyType });
+  }
+  return {
+    label: run.label,
+    dir: run.dir,
+    status: results.status,
+    scenarioName: results.scenario?.name ?? '(unnamed)',
+    scenarioDescription: results.scenario?.description ?? '',
+    scenarioFile: results.scenario?.file ?? null,
+    scenarioResolved: results.scenario?.resolved ?? null,
+    modeledCosts: results.scenario?.modeledCosts ?? {},
+    command: results.command ?? '',
+    environment: { ...(results.environment ?? {}) },
+    startedAt: results.startedAt,
+    endedAt: results.endedAt,
+    tool: `${results.tool?.name ?? 'attestorm'} ${results.tool?.version ?? ''}`.trim(),
+    rows,
+    verdict: deriveVerdict(rows, results),
+    latency,
+    rejections,
+    warnings: [...run.warnings],
+  };
+}

@@ -1,0 +1,69 @@
+// The page's own CSS and the small browser script that turns the embedded chart definitions into
+// Chart.js charts. Kept apart from the page template so each stays readable.
+
+export const PAGE_CSS = `
+:root { color-scheme: light; --fg: #1d1d1f; --muted: #5f6368; --line: #d9d9de; --ok: #0a7d32; --bad: #b3261e; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", "DejaVu Sans", sans-serif; color: var(--fg); background: #fff; }
+main { max-width: 1280px; margin: 0 auto; padding: 1rem 1.25rem 3rem; }
+h1 { font-size: 1.5rem; margin: .5rem 0 .25rem; }
+h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; border-bottom: 1px solid var(--line); padding-bottom: .25rem; }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
+.meta { color: var(--muted); margin: 0 0 1rem; }
+.verdict { border-left: 6px solid var(--ok); background: #f3faf5; padding: .75rem 1rem; margin: 1rem 0; font-size: 1.05rem; }
+.verdict.failed { border-color: var(--bad); background: #fdf3f2; }
+.table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: .4rem .6rem; text-align: left; vertical-align: top; }
+th { background: #f6f6f8; font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; white-space: nowrap; }
+tr.failed td:first-child { box-shadow: inset 4px 0 0 var(--bad); }
+tr.passed td:first-child { box-shadow: inset 4px 0 0 var(--ok); }
+ul.expect { margin: 0; padding-left: 1.1rem; min-width: 16rem; }
+li.pass { color: var(--ok); } li.fail { color: var(--bad); }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 1.25rem; }
+figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
+.chart-box { position: relative; height: 360px; }
+figcaption { color: var(--muted); font-size: .9rem; margin-top: .5rem; }
+pre { background: #f6f6f8; border: 1px solid var(--line); padding: .75rem; overflow-x: auto; font-size: .85rem; }
+dl.env { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
+dl.env dt { color: var(--muted); } dl.env dd { margin: 0; }
+.warn { color: var(--bad); }
+@media (max-width: 640px) {
+  main { padding: .5rem .6rem 2rem; }
+  .chart-box { height: 280px; }
+  th, td { padding: .3rem .4rem; font-size: .85rem; }
+}
+`;
+
+/**
+ * Runs in the page after Chart.js: reads the chart definitions from the JSON element, adds the
+ * browser-only options (responsive sizing, unit-aware tooltips) and draws each chart.
+ */
+export const PAGE_SCRIPT = `
+(function () {
+  var el = document.getElementById('attestorm-charts');
+  if (!el || typeof Chart === 'undefined') return;
+  var specs = JSON.parse(el.textContent);
+  specs.forEach(function (spec) {
+    var canvas = document.getElementById('chart-' + spec.id);
+    if (!canvas) return;
+    var config = spec.config;
+    config.options = config.options || {};
+    config.options.responsive = true;
+    config.options.maintainAspectRatio = false;
+    config.options.animation = false;
+    config.options.plugins = config.options.plugins || {};
+    config.options.plugins.tooltip = {
+      callbacks: {
+        label: function (item) {
+          var v = item.parsed && typeof item.parsed.y === 'number' ? item.parsed.y : item.raw;
+          var text = typeof v === 'number' ? (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2)) : String(v);
+          return item.dataset.label + ': ' + text + ' ' + spec.unit;
+        }
+      }
+    };
+    new Chart(canvas, config);
+  });
+})();
+`;

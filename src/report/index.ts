@@ -1,0 +1,8 @@
+// Reports from run folders: self-contained HTML, Markdown summary, PNG charts and derived JSON.
+export { renderReports, parseFormats, defaultCompareDir, type RenderOptions } from './render-reports.js';
+export { loadRun, parseSamples, type LoadedRun } from './load-run.js';
+export { deriveReport, deriveRun } from './derive.js';
+export { FIELD_RATIOS } from './derive-table.js';
+export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
+export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
+export * from './report-model.js';

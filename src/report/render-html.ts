@@ -1,0 +1,169 @@
+// report.html: one self-contained page — Chart.js, the chart definitions and every figure inlined, a
+// CSP that forbids any request — so it opens from a CI artifact with no network. Verdict, tables and
+// text are plain HTML and readable without JavaScript; only the charts need it.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import type { ChartSpec } from './chart-configs.js';
+import { escapeHtml, jsonForScript, scriptForInline } from './html-escape.js';
+import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.js';
+import type { ReportData, RunReport, TableRow } from './report-model.js';
+import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
+
+let chartJsSource: string | null = null;
+
+/** The UMD build of the installed Chart.js (not an export of the package, so found next to its entry). */
+function chartJs(): string {
+  if (chartJsSource === null) {
+    const entry = createRequire(import.meta.url).resolve('chart.js');
+    chartJsSource = scriptForInline(readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8'));
+  }
+  return chartJsSource;
+}
+
+// No default-src: nothing may be fetched — no fonts, images, scripts or connections from anywhere.
+const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
+
+export function renderHtml(data: ReportData, charts: ChartSpec[]): string {
+  const several = data.runs.length > 1;
+  const first = data.runs[0]!;
+  const title = several
+    ? `attestorm comparison: ${data.runs.map((r) => r.label).join(' vs ')}`
+    : `attestorm report: ${first.scenarioName}`;
+  const body: string[] = [];
+  body.push(`<h1>${escapeHtml(title)}</h1>`);
+  body.push(`<p class="meta">${escapeHtml(metaLine(data))}</p>`);
+
+  for (const run of data.runs) body.push(runSummary(run, several));
+  if (data.comparison && data.comparison.length > 0) {
+    body.push('<h2 id="comparison">Comparison with the baseline</h2>');
+    body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per placement: baseline → run: change (percent).</p>`);
+    body.push(table(DELTA_COLUMNS, data.comparison, () => ''));
+  }
+
+  body.push('<h2 id="charts">Charts</h2>');
+  if (charts.length === 0) body.push('<p>The run folder holds no samples to chart.</p>');
+  body.push('<noscript><p>The charts need JavaScript; the PNG files next to this report show the same charts.</p></noscript>');
+  body.push('<div class="charts">');
+  for (const c of charts) {
+    body.push(
+      `<figure><div class="chart-box"><canvas id="chart-${escapeHtml(c.id)}" role="img" aria-label="${escapeHtml(c.description)}"></canvas></div>` +
+        `<figcaption>${escapeHtml(c.description)}</figcaption></figure>`,
+    );
+  }
+  body.push('</div>');
+
+  for (const run of data.runs) body.push(runDetails(run, several));
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">
+<title>${escapeHtml(title)}</title>
+<style>${PAGE_CSS}</style>
+</head>
+<body>
+<main>
+${body.join('\n')}
+</main>
+<script type="application/json" id="attestorm-charts">${jsonForScript(charts)}</script>
+<script>${chartJs()}</script>
+<script>${PAGE_SCRIPT}</script>
+</body>
+</html>
+`;
+}
+
+function metaLine(data: ReportData): string {
+  return data.runs
+    .map((r) => `${r.label}: ${r.status}, started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''} (${r.tool})`)
+    .join(' · ');
+}
+
+function runSummary(run: RunReport, several: boolean): string {
+  const out: string[] = [];
+  if (several) out.push(`<h2 id="run-${escapeHtml(run.label)}">${escapeHtml(run.label)}: ${escapeHtml(run.scenarioName)}</h2>`);
+  if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
+  const cls = run.verdict.expectationsPassed ? 'verdict' : 'verdict failed';
+  out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
+  out.push(table(tableColumns(false), run.rows, rowClass, expectationsHtml, 'placements'));
+  if (run.warnings.length > 0) {
+    out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
+  }
+  return out.join('\n');
+}
+
+function rowClass(row: TableRow): string {
+  return row.passed ? 'passed' : 'failed';
+}
+
+function expectationsHtml(row: TableRow): string | null {
+  if (row.expectations.length === 0) return null;
+  const items = row.expectations
+    .map((e) => `<li class="${e.passed ? 'pass' : 'fail'}">${e.passed ? '✓' : '✗'} ${escapeHtml(e.message)}</li>`)
+    .join('');
+  return `<ul class="expect">${items}</ul>`;
+}
+
+function table<R>(
+  columns: Column<R>[],
+  rows: R[],
+  classOf: (row: R) => string,
+  lastCellHtml?: (row: R) => string | null,
+  testId?: string,
+): string {
+  const head = columns.map((c) => `<th scope="col">${escapeHtml(c.header)}</th>`).join('');
+  const body = rows
+    .map((row) => {
+      const cells = columns.map((c, i) => {
+        const rich = i === columns.length - 1 && lastCellHtml ? lastCellHtml(row) : null;
+        const content = rich ?? escapeHtml(c.cell(row));
+        return i === 0 ? `<th scope="row">${content}</th>` : `<td${c.numeric ? ' class="num"' : ''}>${content}</td>`;
+      });
+      const cls = classOf(row);
+      return `<tr${cls ? ` class="${cls}"` : ''}>${cells.join('')}</tr>`;
+    })
+    .join('\n');
+  const attr = testId ? ` data-testid="${escapeHtml(testId)}"` : '';
+  return `<div class="table-wrap"><table${attr}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
+}
+
+function runDetails(run: RunReport, several: boolean): string {
+  const suffix = several ? ` (${escapeHtml(run.label)})` : '';
+  const out: string[] = [];
+  out.push(`<h2>Scenario${suffix}</h2>`);
+  if (run.scenarioFile) out.push(`<p>From <code>${escapeHtml(run.scenarioFile)}</code>, with defaults applied:</p>`);
+  out.push(`<pre><code>${escapeHtml(toYaml(run.scenarioResolved ?? {}))}</code></pre>`);
+
+  out.push(`<h3>Environment and fidelity</h3>`);
+  const env = run.environment;
+  const fidelity =
+    env['oomFidelity'] === 'cgroup-oom'
+      ? 'real kernel OOM kills in a memory cgroup'
+      : env['oomFidelity'] === 'emulated-oom'
+        ? 'emulated: an RSS watchdog SIGKILLs the agent at the limit (no memory cgroup available)'
+        : 'unknown';
+  const entries: [string, unknown][] = [['OOM fidelity', fidelity], ...Object.entries(env).filter(([k]) => k !== 'oomFidelity')];
+  out.push(`<dl class="env">${entries.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`);
+
+  out.push(`<h3>Modeled costs in effect</h3>`);
+  const costs = Object.entries(run.modeledCosts);
+  out.push(
+    costs.length === 0
+      ? '<p>None: the reference agent ran with its default cost model.</p>'
+      : `<dl class="env">${costs.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`,
+  );
+
+  out.push(`<h3>Rerun</h3>`);
+  out.push(run.command ? `<pre><code>${escapeHtml(run.command)}</code></pre>` : '<p>The run folder does not record its command.</p>');
+  return out.join('\n');
+}
+
+function formatValue(key: string, v: unknown): string {
+  if (key === 'memoryBytes' && typeof v === 'number') return `${(v / 2 ** 30).toFixed(1)} GiB`;
+  if (v === null || v === undefined) return '—';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}

@@ -1,0 +1,44 @@
+// summary.md: verdict and table in GitHub-flavoured Markdown, for a CI job summary or a pull-request
+// comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
+import type { ReportData } from './report-model.js';
+import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
+
+function cell(text: string): string {
+  // A pipe would split the cell and a newline would end the row.
+  return text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
+}
+
+function mdTable<R>(columns: Column<R>[], rows: R[]): string {
+  const head = `| ${columns.map((c) => cell(c.header)).join(' | ')} |`;
+  const rule = `|${columns.map((c) => (c.numeric ? '---:' : '---')).join('|')}|`;
+  const body = rows.map((r) => `| ${columns.map((c) => cell(c.cell(r))).join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}
+
+/** `pngs` maps chart id to the PNG's path relative to summary.md, for the charts that were written. */
+export function renderMarkdown(data: ReportData, pngs: { id: string; title: string; file: string }[]): string {
+  const several = data.runs.length > 1;
+  const out: string[] = [];
+  out.push(several ? `## attestorm comparison: ${data.runs.map((r) => r.label).join(' vs ')}` : `## attestorm: ${data.runs[0]!.scenarioName}`);
+  for (const run of data.runs) {
+    out.push('');
+    if (several) out.push(`### ${run.label}: ${run.scenarioName}`, '');
+    const mark = run.verdict.expectationsPassed ? '✅' : '❌';
+    out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
+    out.push(mdTable(tableColumns(false), run.rows));
+    out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.`);
+    const costs = Object.entries(run.modeledCosts);
+    if (costs.length > 0) out.push(`Modeled costs: ${costs.map(([k, v]) => `\`${k}=${String(v)}\``).join(', ')}.`);
+    if (run.command) out.push('', 'Rerun:', '', '```sh', run.command, '```');
+    if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
+  }
+  if (data.comparison && data.comparison.length > 0) {
+    out.push('', `### Against the baseline (${data.runs[0]!.label})`, '', mdTable(DELTA_COLUMNS, data.comparison));
+  }
+  if (pngs.length > 0) {
+    out.push('', '### Charts', '');
+    for (const p of pngs) out.push(`![${p.title}](${encodeURI(p.file)})`);
+  }
+  out.push('');
+  return out.join('\n');
+}

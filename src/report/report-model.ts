@@ -1,0 +1,149 @@
+// The derived view of one or more run folders: everything a report shows, computed once and then
+// rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
+// from the run folder.
+import type { Outcome, PlacementName } from '../scenario/index.js';
+
+export type ReportFormat = 'html' | 'md' | 'png' | 'json';
+export const REPORT_FORMATS: readonly ReportFormat[] = ['html', 'md', 'png', 'json'];
+
+/** One row of the comparison table, in the brief's shape. */
+export interface TableRow {
+  run: string;
+  placement: PlacementName;
+  memoryLimitMiB: number | null;
+  peakMemoryMiB: number;
+  /** Peak as a percentage of the limit; null when the run had no limit. */
+  peakPercentOfLimit: number | null;
+  oomKills: number;
+  restarts: number;
+  downtimeSeconds: number;
+  okRps: number;
+  rejectedRps: number;
+  errorRps: number;
+  deadlineExceededRps: number;
+  okP50Ms: number | null;
+  okP99Ms: number | null;
+  peakInflightAttestations: number | null;
+  expectationsPassed: number;
+  expectationsFailed: number;
+  expectations: { name: string; passed: boolean; message: string }[];
+  passed: boolean;
+  /** Why the placement could not be run, when it could not. */
+  error: string | null;
+}
+
+export interface Verdict {
+  /** One sentence for the top of every report. */
+  text: string;
+  survived: PlacementName[];
+  oomKilled: PlacementName[];
+  notRun: PlacementName[];
+  /** Peak memory ratios against the unlimited agent, as the brief quotes them. */
+  ratios: {
+    preToDisabled: number | null;
+    postToDisabled: number | null;
+    /** When disabled was OOM-killed its peak is capped at the limit, so the ratios are upper bounds. */
+    disabledCapped: boolean;
+  };
+  /** The field figures the brief asks to reproduce, kept next to ours for the reader. */
+  fieldRatios: { preToDisabled: number; postToDisabled: number };
+  expectationsPassed: boolean;
+}
+
+/** y null is a gap: the agent was down (between an OOM kill and its restart), so no line is drawn. */
+export interface Point {
+  x: number;
+  y: number | null;
+}
+
+/** One line on a time chart: x in seconds since load start. */
+export interface SeriesLine {
+  label: string;
+  run: string;
+  runIndex: number;
+  placement: PlacementName;
+  rep: number;
+  points: Point[];
+}
+
+export interface TimeSeries {
+  /** Agent memory in MiB. */
+  memory: SeriesLine[];
+  /** One horizontal line per distinct memory limit (MiB). */
+  limits: { label: string; mib: number }[];
+  /** OOM kills: x = time, y = the agent's memory just before (MiB). */
+  oomKills: SeriesLine[];
+  okRps: SeriesLine[];
+  rejectedRps: SeriesLine[];
+  inflight: SeriesLine[];
+  /** Span of x over all series, for drawing the limit lines across the chart. */
+  xRange: { min: number; max: number } | null;
+}
+
+export interface LatencyBar {
+  run: string;
+  placement: PlacementName;
+  outcome: Outcome;
+  count: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  /** 'results' when results.json had it; 'samples' when merged from the per-second histograms. */
+  source: 'results' | 'samples';
+}
+
+export interface RejectionsByKey {
+  run: string;
+  placement: PlacementName;
+  byKeyType: Record<string, number>;
+}
+
+export interface RunReport {
+  label: string;
+  dir: string;
+  status: 'complete' | 'interrupted' | 'failed';
+  scenarioName: string;
+  scenarioDescription: string;
+  scenarioFile: string | null;
+  scenarioResolved: unknown;
+  modeledCosts: Record<string, unknown>;
+  command: string;
+  environment: Record<string, unknown>;
+  startedAt: string;
+  endedAt: string | null;
+  tool: string;
+  rows: TableRow[];
+  verdict: Verdict;
+  latency: LatencyBar[];
+  rejections: RejectionsByKey[];
+  warnings: string[];
+}
+
+/** A change between the baseline (first) run and a later one, for one placement. */
+export interface Delta {
+  baseline: number | null;
+  value: number | null;
+  /** value - baseline; null when either side is missing. */
+  delta: number | null;
+  /** Relative change in percent; null when the baseline is 0 or missing. */
+  percent: number | null;
+}
+
+export interface DeltaRow {
+  baselineRun: string;
+  run: string;
+  placement: PlacementName;
+  peakMemoryMiB: Delta;
+  oomKills: Delta;
+  okRps: Delta;
+  okP99Ms: Delta;
+}
+
+export interface ReportData {
+  runs: RunReport[];
+  /** Present only with several run folders: each later run against the first. */
+  comparison: DeltaRow[] | null;
+  series: TimeSeries;
+}

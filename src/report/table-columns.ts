@@ -1,0 +1,65 @@
+// The comparison table's columns, declared once so the HTML and Markdown tables cannot drift apart.
+import type { Delta, DeltaRow, TableRow } from './report-model.js';
+
+export interface Column<R> {
+  header: string;
+  /** Plain text of the cell; renderers escape it for their format. */
+  cell: (row: R) => string;
+  numeric: boolean;
+}
+
+export function fmt(value: number | null, digits = 1): string {
+  if (value === null || !Number.isFinite(value)) return '—';
+  return value.toFixed(digits);
+}
+
+function fmtMs(value: number | null): string {
+  if (value === null) return '—';
+  return value < 10 ? value.toFixed(2) : value.toFixed(1);
+}
+
+export function expectationsCell(row: TableRow): string {
+  if (row.expectations.length === 0) return 'none set';
+  if (row.expectationsFailed === 0) return `${row.expectationsPassed} passed`;
+  const failed = row.expectations.filter((e) => !e.passed).map((e) => e.message);
+  return `${row.expectationsFailed} failed: ${failed.join('; ')}`;
+}
+
+export function tableColumns(withRun: boolean): Column<TableRow>[] {
+  const cols: Column<TableRow>[] = [
+    { header: 'placement', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
+    { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
+    {
+      header: 'peak memory (MiB)',
+      cell: (r) => `${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}`,
+      numeric: true,
+    },
+    { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
+    { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
+    { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
+    { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
+    { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
+    { header: 'error/s', cell: (r) => fmt(r.errorRps), numeric: true },
+    { header: 'ok p50 (ms)', cell: (r) => fmtMs(r.okP50Ms), numeric: true },
+    { header: 'ok p99 (ms)', cell: (r) => fmtMs(r.okP99Ms), numeric: true },
+    { header: 'expectations', cell: expectationsCell, numeric: false },
+  ];
+  if (withRun) cols.unshift({ header: 'run', cell: (r) => r.run, numeric: false });
+  return cols;
+}
+
+function fmtDelta(d: Delta, digits: number): string {
+  if (d.baseline === null || d.value === null) return `${fmt(d.baseline, digits)} → ${fmt(d.value, digits)}`;
+  const sign = d.delta! > 0 ? '+' : '';
+  const pct = d.percent === null ? '' : ` (${d.percent > 0 ? '+' : ''}${d.percent.toFixed(0)}%)`;
+  return `${fmt(d.baseline, digits)} → ${fmt(d.value, digits)}: ${sign}${fmt(d.delta, digits)}${pct}`;
+}
+
+export const DELTA_COLUMNS: Column<DeltaRow>[] = [
+  { header: 'run vs baseline', cell: (r) => `${r.run} vs ${r.baselineRun}`, numeric: false },
+  { header: 'placement', cell: (r) => r.placement, numeric: false },
+  { header: 'peak memory (MiB)', cell: (r) => fmtDelta(r.peakMemoryMiB, 1), numeric: true },
+  { header: 'OOM kills', cell: (r) => fmtDelta(r.oomKills, 0), numeric: true },
+  { header: 'ok/s', cell: (r) => fmtDelta(r.okRps, 1), numeric: true },
+  { header: 'ok p99 (ms)', cell: (r) => fmtDelta(r.okP99Ms, 2), numeric: true },
+];
