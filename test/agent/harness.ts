@@ -147,9 +147,13 @@ export interface ChildCaller {
   pid: number;
   /** Tells a 'wait' child to make its call; resolves with its result line. */
   go(): Promise<ChildResult>;
+  /** Tells a 'wait' child to make its call without waiting for the answer. */
+  send(): void;
   /** The result line of a 'now' or 'exit-after-send' child. */
   result(): Promise<ChildResult>;
   kill(): void;
+  /** Resolves once the child process has exited. */
+  exited: Promise<void>;
 }
 
 export interface ChildResult {
@@ -186,6 +190,9 @@ export async function spawnCaller(socketPath: string, mode: 'wait' | 'now' | 'ex
   return {
     pid,
     result: () => result ?? Promise.reject(new Error('a wait-mode child answers through go()')),
+    send() {
+      child.stdin!.write('go\n');
+    },
     go() {
       child.stdin!.write('go\n');
       return nextLine().then((l) => JSON.parse(l) as ChildResult);
@@ -193,5 +200,9 @@ export async function spawnCaller(socketPath: string, mode: 'wait' | 'now' | 'ex
     kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
+    exited: new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    }),
   };
 }
