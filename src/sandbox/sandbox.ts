@@ -75,9 +75,9 @@ interface CgroupSetup {
 }
 
 function setUpCgroups(opts: ResolvedSandboxOptions): { setup: CgroupSetup | null; reason: string } {
-  if (opts.useCgroups === 'never') return { setup: null, reason: 'useCgroups is "never"' };
-  const { host, reason } = detectCgroupHost();
-  let why = reason;
+  let why = 'sandbox.useCgroups is "never"';
+  const { host, reason } = opts.useCgroups === 'never' ? { host: null, reason: why } : detectCgroupHost();
+  why = reason;
   if (host) {
     try {
       return { setup: { host, root: Cgroup.create(host, runCgroupRel(opts.runId), { cpu: host.cpuBase !== null }) }, reason };
