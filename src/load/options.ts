@@ -1,0 +1,102 @@
+// The load generator's options: one zod schema, shared by the programmatic API, the CLI flags and
+// scenario YAML, validated before any process starts.
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { parseOrThrow } from '../util/index.js';
+import type { ConnectionMode, LoadMethod, RetryPolicy } from './worker/messages.js';
+
+export type { ConnectionMode, LoadMethod, RetryPolicy } from './worker/messages.js';
+
+export const LOAD_METHODS: readonly LoadMethod[] = ['FetchJWTSVID', 'FetchX509SVID', 'FetchX509Bundles', 'FetchJWTBundles', 'ValidateJWTSVID'];
+export const CONNECTION_MODES: readonly ConnectionMode[] = ['per-call', 'per-worker', 'per-retry'];
+export const RETRY_POLICIES: readonly RetryPolicy[] = ['immediate', 'backoff'];
+
+export const LOAD_DEFAULTS = {
+  pods: 1,
+  workersPerPod: 10,
+  durationMs: 30_000,
+  connection: 'per-call' as ConnectionMode,
+  deadlineMs: 1000,
+  retry: 'immediate' as RetryPolicy,
+  audience: 'attestorm',
+  methods: { FetchJWTSVID: 1 } as Partial<Record<LoadMethod, number>>,
+};
+
+// Bounds keep a typo from forking 100 000 processes or running for a week.
+export const MAX_WORKERS_TOTAL = 5000;
+
+export interface LoadOptions {
+  /** Unix socket path of any Workload API server (reference agent or a real SPIRE agent). */
+  socket: string;
+  pods: number;
+  workersPerPod: number;
+  /** Load phase length; the run stops by itself. */
+  durationMs: number;
+  connection?: ConnectionMode;
+  /** Calls per second per worker; absent = closed loop. */
+  rate?: number;
+  /** Per-call deadline, default 1000. */
+  deadlineMs?: number;
+  retry?: RetryPolicy;
+  /** Method weights, e.g. { FetchJWTSVID: 9, ValidateJWTSVID: 1 }; default { FetchJWTSVID: 1 }. */
+  methods?: Partial<Record<LoadMethod, number>>;
+  audience?: string;
+  /** Optional overall bound on the number of calls. */
+  maxCalls?: number;
+}
+
+export type ResolvedLoadOptions = Required<Omit<LoadOptions, 'rate' | 'maxCalls'>> & Pick<LoadOptions, 'rate' | 'maxCalls'>;
+
+const positiveInt = (max: number) =>
+  z.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
+
+export const loadOptionsSchema = z
+  .strictObject({
+    socket: z.string({ error: 'must be a path' }).min(1, 'must be a non-empty path').max(107, 'must be at most 107 bytes (the Unix socket path limit)'),
+    pods: positiveInt(1000).default(LOAD_DEFAULTS.pods),
+    workersPerPod: positiveInt(MAX_WORKERS_TOTAL).default(LOAD_DEFAULTS.workersPerPod),
+    durationMs: z.number().int('must be whole milliseconds').min(100, 'must be at least 100 ms').max(24 * 3_600_000, 'must be at most 24 h').default(LOAD_DEFAULTS.durationMs),
+    connection: z.enum(CONNECTION_MODES as [ConnectionMode, ...ConnectionMode[]], { error: `must be one of ${CONNECTION_MODES.join(', ')}` }).default(LOAD_DEFAULTS.connection),
+    rate: z.number().positive('must be a positive number of calls per second per worker').max(100_000, 'must be at most 100000').optional(),
+    deadlineMs: z.number().int('must be whole milliseconds').min(1, 'must be at least 1 ms').max(600_000, 'must be at most 10 minutes').default(LOAD_DEFAULTS.deadlineMs),
+    retry: z.enum(RETRY_POLICIES as [RetryPolicy, ...RetryPolicy[]], { error: `must be one of ${RETRY_POLICIES.join(', ')}` }).default(LOAD_DEFAULTS.retry),
+    methods: z
+      .partialRecord(z.enum(LOAD_METHODS as [LoadMethod, ...LoadMethod[]], { error: `must name Workload API methods (${LOAD_METHODS.join(', ')})` }), z.number().int('weight must be an integer').min(0, 'weight must be >= 0').max(1_000_000))
+      .refine((m) => Object.values(m).some((w) => (w ?? 0) > 0), 'must give at least one method a weight above 0')
+      .default(LOAD_DEFAULTS.methods),
+    audience: z.string().min(1, 'must be non-empty (the Workload API rejects FetchJWTSVID without an audience)').max(1024).default(LOAD_DEFAULTS.audience),
+    maxCalls: positiveInt(Number.MAX_SAFE_INTEGER).optional(),
+  })
+  .superRefine((o, ctx) => {
+    if (o.pods * o.workersPerPod > MAX_WORKERS_TOTAL) {
+      ctx.addIssue({ code: 'custom', path: ['workersPerPod'], message: `pods × workersPerPod must be at most ${MAX_WORKERS_TOTAL} processes, got ${o.pods} × ${o.workersPerPod}` });
+    }
+  });
+
+/** Validates (and fills defaults into) load options; a ConfigError lists every problem. */
+export function validateLoadOptions(input: unknown, what = 'load'): ResolvedLoadOptions {
+  return parseOrThrow(loadOptionsSchema, input, what) as ResolvedLoadOptions;
+}
+
+/**
+ * Parses a method mix from flags: ["FetchJWTSVID=9", "ValidateJWTSVID=1"] or ["FetchJWTSVID"]
+ * (weight 1). Names are checked by the schema; this only splits the text.
+ */
+export function parseMethodMix(items: readonly string[], flag = '--method'): Partial<Record<LoadMethod, number>> {
+  const mix: Record<string, number> = {};
+  const problems: string[] = [];
+  for (const raw of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z0-9]+)(?:=(\d+))?$/.exec(raw);
+    if (!m) {
+      problems.push(`${flag} must be Method or Method=weight (e.g. FetchJWTSVID=9), got ${JSON.stringify(raw)}`);
+      continue;
+    }
+    if (!(LOAD_METHODS as readonly string[]).includes(m[1]!)) {
+      problems.push(`${flag} must name one of ${LOAD_METHODS.join(', ')}, got ${JSON.stringify(m[1])}`);
+      continue;
+    }
+    mix[m[1]!] = (mix[m[1]!] ?? 0) + (m[2] === undefined ? 1 : Number(m[2]));
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return mix;
+}

@@ -1,0 +1,42 @@
+// Where pod processes run. The sandbox (src/sandbox) is the real host: kubelet-named cgroups, pod
+// UIDs, churn. The generator codes against this slice of it, so it also runs with plain local
+// processes (no cgroups, no pod identity) when pointed at an agent without a sandbox.
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { stopChild } from '../util/index.js';
+
+/** What the generator needs to know about a pod. The sandbox's SandboxPod has these and more. */
+export interface LoadPod {
+  uid: string;
+  name: string;
+}
+
+/** The part of the sandbox the generator uses; the sandbox satisfies it structurally. */
+export interface PodHost<P extends LoadPod = LoadPod> {
+  /** Starts the pods, each running podMain's process; under churn calls podMain again for replacements. */
+  startPods(podMain: (pod: P) => ChildProcess): Promise<void>;
+  /** Spawns a process inside the pod (its cgroup, its OS user). */
+  spawnInPod(pod: P, command: string, args: string[], options: SpawnOptions): ChildProcess;
+  /** Ends all pods and their processes (and any churn). */
+  stopPods(): Promise<void>;
+}
+
+/**
+ * Pods as plain child processes of this one: same cgroup, same user, synthetic names. What the
+ * agent sees is then only distinct PIDs — useful against a real agent where no sandbox can run.
+ */
+export function localPodHost(pods: number): PodHost {
+  const children: ChildProcess[] = [];
+  const list: LoadPod[] = Array.from({ length: pods }, (_, i) => ({ uid: randomUUID(), name: `load-pod-${i}` }));
+  return {
+    async startPods(podMain) {
+      for (const pod of list) children.push(podMain(pod));
+    },
+    spawnInPod(_pod, command, args, options) {
+      return spawn(command, args, options);
+    },
+    async stopPods() {
+      await Promise.all(children.map((c) => stopChild(c, 3000)));
+    },
+  };
+}

@@ -1,0 +1,214 @@
+// runLoad: starts one pod process per pod (through the sandbox, so each sits in its pod's cgroup),
+// each forking its workers; starts them together, merges their seconds as they arrive, and stops
+// by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
+import type { ChildProcess } from 'node:child_process';
+import { RunError } from '../errors.js';
+import type { LatencySummary, LoadSample, Outcome } from '../scenario/index.js';
+import { LoadAggregator, type PodTotals } from './aggregator.js';
+import { WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
+import { summarizeDecoded } from './histograms.js';
+import { samplePss, type MemoryStats } from './memory.js';
+import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
+import { PodHandle } from './pod-handle.js';
+import { localPodHost, type LoadPod, type PodHost } from './pod-host.js';
+import { OUTCOMES, type LoadMethod, type PodConfig } from './worker/messages.js';
+
+export interface LoadSummary {
+  startedAt: string;
+  /** Length of the load phase actually run (shorter when aborted or stopped by maxCalls). */
+  durationMs: number;
+  totals: { calls: number; ok: number; rateLimited: number; deadlineExceeded: number; error: number; byCode: Record<string, number> };
+  rps: { ok: number; rateLimited: number; deadlineExceeded: number; error: number };
+  latency: Partial<Record<Outcome, LatencySummary>>;
+  /** Whole-run encoded histograms (microseconds) per outcome. */
+  histograms: Partial<Record<Outcome, string>>;
+  series: LoadSample[];
+  /** Per pod UID. */
+  pods: Record<string, PodTotals>;
+  /** PSS of the workers, sampled once mid-run. */
+  workerMemoryBytes: MemoryStats | null;
+  /** Worker processes started (replacement pods included). */
+  workers: number;
+  /** True when the run ended early because the signal was aborted. */
+  aborted: boolean;
+}
+
+export interface LoadEnv {
+  /** Where pods run; without one, pods are plain local processes (no cgroups, no pod identity). */
+  sandbox?: PodHost<any>;
+  onSecond?: (sample: LoadSample) => void;
+  signal?: AbortSignal;
+}
+
+// A second is emitted this long after it ends, so pod processes (which forward 250 ms after the
+// second) have had their turn even on a busy machine.
+const EMIT_GRACE_MS = 700;
+// After the end time: workers finish the call in flight (≤ deadline), then report.
+const END_GRACE_MS = 3000;
+// After a stop (abort, maxCalls): how long pods get to ship their last data.
+const STOP_WAIT_MS = 3000;
+
+/** Start timeout per pod: forking hundreds of node processes on two cores takes a while. */
+export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number): number {
+  return 30_000 + 150 * Math.max(workersPerPod, totalWorkers);
+}
+
+function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {
+  return opts.maxCalls === undefined ? null : Math.max(1, Math.ceil(opts.maxCalls / (opts.pods * opts.workersPerPod)));
+}
+
+export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<LoadSummary> {
+  const opts = validateLoadOptions(input);
+  const bundles = await loadBundles();
+  const host: PodHost<any> = env.sandbox ?? localPodHost(opts.pods);
+  const startTimeoutMs = podStartTimeoutMs(opts.workersPerPod, opts.pods * opts.workersPerPod);
+  const podConfig: PodConfig = {
+    worker: {
+      socket: opts.socket,
+      connection: opts.connection,
+      rate: opts.rate ?? null,
+      deadlineMs: opts.deadlineMs,
+      retry: opts.retry,
+      methods: Object.entries(opts.methods).filter(([, w]) => (w ?? 0) > 0) as Array<[LoadMethod, number]>,
+      audience: opts.audience,
+      maxCalls: perWorkerMaxCalls(opts),
+    },
+    workers: opts.workersPerPod,
+    workerBundle: bundles.worker,
+    startTimeoutMs,
+    workerExecArgv: WORKER_EXEC_ARGV,
+  };
+
+  const agg = new LoadAggregator();
+  const handles: PodHandle[] = [];
+  let go: { type: 'go'; t0: number; endAt: number } | null = null;
+  let stopping = false;
+  let wake: () => void = () => {};
+  const poke = () => wake();
+
+  const podMain = (pod: LoadPod): ChildProcess => {
+    const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(podConfig)], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const handle = new PodHandle(pod, child, startTimeoutMs, (p, data) => {
+      agg.add(p, data);
+      if (opts.maxCalls !== undefined && agg.calls() >= opts.maxCalls) stopAll();
+    });
+    handles.push(handle);
+    agg.notePod(pod);
+    // Replacement pods (churn) join the running load as soon as their workers are up.
+    handle.ready.then(() => {
+      if (go && !stopping) handle.go(go);
+      else if (go && stopping) handle.stop();
+    }, poke);
+    void handle.finished.then(poke);
+    return child;
+  };
+
+  function stopAll(): void {
+    if (stopping) return;
+    stopping = true;
+    for (const h of handles) h.stop();
+    poke();
+  }
+
+  const onAbort = () => stopAll();
+  env.signal?.addEventListener('abort', onAbort, { once: true });
+  const timers: NodeJS.Timeout[] = [];
+  let memory: MemoryStats | null = null;
+  let memorySampling: Promise<void> | null = null;
+  const startedAt = new Date();
+  let loadEndedAt = 0;
+
+  try {
+    await host.startPods(podMain);
+    if (env.signal?.aborted) stopAll();
+    if (!stopping) {
+      // Every initial pod must come up; a replacement that fails later only loses its share.
+      await Promise.race([
+        Promise.all(handles.map((h) => h.ready)),
+        new Promise<void>((_, reject) => env.signal?.addEventListener('abort', () => reject(new RunError('load aborted while starting pods')), { once: true })),
+      ]).catch((err) => {
+        if (env.signal?.aborted) return;
+        throw err;
+      });
+    }
+
+    const t0 = Date.now() + 50;
+    const endAt = t0 + opts.durationMs;
+    go = { type: 'go', t0, endAt };
+    startedAt.setTime(t0);
+    if (!stopping) for (const h of handles) if (h.isReady) h.go(go);
+
+    const emit = (upTo: number) => {
+      for (const s of agg.emitUpTo(upTo)) env.onSecond?.(s);
+    };
+    const lastSecond = Math.ceil(opts.durationMs / 1000) - 1;
+    const tick = () => {
+      const k = Math.min(lastSecond, Math.floor((Date.now() - t0 - EMIT_GRACE_MS) / 1000));
+      if (k >= 0) emit(k);
+      if (k < lastSecond && !stopping) timers.push(setTimeout(tick, t0 + (k + 2) * 1000 + EMIT_GRACE_MS - Date.now()));
+    };
+    timers.push(setTimeout(tick, t0 + 1000 + EMIT_GRACE_MS - Date.now()));
+    timers.push(
+      setTimeout(() => {
+        memorySampling = samplePss(handles.filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
+      }, Math.max(0, t0 + opts.durationMs / 2 - Date.now())),
+    );
+    timers.push(setTimeout(poke, Math.max(0, endAt - Date.now())));
+
+    // Wait until the end time has passed (or a stop) and every pod still around has reported.
+    const hardEnd = endAt + opts.deadlineMs + END_GRACE_MS;
+    let stopDeadline = Infinity;
+    for (;;) {
+      const now = Date.now();
+      if (stopping && stopDeadline === Infinity) stopDeadline = now + STOP_WAIT_MS;
+      if ((now >= endAt || stopping) && handles.every((h) => h.isFinished)) break;
+      if (now >= hardEnd || now >= stopDeadline) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        const t = setTimeout(resolve, 250);
+        t.unref?.();
+      });
+    }
+    loadEndedAt = Math.min(Date.now(), endAt);
+  } finally {
+    for (const t of timers) clearTimeout(t);
+    env.signal?.removeEventListener('abort', onAbort);
+    stopping = true;
+    await host.stopPods();
+    // Pods spawned by a host that does not stop them (defensive): never leave a process behind.
+    for (const h of handles) if (h.child.exitCode === null && h.child.signalCode === null) h.child.kill('SIGKILL');
+    await memorySampling;
+  }
+
+  for (const s of agg.emitAll()) env.onSecond?.(s);
+  const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
+  const latency: Partial<Record<Outcome, LatencySummary>> = {};
+  const whole = agg.wholeRunHistograms();
+  for (const o of OUTCOMES) {
+    const h = whole[o];
+    if (h && h.totalCount > 0) latency[o] = summarizeDecoded(h);
+  }
+  const seconds = durationMs / 1000;
+  const summary: LoadSummary = {
+    startedAt: startedAt.toISOString(),
+    durationMs,
+    totals: { calls: agg.calls(), ...agg.totals, byCode: agg.byCode },
+    rps: {
+      ok: agg.totals.ok / seconds,
+      rateLimited: agg.totals.rateLimited / seconds,
+      deadlineExceeded: agg.totals.deadlineExceeded / seconds,
+      error: agg.totals.error / seconds,
+    },
+    latency,
+    histograms: agg.encodedWholeRun(),
+    series: agg.series,
+    pods: agg.pods,
+    workerMemoryBytes: memory,
+    workers: handles.length * opts.workersPerPod,
+    aborted: env.signal?.aborted ?? false,
+  };
+  agg.destroy();
+  return summary;
+}

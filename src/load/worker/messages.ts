@@ -1,0 +1,69 @@
+// The typed IPC messages between the generator (parent), pod processes and workers. Types only, so
+// the worker bundles pull nothing in from here. Data crosses process boundaries only as counters
+// and encoded HDR histograms, never as percentiles, so every hop can merge exactly.
+
+export type Outcome = 'ok' | 'rateLimited' | 'deadlineExceeded' | 'error';
+export const OUTCOMES: readonly Outcome[] = ['ok', 'rateLimited', 'deadlineExceeded', 'error'];
+
+export type ConnectionMode = 'per-call' | 'per-worker' | 'per-retry';
+export type RetryPolicy = 'immediate' | 'backoff';
+export type LoadMethod = 'FetchJWTSVID' | 'FetchX509SVID' | 'FetchX509Bundles' | 'FetchJWTBundles' | 'ValidateJWTSVID';
+
+/** What every worker of a run is told (argv[2] of a worker, JSON). */
+export interface WorkerConfig {
+  socket: string;
+  connection: ConnectionMode;
+  /** Calls per second for this worker (open loop); null = closed loop. */
+  rate: number | null;
+  deadlineMs: number;
+  retry: RetryPolicy;
+  /** Weighted method mix, weights > 0. */
+  methods: Array<[LoadMethod, number]>;
+  audience: string;
+  /** Calls this worker may make at most; null = unbounded (time still bounds it). */
+  maxCalls: number | null;
+}
+
+/** What a pod process is told (argv[2] of a pod process, JSON). */
+export interface PodConfig {
+  worker: WorkerConfig;
+  workers: number;
+  /** Absolute path of the worker bundle, run with plain node. */
+  workerBundle: string;
+  /** How long each worker may take to report ready. */
+  startTimeoutMs: number;
+  /** Node flags for workers (heap sizing). */
+  workerExecArgv: string[];
+}
+
+/** One worker's or one pod's data for one second of the run. */
+export interface IntervalData {
+  /** Index of the second since the run's origin t0 (second k covers [t0+k s, t0+(k+1) s)). */
+  second: number;
+  counts: Record<Outcome, number>;
+  /** Calls per gRPC status code name ("OK", "UNAVAILABLE"). */
+  byCode: Record<string, number>;
+  /** Compressed base64 HDR histograms of latency in microseconds, per outcome seen. */
+  histograms: Partial<Record<Outcome, string>>;
+}
+
+/** Sent to start the load: the shared origin and the absolute end (epoch ms). */
+export interface GoMessage {
+  type: 'go';
+  t0: number;
+  endAt: number;
+}
+
+export type ToWorker = GoMessage | { type: 'stop' };
+export type FromWorker =
+  | { type: 'ready'; pid: number }
+  | { type: 'interval'; data: IntervalData }
+  | { type: 'done'; calls: number }
+  | { type: 'fatal'; message: string };
+
+export type ToPod = GoMessage | { type: 'stop' };
+export type FromPod =
+  | { type: 'ready'; pid: number; workerPids: number[] }
+  | { type: 'interval'; data: IntervalData }
+  | { type: 'done'; calls: number }
+  | { type: 'fatal'; message: string };

@@ -1,0 +1,173 @@
+// A pod's main process: started inside the pod's cgroup as the pod's user, it forks the pod's
+// workers (which inherit both), merges their per-second data and forwards it to the generator.
+// Plain node, bundled: it loads hdr-histogram-js only.
+import { fork, type ChildProcess } from 'node:child_process';
+import { IntervalMerger } from './interval.js';
+import type { FromPod, FromWorker, GoMessage, IntervalData, PodConfig, ToPod, ToWorker } from './messages.js';
+
+const config = JSON.parse(process.argv[2] ?? '{}') as PodConfig;
+if (!process.send) {
+  process.stderr.write('attestorm pod process: must be started with an IPC channel\n');
+  process.exit(2);
+}
+
+// Seconds are forwarded this long after they end, leaving workers time to ship theirs.
+const FORWARD_GRACE_MS = 250;
+// Workers get this long to send their final second after being told to stop.
+const STOP_GRACE_MS = 2000;
+
+const workers: ChildProcess[] = [];
+const merging = new Map<number, IntervalMerger>();
+let t0 = 0;
+let calls = 0;
+let doneWorkers = 0;
+let goMsg: GoMessage | null = null;
+let stopRequested = false;
+let forwardTimer: NodeJS.Timeout | undefined;
+let ended = false;
+
+function send(msg: FromPod, then?: () => void): void {
+  if (!process.connected) return void then?.();
+  process.send!(msg, undefined, undefined, () => then?.());
+}
+
+function toWorkers(msg: ToWorker): void {
+  for (const w of workers) if (w.connected) w.send(msg);
+}
+
+function forward(upTo: number): void {
+  for (const [second, merger] of [...merging].sort((a, b) => a[0] - b[0])) {
+    if (second > upTo) continue;
+    merging.delete(second);
+    send({ type: 'interval', data: merger.toData() });
+    merger.destroy();
+  }
+}
+
+function scheduleForward(): void {
+  const second = Math.floor((Date.now() - t0 - FORWARD_GRACE_MS) / 1000);
+  const next = t0 + (second + 1) * 1000 + FORWARD_GRACE_MS;
+  forwardTimer = setTimeout(() => {
+    forward(second);
+    scheduleForward();
+  }, Math.max(0, next - Date.now()) + 1);
+}
+
+function accept(data: IntervalData): void {
+  let merger = merging.get(data.second);
+  if (!merger) merging.set(data.second, (merger = new IntervalMerger(data.second)));
+  merger.add(data);
+}
+
+// All workers done (or gone): forward everything and report; the generator stops us afterwards.
+function end(): void {
+  if (ended) return;
+  ended = true;
+  clearTimeout(forwardTimer);
+  forward(Number.MAX_SAFE_INTEGER);
+  send({ type: 'done', calls });
+}
+
+function workerGone(): void {
+  doneWorkers++;
+  if ((goMsg || stopRequested) && doneWorkers >= workers.length) end();
+}
+
+function startWorkers(): Promise<number[]> {
+  const pids: Promise<number>[] = [];
+  for (let i = 0; i < config.workers; i++) {
+    const w = fork(config.workerBundle, [JSON.stringify(config.worker)], {
+      execArgv: config.workerExecArgv,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    workers.push(w);
+    let counted = false;
+    const gone = () => {
+      if (counted) return;
+      counted = true;
+      workerGone();
+    };
+    pids.push(
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`worker ${i} not ready within ${config.startTimeoutMs} ms`)), config.startTimeoutMs);
+        w.once('exit', (code, signal) => {
+          clearTimeout(timer);
+          reject(new Error(`worker ${i} exited before ready (${signal ?? code})`));
+        });
+        w.on('message', (msg: FromWorker) => {
+          switch (msg.type) {
+            case 'ready':
+              clearTimeout(timer);
+              resolve(msg.pid);
+              break;
+            case 'interval':
+              accept(msg.data);
+              break;
+            case 'done':
+              calls += msg.calls;
+              gone();
+              break;
+            case 'fatal':
+              process.stderr.write(`attestorm worker ${w.pid}: ${msg.message}\n`);
+              break;
+          }
+        });
+      }),
+    );
+    w.once('exit', gone);
+  }
+  return Promise.all(pids);
+}
+
+function killWorkers(signal: NodeJS.Signals): void {
+  for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill(signal);
+}
+
+function shutdown(): void {
+  // SIGTERM the workers so they ship their last partial second, then make sure none outlives us.
+  killWorkers('SIGTERM');
+  const hard = setTimeout(() => {
+    killWorkers('SIGKILL');
+    end();
+    process.exit(0);
+  }, STOP_GRACE_MS);
+  const poll = setInterval(() => {
+    if (workers.every((w) => w.exitCode !== null || w.signalCode !== null)) {
+      clearInterval(poll);
+      clearTimeout(hard);
+      end();
+      // Give the last messages time to reach the pipe before exiting.
+      setTimeout(() => process.exit(0), 50);
+    }
+  }, 20);
+}
+
+// The generator died: nothing to report to; take the workers down with us.
+process.on('disconnect', () => {
+  killWorkers('SIGKILL');
+  process.exit(0);
+});
+process.on('SIGTERM', shutdown);
+process.on('message', (msg: ToPod) => {
+  if (msg.type === 'go') {
+    goMsg = msg;
+    t0 = msg.t0;
+    toWorkers(msg);
+    scheduleForward();
+    if (doneWorkers >= workers.length) end();
+  } else if (msg.type === 'stop') {
+    stopRequested = true;
+    toWorkers({ type: 'stop' });
+    if (doneWorkers >= workers.length) end();
+  }
+});
+
+startWorkers().then(
+  (workerPids) => send({ type: 'ready', pid: process.pid, workerPids }),
+  (err: Error) => {
+    send({ type: 'fatal', message: err.message }, () => {
+      killWorkers('SIGKILL');
+      process.exit(1);
+    });
+  },
+);
