@@ -5,7 +5,7 @@ export const PAGE_CSS = `
 :root { color-scheme: light; --fg: #1d1d1f; --muted: #5f6368; --line: #d9d9de; --ok: #0a7d32; --bad: #b3261e; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Liberation Sans", "DejaVu Sans", sans-serif; color: var(--fg); background: #fff; }
-main { max-width: 1280px; margin: 0 auto; padding: 1rem 1.25rem 3rem; }
+main { max-width: 1440px; margin: 0 auto; padding: 1rem 1.25rem 3rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 .25rem; }
 h2 { font-size: 1.2rem; margin: 2rem 0 .5rem; border-bottom: 1px solid var(--line); padding-bottom: .25rem; }
 h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
@@ -15,11 +15,15 @@ h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: .4rem .6rem; text-align: left; vertical-align: top; }
-th { background: #f6f6f8; font-weight: 600; white-space: nowrap; }
+thead th { background: #f6f6f8; font-weight: 600; vertical-align: bottom; }
+tbody th { font-weight: 600; white-space: nowrap; }
+/* On a narrow screen the table scrolls sideways; the placement column stays in view. */
+tbody th { position: sticky; left: 0; background: #fff; z-index: 1; }
+thead th:first-child { position: sticky; left: 0; z-index: 2; }
 td.num { text-align: right; white-space: nowrap; }
-tr.failed td:first-child { box-shadow: inset 4px 0 0 var(--bad); }
-tr.passed td:first-child { box-shadow: inset 4px 0 0 var(--ok); }
-ul.expect { margin: 0; padding-left: 1.1rem; min-width: 16rem; }
+tr.failed > :first-child { box-shadow: inset 4px 0 0 var(--bad); padding-left: .9rem; }
+tr.passed > :first-child { box-shadow: inset 4px 0 0 var(--ok); padding-left: .9rem; }
+ul.expect { margin: 0; padding-left: 0; list-style: none; min-width: 13rem; }
 li.pass { color: var(--ok); } li.fail { color: var(--bad); }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); gap: 1.25rem; }
 figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: .75rem; }
@@ -65,5 +69,7 @@ export const PAGE_SCRIPT = `
     };
     new Chart(canvas, config);
   });
+  var note = document.getElementById('charts-need-js');
+  if (note) note.remove();
 })();
 `;

@@ -44,7 +44,11 @@ export function renderHtml(data: ReportData, charts: ChartSpec[]): string {
 
   body.push('<h2 id="charts">Charts</h2>');
   if (charts.length === 0) body.push('<p>The run folder holds no samples to chart.</p>');
-  body.push('<noscript><p>The charts need JavaScript; the PNG files next to this report show the same charts.</p></noscript>');
+  // Not <noscript>: a browser that merely blocks scripts (CSP, extensions, test harnesses) still
+  // skips that; the page script removes this note once the charts are drawn.
+  if (charts.length > 0) {
+    body.push('<p id="charts-need-js">The charts need JavaScript; the PNG files next to this report show the same charts.</p>');
+  }
   body.push('<div class="charts">');
   for (const c of charts) {
     body.push(

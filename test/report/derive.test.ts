@@ -1,0 +1,200 @@
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import { deriveReport, loadRun, parseFormats, renderReports } from '../../src/report/index.js';
+import { writeFixtureRun } from './fixture.js';
+
+let parent: string;
+let runDir: string;
+
+beforeAll(async () => {
+  parent = await mkdtemp(path.join(tmpdir(), 'attestorm-derive-'));
+  runDir = await writeFixtureRun({ parent, name: 'baseline' });
+});
+afterAll(async () => {
+  await rm(parent, { recursive: true, force: true });
+});
+
+describe('table rows', () => {
+  it('has one row per placement with the results figures, in MiB and percent of the limit', async () => {
+    const run = await loadRun(runDir);
+    const data = deriveReport([run]);
+    const rows = data.runs[0]!.rows;
+    expect(rows.map((r) => r.placement)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
+    for (const [i, row] of rows.entries()) {
+      const p = run.results.placements[i]!;
+      expect(row.memoryLimitMiB).toBe(320);
+      expect(row.peakMemoryMiB).toBeCloseTo(p.peakMemoryBytes / 2 ** 20, 6);
+      expect(row.peakPercentOfLimit).toBeCloseTo((100 * p.peakMemoryBytes) / p.memoryLimitBytes, 6);
+      expect(row.okRps).toBe(p.okRps);
+      expect(row.okP99Ms).toBe(p.latency.ok!.p99Ms);
+    }
+    const [pre, post, disabled] = rows;
+    expect(pre!.oomKills).toBe(0);
+    expect(pre!.peakMemoryMiB).toBeGreaterThan(130);
+    expect(pre!.peakMemoryMiB).toBeLessThan(140);
+    expect(pre!.expectationsFailed).toBe(0);
+    expect(post!.expectationsFailed).toBe(1);
+    expect(post!.expectations.find((e) => !e.passed)!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200 MiB$/);
+    expect(disabled!.oomKills).toBe(1);
+    expect(disabled!.restarts).toBe(1);
+    expect(disabled!.peakPercentOfLimit).toBe(100);
+    expect(disabled!.errorRps).toBeGreaterThan(0);
+  });
+});
+
+describe('verdict', () => {
+  it('names survivors and OOM-killed placements and flags ratios capped by an OOM kill', async () => {
+    const { verdict } = deriveReport([await loadRun(runDir)]).runs[0]!;
+    expect(verdict.survived).toEqual(['pre-attestation', 'post-attestation']);
+    expect(verdict.oomKilled).toEqual(['disabled']);
+    expect(verdict.ratios.disabledCapped).toBe(true);
+    expect(verdict.expectationsPassed).toBe(false);
+    expect(verdict.text).toContain('disabled OOM-killed once');
+    expect(verdict.text).toContain('upper bounds');
+    expect(verdict.text).toContain('Expectations not met (1 failed)');
+  });
+
+  it("reproduces the field's 512 MiB ratios when nothing is killed", async () => {
+    const dir = await writeFixtureRun({
+      parent,
+      name: 'field-512',
+      memoryLimitMiB: 512,
+      placements: [
+        { name: 'pre-attestation', peakMiB: 138.4 },
+        { name: 'post-attestation', peakMiB: 307.5 },
+        { name: 'disabled', peakMiB: 341.0 },
+      ],
+    });
+    const { verdict, rows } = deriveReport([await loadRun(dir)]).runs[0]!;
+    expect(verdict.oomKilled).toEqual([]);
+    expect(verdict.ratios.disabledCapped).toBe(false);
+    // The fixture's memory has ±4% noise under the target peak, so the ratios land near the field's.
+    expect(verdict.ratios.preToDisabled).toBeCloseTo(rows[0]!.peakMemoryMiB / rows[2]!.peakMemoryMiB, 10);
+    expect(Math.abs(verdict.ratios.preToDisabled! - 0.41)).toBeLessThan(0.02);
+    expect(Math.abs(verdict.ratios.postToDisabled! - 0.9)).toBeLessThan(0.02);
+    expect(verdict.text).toMatch(/pre\/disabled 0\.4\d \(field ≈0\.41\), post\/disabled 0\.\d\d \(field ≈0\.90\)\./);
+    expect(verdict.expectationsPassed).toBe(true);
+  });
+});
+
+describe('series', () => {
+  it('breaks the memory line at the OOM kill and marks the kill at the limit', async () => {
+    const { series } = deriveReport([await loadRun(runDir)]);
+    expect(series.memory).toHaveLength(3);
+    const disabled = series.memory.find((s) => s.placement === 'disabled')!;
+    expect(disabled.points.some((p) => p.y === null)).toBe(true);
+    expect(series.oomKills).toHaveLength(1);
+    expect(series.oomKills[0]!.points[0]!.y).toBe(320);
+    expect(series.limits).toEqual([{ label: 'limit 320 MiB', mib: 320 }]);
+    // disabled rejects nothing, so it has no rejected line
+    expect(series.rejectedRps.map((s) => s.placement)).toEqual(['pre-attestation', 'post-attestation']);
+  });
+});
+
+describe('deltas between runs', () => {
+  it('compares each placement of a later run with the baseline', async () => {
+    const after = await writeFixtureRun({
+      parent,
+      name: 'after',
+      seed: 7,
+      placements: [
+        { name: 'pre-attestation', peakMiB: 100 },
+        { name: 'post-attestation', peakMiB: 400 },
+        { name: 'disabled', peakMiB: 341 },
+      ],
+    });
+    const base = await loadRun(runDir);
+    const later = await loadRun(after);
+    const data = deriveReport([base, later]);
+    expect(data.comparison).toHaveLength(3);
+    const pre = data.comparison!.find((d) => d.placement === 'pre-attestation')!;
+    expect(pre.baselineRun).toBe('baseline');
+    expect(pre.run).toBe('after');
+    const basePeak = base.results.placements[0]!.peakMemoryBytes / 2 ** 20;
+    const laterPeak = later.results.placements[0]!.peakMemoryBytes / 2 ** 20;
+    expect(pre.peakMemoryMiB.delta).toBeCloseTo(laterPeak - basePeak, 6);
+    expect(pre.peakMemoryMiB.percent).toBeCloseTo((100 * (laterPeak - basePeak)) / basePeak, 6);
+    const post = data.comparison!.find((d) => d.placement === 'post-attestation')!;
+    expect(post.oomKills).toEqual({ baseline: 0, value: 1, delta: 1, percent: null });
+    expect(post.okRps.delta).toBeCloseTo(later.results.placements[1]!.okRps - base.results.placements[1]!.okRps, 6);
+    expect(post.okP99Ms.value).toBe(later.results.placements[1]!.latency.ok!.p99Ms);
+    // Labels in a comparison carry the run name so the lines of both runs can be told apart.
+    expect(data.series.memory.map((s) => s.label)).toContain('after · disabled');
+  });
+
+  it('writes the comparison into --out and keeps the run folders untouched', async () => {
+    const out = path.join(parent, 'compare-out');
+    const other = await writeFixtureRun({ parent, name: 'other', seed: 3 });
+    const { files } = await renderReports([runDir, other], { outDir: out, formats: ['md', 'json'] });
+    expect(files.map((f) => path.relative(out, f)).sort()).toEqual(['report.json', 'summary.md']);
+    const md = await readFile(path.join(out, 'summary.md'), 'utf8');
+    expect(md).toContain('### Against the baseline (baseline)');
+    expect(md).toMatch(/\| other vs baseline \| pre-attestation \|/);
+    const json = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8'));
+    expect(json.comparison).toHaveLength(3);
+    expect(json.runs.map((r: { label: string }) => r.label)).toEqual(['baseline', 'other']);
+  });
+});
+
+describe('reading run folders', () => {
+  it('tolerates a truncated last NDJSON line of an interrupted run', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'truncated', truncateLastLine: true });
+    const run = await loadRun(dir);
+    expect(run.warnings.filter((w) => w.includes('truncated last line'))).toHaveLength(3);
+    expect(run.samples.get('disabled.r1')!.length).toBeGreaterThan(100);
+  });
+
+  it('rejects a malformed line in the middle of the samples, naming file and line', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'corrupt' });
+    const file = path.join(dir, 'pre-attestation.r1', 'samples.ndjson');
+    const lines = (await readFile(file, 'utf8')).split('\n');
+    lines[5] = '{"kind":"memory",';
+    await writeFile(file, lines.join('\n'));
+    await expect(loadRun(dir)).rejects.toThrow(/samples\.ndjson:6 is not a JSON sample line/);
+  });
+
+  it('falls back to the samples\' histograms when results.json lacks latency', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'no-latency' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const expected = results.placements[0].latency.ok;
+    for (const p of results.placements) p.latency = {};
+    await writeFile(file, JSON.stringify(results));
+    const report = deriveReport([await loadRun(dir)]).runs[0]!;
+    const ok = report.latency.find((l) => l.placement === 'pre-attestation' && l.outcome === 'ok')!;
+    expect(ok.source).toBe('samples');
+    expect(ok.count).toBe(expected.count);
+    expect(ok.p99Ms).toBeCloseTo(expected.p99Ms, 6);
+    expect(ok.p50Ms).toBeCloseTo(expected.p50Ms, 6);
+  });
+
+  it('tells a missing folder, a folder without results.json and a schema mismatch apart', async () => {
+    await expect(loadRun(path.join(parent, 'nope'))).rejects.toThrow(ConfigError);
+    await expect(loadRun(path.join(parent, 'nope'))).rejects.toThrow(/nope does not exist/);
+    const empty = await mkdtemp(path.join(parent, 'empty-'));
+    await expect(loadRun(empty)).rejects.toThrow(/has no results\.json/);
+    const dir = await writeFixtureRun({ parent, name: 'v99' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    results.schemaVersion = 99;
+    await writeFile(file, JSON.stringify(results));
+    await expect(loadRun(dir)).rejects.toThrow(/schemaVersion 99, this attestorm reads schemaVersion 1/);
+    await appendFile(path.join(empty, 'results.json'), '{ not json');
+    await expect(loadRun(empty)).rejects.toThrow(/is not valid JSON/);
+  });
+
+  it('refuses unknown formats and run folders that escape the run folder', async () => {
+    expect(() => parseFormats('html,pdf')).toThrow(/unknown report format "pdf"/);
+    expect(parseFormats('md, json,md')).toEqual(['md', 'json']);
+    await expect(renderReports(runDir, { formats: ['svg' as never] })).rejects.toThrow(ConfigError);
+    const dir = await writeFixtureRun({ parent, name: 'escape' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    results.placements[0].runDirs = ['../../etc'];
+    await writeFile(file, JSON.stringify(results));
+    await expect(loadRun(dir)).rejects.toThrow(/invalid folder name/);
+  });
+});
