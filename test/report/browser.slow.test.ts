@@ -11,6 +11,19 @@ import { renderReports } from '../../src/report/index.js';
 import { writeFixtureRun } from './fixture.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+
+// The project compiles without the DOM lib; these are the few browser shapes the page functions use.
+interface PageCanvas {
+  id: string;
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+  getBoundingClientRect(): { width: number };
+}
+interface PageGlobals {
+  Chart: { getChart(id: string): { tooltip: { getActiveElements(): unknown[] } } };
+  document: { documentElement: { scrollWidth: number }; querySelectorAll(sel: string): Iterable<PageCanvas> };
+}
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) {
   // Stated reason, visible in the test output: .ci/run installs it with `apt-get install -y chromium`.
@@ -52,12 +65,12 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
   /** Per canvas: its id and how many pixels are not fully transparent. */
   async function drawnPixels(page: import('playwright-core').Page) {
     return page.$$eval('canvas', (canvases) =>
-      canvases.map((c) => {
-        const ctx = (c as HTMLCanvasElement).getContext('2d')!;
-        const { data } = ctx.getImageData(0, 0, (c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height);
+      canvases.map((el) => {
+        const c = el as unknown as PageCanvas;
+        const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
         let painted = 0;
         for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
-        return { id: c.id, painted, width: (c as HTMLCanvasElement).width };
+        return { id: c.id, painted, width: c.width };
       }),
     );
   }
@@ -78,7 +91,7 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
     const box = (await page.locator('#chart-memory').boundingBox())!;
     await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
     const tooltipShown = await page.evaluate(() => {
-      const chart = (window as unknown as { Chart: { getChart(id: string): { tooltip: { opacity: number; getActiveElements(): unknown[] } } } }).Chart.getChart('chart-memory');
+      const chart = (globalThis as unknown as PageGlobals).Chart.getChart('chart-memory');
       return chart.tooltip.getActiveElements().length;
     });
     expect(tooltipShown).toBeGreaterThan(0);
@@ -106,10 +119,13 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
 
   it('fits a narrow screen: charts shrink to the viewport, the table scrolls inside its box', async () => {
     const { page, errors } = await open(html, { width: 390, height: 844 });
-    const widths = await page.evaluate(() => ({
-      doc: document.documentElement.scrollWidth,
-      canvases: [...document.querySelectorAll('canvas')].map((c) => c.getBoundingClientRect().width),
-    }));
+    const widths = await page.evaluate(() => {
+      const { document } = globalThis as unknown as PageGlobals;
+      return {
+        doc: document.documentElement.scrollWidth,
+        canvases: [...document.querySelectorAll('canvas')].map((c) => c.getBoundingClientRect().width),
+      };
+    });
     expect(widths.doc).toBeLessThanOrEqual(390);
     for (const w of widths.canvases) expect(w).toBeLessThanOrEqual(390);
     const canvases = await drawnPixels(page);
