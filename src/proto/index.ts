@@ -1,5 +1,7 @@
 // Loads the Workload API proto once and exposes the service definition, message codecs and
 // the wire constants (method paths, the security header) that agents and clients share.
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
@@ -21,7 +23,19 @@ export type { ValidateJWTSVIDResponse, ValidateJWTSVIDResponse__Output } from '.
 export type { SpiffeWorkloadAPIClient, SpiffeWorkloadAPIHandlers, SpiffeWorkloadAPIDefinition } from './gen/SpiffeWorkloadAPI.js';
 export type { Struct, Struct__Output } from './gen/google/protobuf/Struct.js';
 
-export const PROTO_PATH = fileURLToPath(new URL('../../proto/workload.proto', import.meta.url));
+// From the sources this is ../../proto; from a bundle in node_modules/.cache/attestorm (child
+// processes run without the TypeScript loader) it is further up, so walk up until it is found.
+function findProto(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, 'proto', 'workload.proto');
+    if (existsSync(candidate)) return candidate;
+    dir = dirname(dir);
+  }
+  return fileURLToPath(new URL('../../proto/workload.proto', import.meta.url));
+}
+
+export const PROTO_PATH = findProto();
 
 /** The metadata key every Workload API call must carry with the single value "true". */
 export const SECURITY_HEADER = 'workload.spiffe.io';
