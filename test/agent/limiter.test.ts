@@ -118,6 +118,37 @@ describe('createRateLimiter', () => {
     expect(rl.size()).toBe(2); // 'new' demoted to previous, 'other' current
   });
 
+  it('compaction after a storm keeps the state of the keys that stay live', () => {
+    const c = clock(0);
+    const rl = createRateLimiter(limits({ fetch_jwt_svid: 1 }), { now: c.now, gcIntervalMs: 50 });
+    for (let i = 0; i < 1000; i++) rl.allow('fetch_jwt_svid', `storm-${i}`); // each drained to 0
+    expect(rl.allow('fetch_jwt_svid', 'quiet')).toBe(true); // 'quiet' keeps a drained bucket too
+    c.advance(50);
+    // Only these stay active; 1 token needs 1000 ms, so every one of them is still empty.
+    for (const k of ['quiet', 'storm-7', 'storm-999']) expect(rl.allow('fetch_jwt_svid', k)).toBe(false);
+    c.advance(50); // demotes; 3 live of 1001 slots: the slab is compacted
+    for (const k of ['quiet', 'storm-7', 'storm-999']) expect(rl.allow('fetch_jwt_svid', k)).toBe(false);
+    expect(rl.size()).toBe(3);
+    // Freed and compacted slots never leak old state into new keys: a new key has a full bucket.
+    for (let i = 0; i < 100; i++) expect(rl.allow('fetch_jwt_svid', `new-${i}`)).toBe(true);
+    c.advance(1000);
+    expect(rl.allow('fetch_jwt_svid', 'quiet')).toBe(true); // refilled by time, as a live key should be
+  });
+
+  it('slots freed by GC are reused with fresh buckets', () => {
+    const c = clock(0);
+    const rl = createRateLimiter(limits({ fetch_jwt_svid: 2 }), { now: c.now, gcIntervalMs: 1000 });
+    for (let i = 0; i < 200; i++) takeAll(() => rl.allow('fetch_jwt_svid', `old-${i}`));
+    for (let i = 0; i < 150; i++) rl.allow('fetch_jwt_svid', `keep-${i}`);
+    c.advance(1000);
+    for (let i = 0; i < 150; i++) rl.allow('fetch_jwt_svid', `keep-${i}`);
+    c.advance(1000); // old-* dropped (no compaction: 150 of 350 slots live), their slots freed
+    for (let i = 0; i < 150; i++) rl.allow('fetch_jwt_svid', `keep-${i}`);
+    expect(rl.size()).toBe(150);
+    for (let i = 0; i < 200; i++) expect(takeAll(() => rl.allow('fetch_jwt_svid', `reuse-${i}`))).toBe(2);
+    expect(rl.size()).toBe(350);
+  });
+
   it('rejects invalid limits and GC intervals with ConfigError naming the key', () => {
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: -1 }))).toThrow(ConfigError);
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: 1.5 }))).toThrow(/rateLimit\.limits\.fetch_jwt_svid must be a non-negative integer/);
