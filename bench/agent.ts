@@ -1,0 +1,197 @@
+// Benchmark of the reference agent's call path: FetchJWTSVID calls/s on one reused connection
+// and with a fresh connection per call, for each limiter placement; and what a rejected call
+// costs next to a no-op grpc-js RPC. The server under test runs in a child process (this file
+// with --serve) so client and server do not share one event loop. Numbers, never pass/fail.
+//   node --import tsx bench/agent.ts [--seconds 3] [--json]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { parseAgentConfig, startAgent, type AgentConfigInput } from '../src/agent/index.js';
+import { SECURITY_HEADER, workloadProto, workloadService, type SpiffeWorkloadAPIClient } from '../src/proto/index.js';
+
+interface ServeSpec {
+  kind: 'agent' | 'noop';
+  socket: string;
+  config?: Partial<AgentConfigInput>;
+}
+
+// ---------- server side (child process) ----------
+
+async function serve(spec: ServeSpec): Promise<void> {
+  let stop: () => Promise<void>;
+  if (spec.kind === 'agent') {
+    const agent = await startAgent(parseAgentConfig({ ...spec.config, socket: spec.socket }), { log: () => {} });
+    stop = () => agent.close();
+  } else {
+    // The floor: a grpc-js server on a Unix socket whose FetchJWTSVID does nothing at all.
+    const server = new grpc.Server();
+    const noopStream = (call: grpc.ServerWritableStream<unknown, unknown>) => call.end();
+    server.addService(workloadService(), {
+      FetchJWTSVID: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, { svids: [] }),
+      ValidateJWTSVID: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, {}),
+      FetchX509SVID: noopStream,
+      FetchX509Bundles: noopStream,
+      FetchJWTBundles: noopStream,
+    });
+    await new Promise<void>((resolve, reject) =>
+      server.bindAsync(`unix:${spec.socket}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+    );
+    stop = () => new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+  }
+  process.stdout.write('ready\n');
+  const onSignal = () => void stop().finally(() => process.exit(0));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+}
+
+// ---------- client side (this process) ----------
+
+interface Served {
+  socket: string;
+  stop(): Promise<void>;
+}
+
+const self = fileURLToPath(import.meta.url);
+const owned = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of owned) c.kill('SIGKILL');
+});
+
+async function startServer(spec: ServeSpec): Promise<Served> {
+  const child = spawn(process.execPath, ['--import', 'tsx', self, '--serve', JSON.stringify(spec)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  owned.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${spec.kind} server not ready within 20 s`)), 20_000);
+    createInterface({ input: child.stdout! }).once('line', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    void exited.then(() => reject(new Error(`${spec.kind} server exited before ready`)));
+  });
+  return {
+    socket: spec.socket,
+    async stop() {
+      child.kill('SIGTERM');
+      const grace = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(grace);
+      owned.delete(child);
+    },
+  };
+}
+
+function client(socket: string): SpiffeWorkloadAPIClient {
+  return new (workloadProto().SpiffeWorkloadAPI)(`unix:${socket}`, grpc.credentials.createInsecure(), {
+    'grpc.use_local_subchannel_pool': 1,
+  });
+}
+
+const md = new grpc.Metadata();
+md.add(SECURITY_HEADER, 'true');
+
+function fetchJwt(c: SpiffeWorkloadAPIClient): Promise<number> {
+  return new Promise((resolve) => c.FetchJWTSVID({ audience: ['bench'] }, md, (err) => resolve(err ? err.code : 0)));
+}
+
+interface Measured {
+  calls: number;
+  perSecond: number;
+  /** gRPC status name → count. */
+  codes: Record<string, number>;
+}
+
+/** Concurrent closed-loop callers for `ms`, after a short warm-up. */
+async function measure(socket: string, connection: 'reused' | 'fresh', ms: number, concurrency: number): Promise<Measured> {
+  const shared = connection === 'reused' ? client(socket) : null;
+  const codes: Record<string, number> = {};
+  let calls = 0;
+  const run = async (until: number, count: boolean) => {
+    while (performance.now() < until) {
+      const c = shared ?? client(socket);
+      const code = await fetchJwt(c);
+      if (!shared) c.close();
+      if (count) {
+        calls++;
+        const name = grpc.status[code] ?? String(code);
+        codes[name] = (codes[name] ?? 0) + 1;
+      }
+    }
+  };
+  const warm = performance.now() + Math.min(500, ms / 4);
+  await Promise.all(Array.from({ length: concurrency }, () => run(warm, false)));
+  const start = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, () => run(start + ms, true)));
+  const elapsed = performance.now() - start;
+  shared?.close();
+  return { calls, perSecond: Math.round((calls / elapsed) * 1000), codes };
+}
+
+interface Row {
+  name: string;
+  placement: string;
+  connection: 'reused' | 'fresh';
+  result: Measured;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const json = args.includes('--json');
+  const secIdx = args.indexOf('--seconds');
+  const seconds = secIdx >= 0 ? Number(args[secIdx + 1]) : 3;
+  if (!(seconds > 0 && seconds <= 60)) throw new Error(`--seconds must be between 0 and 60, got ${args[secIdx + 1]}`);
+  const ms = seconds * 1000;
+  const dir = mkdtempSync(join(tmpdir(), 'attestorm-bench-'));
+  const rows: Row[] = [];
+  const say = (line: string) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+  const CONCURRENCY = { reused: 16, fresh: 8 } as const;
+  const cases: Array<{ name: string; placement: string; kind: 'agent' | 'noop'; limit: number }> = [
+    { name: 'admitted', placement: 'disabled', kind: 'agent', limit: 0 },
+    { name: 'admitted', placement: 'pre-attestation', kind: 'agent', limit: 1_000_000 },
+    { name: 'admitted', placement: 'post-attestation', kind: 'agent', limit: 1_000_000 },
+    { name: 'rejected', placement: 'pre-attestation', kind: 'agent', limit: 1 },
+    { name: 'rejected', placement: 'post-attestation', kind: 'agent', limit: 1 },
+    { name: 'no-op grpc-js server', placement: '-', kind: 'noop', limit: 0 },
+  ];
+  try {
+    say(`FetchJWTSVID calls/s, ${seconds}s each, closed loop (${CONCURRENCY.reused} in flight on a reused connection, ${CONCURRENCY.fresh} with a fresh connection per call)`);
+    for (const [i, c] of cases.entries()) {
+      const socket = join(dir, `s${i}.sock`);
+      const config: Partial<AgentConfigInput> = {
+        rateLimit: { placement: c.placement as 'disabled', limits: { fetch_jwt_svid: c.limit } },
+      };
+      const server = await startServer({ kind: c.kind, socket, config });
+      try {
+        for (const connection of ['reused', 'fresh'] as const) {
+          const result = await measure(socket, connection, ms, CONCURRENCY[connection]);
+          rows.push({ name: c.name, placement: c.placement, connection, result });
+          const codes = Object.entries(result.codes).map(([k, v]) => `${k} ${v}`).join(', ');
+          say(`  ${c.name.padEnd(22)} ${c.placement.padEnd(17)} ${connection.padEnd(7)} ${String(result.perSecond).padStart(7)} calls/s  (${codes})`);
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+    const get = (name: string, placement: string, connection: string) =>
+      rows.find((r) => r.name === name && r.placement === placement && r.connection === connection)?.result.perSecond ?? 0;
+    const noop = get('no-op grpc-js server', '-', 'reused');
+    const rej = get('rejected', 'pre-attestation', 'reused');
+    say(`  a rejected pre-attestation call runs at ${((rej / noop) * 100).toFixed(0)}% of a no-op RPC's rate (${rej} vs ${noop} calls/s, reused connection)`);
+    if (json) process.stdout.write(`${JSON.stringify({ bench: 'agent', seconds, concurrency: CONCURRENCY, rows }, null, 2)}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const serveIdx = process.argv.indexOf('--serve');
+if (serveIdx >= 0) {
+  await serve(JSON.parse(process.argv[serveIdx + 1]!) as ServeSpec);
+} else {
+  await main();
+}
