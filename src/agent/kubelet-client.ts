@@ -241,7 +241,15 @@ export class KubeletClient {
       };
       const headers: Record<string, string> = { accept: 'application/json' };
       if (token) headers.authorization = `Bearer ${token}`;
-      const req = this.request(this.podsUrl, { method: 'GET', headers, agent: this.agent }, (res) => {
+      let req: http.ClientRequest;
+      try {
+        req = this.request(this.podsUrl, { method: 'GET', headers, agent: this.agent }, onResponse);
+      } catch (err) {
+        // Thrown synchronously for headers Node refuses, e.g. a token file with a line break inside.
+        reject(new KubeletError('token', `kubelet GET ${url}: cannot send the request: ${(err as Error).message}`, { cause: err }));
+        return;
+      }
+      function onResponse(res: http.IncomingMessage) {
         res.on('error', (err) => settle(new KubeletError('unreachable', `kubelet GET ${url}: response failed: ${err.message}`, { cause: err })));
         if (res.statusCode !== 200) {
           let snippet = '';
@@ -272,7 +280,7 @@ export class KubeletClient {
             settle(err as Error);
           }
         });
-      });
+      }
       const timer = setTimeout(() => {
         settle(new KubeletError('timeout', `kubelet GET ${url} timed out after ${this.opts.timeoutMs} ms`));
         req.destroy();

@@ -176,6 +176,16 @@ describe('KubeletClient', () => {
     expect(err.message).toMatch(/cannot read the kubelet token file .*no-such-token/);
   });
 
+  it('a token with a line break inside is a token error, not a crash', async () => {
+    const k = await kubelet();
+    const tokenFile = join(tmp, 'broken-token');
+    writeFileSync(tokenFile, 'abc\ndef\n');
+    const err = await failure(client({ url: k.url, tokenFile }).waitFor(byUid(UID), 'pod'));
+    expect(err.reason).toBe('token');
+    expect(err.message).toMatch(/cannot send the request/);
+    expect(k.requests).toHaveLength(0);
+  });
+
   it('a failed fetch does not poison the next one', async () => {
     const k = await kubelet();
     k.pods = [makePod({ uid: UID })];
