@@ -1,6 +1,6 @@
 // One appender per samples.ndjson: every sampler writes through it, a line at a time, so a run that
 // is interrupted (or an agent that takes the machine down) leaves every sample taken so far on disk.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SampleLine } from '../scenario/index.js';
 
@@ -12,8 +12,9 @@ export class NdjsonWriter {
   constructor(path: string) {
     this.path = path;
     mkdirSync(dirname(path), { recursive: true });
-    // Create the file up front so readers see an (empty) data file even for a run that dies at once.
-    appendFileSync(path, '');
+    // Start empty (a re-run into the same folder must not mix runs), and exist from the start so
+    // readers see a data file even for a run that dies at once.
+    writeFileSync(path, '');
   }
 
   get lines(): number {

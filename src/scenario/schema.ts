@@ -151,7 +151,7 @@ const loadSchema = z
     deadline: zDuration.default(5000).describe('Client deadline of each call; an abandoned call is retried'),
     retry: z.enum(['immediate', 'backoff']).default('immediate').describe('After a failed call: retry at once, or back off exponentially with jitter'),
     methods: z
-      .partialRecord(z.enum(methodNames), z.number().positive('must be a positive weight'))
+      .partialRecord(z.enum(methodNames), z.number().int('must be a positive integer weight').positive('must be a positive integer weight'))
       .default({ FetchJWTSVID: 1 })
       .describe('Method mix: weights per Workload API method'),
     audience: z.string().min(1).default('storm').describe('Audience of JWT-SVID requests'),

@@ -165,6 +165,9 @@ describe('NDJSON writer', () => {
     const file = join(tmp(), 'pre-attestation.r1', 'samples.ndjson');
     const w = new NdjsonWriter(file);
     expect(readFileSync(file, 'utf8')).toBe('');
+    writeFileSync(file, 'stale\n');
+    new NdjsonWriter(file);
+    expect(readFileSync(file, 'utf8')).toBe('');
     w.write({ kind: 'event', t: -5, type: 'agent-start' });
     w.write({ kind: 'memory', t: 0, usageBytes: 1, rssBytes: null, peakBytes: 2, limitBytes: 3, cpuSeconds: null });
     // Visible on disk before close: an interrupted run keeps it.

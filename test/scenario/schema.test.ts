@@ -49,7 +49,7 @@ describe('scenario schema', () => {
       'load.pods must be a positive integer, got 1.5',
       'load.rate must be a positive number, got 0',
       'load.deadline must be a duration like 500ms, 30s or 2m, got "x"',
-      'load.methods.FetchJWTSVID must be a positive weight, got 0',
+      'load.methods.FetchJWTSVID must be a positive integer weight, got 0',
       'expect.disabled.maxPeakMemory must be a size like 128Mi, 1Gi or a byte count, got "lots"',
     ];
     for (const w of want) expect(p).toContain(w);

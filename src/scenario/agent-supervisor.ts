@@ -1,0 +1,233 @@
+// Owns the agent process of one placement run like a kubelet owns a container: starts it in its
+// memory cgroup, waits for its ready line, tells OOM kills from other deaths, restarts it with the
+// crash-loop back-off, measures downtime, and always reaps it.
+import type { ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { setPriority } from 'node:os';
+import { createInterface } from 'node:readline';
+import { spawnInCgroup, type Cgroup } from '../cgroup/index.js';
+import { ChildProcessError, TimeoutError } from '../errors.js';
+import { exited, isRunning, stopChild } from '../util/index.js';
+import { readProcessMemory } from '../sample/index.js';
+import { RestartBackoff, type BackoffOptions } from './backoff.js';
+import { judgeExit, type DeathVerdict } from './oom-detector.js';
+import type { EventSample } from './results.js';
+
+export interface AgentSupervisorOptions {
+  /** The bundled agent entry (plain .mjs). */
+  bundle: string;
+  configFile: string;
+  /** The agent's memory cgroup; null = emulated OOM by the RSS watchdog. */
+  cgroup: Cgroup | null;
+  limitBytes: number;
+  cpu: { mode: 'cgroup' | 'nice' | 'none'; nice: number };
+  logFile: string;
+  startTimeoutMs: number;
+  backoff: BackoffOptions;
+  /** Events for the samples file (agent-start, agent-ready, agent-exit, oom-kill, agent-restart). */
+  event(type: EventSample['type'], detail?: string): void;
+}
+
+interface ReadyLine {
+  event: 'ready';
+  pid: number;
+  socket: string;
+  metrics: string | null;
+}
+
+export class AgentSupervisor {
+  readonly #opts: AgentSupervisorOptions;
+  readonly #backoff: RestartBackoff;
+  readonly #log: WriteStream;
+  #child: ChildProcess | null = null;
+  #ready: ReadyLine | null = null;
+  #stopping = false;
+  #watchdogKilled = false;
+  #watchdog: NodeJS.Timeout | null = null;
+  #restartTimer: NodeJS.Timeout | null = null;
+  #downSince: number | null = null;
+  #downtimeMs = 0;
+  #oomKills = 0;
+  #deaths: DeathVerdict[] = [];
+  #startedAt = 0;
+  #restarting: Promise<void> | null = null;
+
+  constructor(opts: AgentSupervisorOptions) {
+    this.#opts = opts;
+    this.#backoff = new RestartBackoff(opts.backoff);
+    this.#log = createWriteStream(opts.logFile, { flags: 'a' });
+  }
+
+  pid(): number | null {
+    return this.#child && isRunning(this.#child) && this.#ready ? this.#child.pid ?? null : null;
+  }
+
+  metricsUrl(): string | null {
+    return this.pid() !== null ? this.#ready?.metrics ?? null : null;
+  }
+
+  get restarts(): number {
+    return this.#backoff.restarts;
+  }
+
+  get oomKills(): number {
+    return this.#oomKills;
+  }
+
+  get deaths(): readonly DeathVerdict[] {
+    return this.#deaths;
+  }
+
+  /** Downtime so far, counting a current outage up to now. */
+  downtimeMs(now = Date.now()): number {
+    return this.#downtimeMs + (this.#downSince !== null ? now - this.#downSince : 0);
+  }
+
+  /** Starts the agent and waits for its ready line; throws when it does not come up. */
+  async start(): Promise<ReadyLine> {
+    return this.#spawn();
+  }
+
+  async #spawn(): Promise<ReadyLine> {
+    const o = this.#opts;
+    const oomBefore = o.cgroup ? o.cgroup.readMemory().oomKills : null;
+    this.#watchdogKilled = false;
+    this.#ready = null;
+    // Own process group: a terminal's Ctrl-C reaches the runner, which then stops the agent itself.
+    const child = spawnInCgroup(o.cgroup, process.execPath, [o.bundle, o.configFile], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      detached: true,
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    this.#child = child;
+    this.#startedAt = Date.now();
+    o.event('agent-start', `pid ${child.pid}`);
+    child.stderr!.pipe(this.#log, { end: false });
+    if (o.cpu.mode === 'nice' && child.pid) {
+      try {
+        setPriority(child.pid, o.cpu.nice);
+      } catch (err) {
+        this.#log.write(`attestorm: cannot set nice ${o.cpu.nice}: ${(err as Error).message}\n`);
+      }
+    }
+    const readyP = new Promise<ReadyLine>((resolve, reject) => {
+      const rl = createInterface({ input: child.stdout! });
+      rl.on('line', (line) => {
+        this.#log.write(`${line}\n`);
+        if (this.#ready) return;
+        try {
+          const msg = JSON.parse(line) as ReadyLine;
+          if (msg.event === 'ready') resolve(msg);
+        } catch {
+          // Not the ready line.
+        }
+      });
+      child.once('exit', (code, signal) => reject(new ChildProcessError(`the agent exited before it was ready (${signal ?? `code ${code}`}); see ${o.logFile}`)));
+      child.once('error', (err) => reject(new ChildProcessError(`cannot start the agent: ${err.message}`)));
+    });
+    child.once('exit', (code, signal) => this.#onExit(child, code, signal, oomBefore));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`the agent did not print its ready line within ${o.startTimeoutMs} ms; see ${o.logFile}`)), o.startTimeoutMs);
+    });
+    try {
+      const ready = await Promise.race([readyP, timeout]);
+      this.#ready = ready;
+      if (this.#downSince !== null) {
+        this.#downtimeMs += Date.now() - this.#downSince;
+        this.#downSince = null;
+      }
+      o.event('agent-ready', `pid ${ready.pid}`);
+      if (!o.cgroup) this.#startWatchdog(child);
+      return ready;
+    } catch (err) {
+      if (isRunning(child)) await stopChild(child, 1000);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** No cgroup: enforce the limit on RSS ourselves, as the kernel would, and say so in the results. */
+  #startWatchdog(child: ChildProcess): void {
+    this.#watchdog = setInterval(() => {
+      if (!child.pid || !isRunning(child)) return;
+      const m = readProcessMemory(child.pid);
+      if (m && m.rssBytes > this.#opts.limitBytes) {
+        this.#watchdogKilled = true;
+        child.kill('SIGKILL');
+      }
+    }, 50);
+    this.#watchdog.unref();
+  }
+
+  #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, oomBefore: number | null): void {
+    if (this.#watchdog) clearInterval(this.#watchdog);
+    this.#watchdog = null;
+    const o = this.#opts;
+    const verdict = judgeExit({
+      code,
+      signal,
+      stopRequested: this.#stopping,
+      watchdogKilled: this.#watchdogKilled,
+      oomKillsBefore: oomBefore,
+      oomKillsAfter: o.cgroup ? o.cgroup.readMemory().oomKills : null,
+    });
+    const wasReady = this.#ready !== null && this.#child === child;
+    if (verdict.cause === 'stopped') {
+      o.event('agent-exit', verdict.detail);
+      return;
+    }
+    this.#deaths.push(verdict);
+    if (verdict.cause === 'oom-kill' || verdict.cause === 'emulated-oom') {
+      this.#oomKills += Math.max(1, verdict.kernelOomKills);
+      o.event('oom-kill', verdict.detail);
+    } else {
+      o.event('agent-exit', verdict.detail);
+    }
+    // A death before the ready line is the start's failure, handled by #spawn's caller.
+    if (!wasReady || this.#stopping) return;
+    this.#ready = null;
+    this.#downSince ??= Date.now();
+    this.#scheduleRestart(Date.now() - this.#startedAt);
+  }
+
+  #scheduleRestart(ranMs: number): void {
+    if (this.#stopping) return;
+    const delay = this.#backoff.nextDelay(ranMs);
+    this.#opts.event('agent-restart', `restart ${this.#backoff.restarts} in ${delay} ms`);
+    this.#restartTimer = setTimeout(() => {
+      this.#restartTimer = null;
+      if (this.#stopping) return;
+      this.#restarting = this.#spawn().then(
+        () => undefined,
+        (err: Error) => {
+          // A restart that fails is another crash of the loop: back off again.
+          this.#opts.event('note', `restart failed: ${err.message}`);
+          this.#scheduleRestart(Date.now() - this.#startedAt);
+        },
+      );
+    }, delay);
+  }
+
+  /** Stops the agent (SIGTERM, SIGKILL after a grace period) and any pending restart. Idempotent. */
+  async stop(graceMs = 3000): Promise<void> {
+    this.#stopping = true;
+    if (this.#restartTimer) clearTimeout(this.#restartTimer);
+    this.#restartTimer = null;
+    if (this.#restarting) await this.#restarting.catch(() => {});
+    const child = this.#child;
+    if (child && isRunning(child)) {
+      await stopChild(child, graceMs);
+    } else if (child) {
+      await exited(child);
+    }
+    if (this.#watchdog) clearInterval(this.#watchdog);
+    await new Promise<void>((r) => this.#log.end(r));
+  }
+
+  /** Downtime is frozen at the moment the load ended (an agent still down counts until then). */
+  freezeDowntime(now = Date.now()): number {
+    return this.downtimeMs(now);
+  }
+}

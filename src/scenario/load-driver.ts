@@ -1,0 +1,35 @@
+// The seam between the runner and the load generator: what the runner needs from one load phase.
+// The real driver (load-driver-storm.ts) wraps src/load's runLoad.
+import type { Sandbox } from '../sandbox/index.js';
+import type { LatencySummary, LoadSample, Outcome } from './results.js';
+import type { Scenario } from './schema.js';
+
+export interface LoadPhaseOptions {
+  scenario: Scenario;
+  socket: string;
+  sandbox: Sandbox;
+  durationMs: number;
+  signal: AbortSignal;
+  /** Every second: that second's merged counts; `t` relative to `origin`. */
+  onSecond(sample: LoadSample): void;
+  /** Date.now() of the placement timeline's zero. */
+  origin: number;
+}
+
+export interface LoadPhaseResult {
+  counts: Record<Outcome, number>;
+  /** Seconds of load actually run (short when interrupted). */
+  loadSeconds: number;
+  /** Date.now() when the calls started (after the pods came up). */
+  callsStartedAt: number;
+  histograms: Partial<Record<Outcome, string>>;
+  workerMemoryBytes: number | null;
+}
+
+export interface LoadDriver {
+  /** Validates the scenario's load block with the generator's own rules (before anything starts). */
+  validate(scenario: Scenario): void;
+  run(opts: LoadPhaseOptions): Promise<LoadPhaseResult>;
+  /** Merges encoded histograms of several repetitions and summarizes them. */
+  summarize(encoded: string[]): LatencySummary | null;
+}

@@ -1,0 +1,97 @@
+// Live progress on stderr: one rewritten status line on a TTY, plain periodic lines otherwise (CI
+// logs). Fed by the same sample lines that go to disk, so it shows what the data will say.
+import { formatMiB } from '../util/index.js';
+import type { SampleLine } from './results.js';
+
+export interface ProgressOptions {
+  stream?: NodeJS.WriteStream;
+  /** Force TTY or plain mode; default: the stream's isTTY. */
+  tty?: boolean;
+  /** Plain mode: seconds between lines. */
+  plainEverySeconds?: number;
+}
+
+export class Progress {
+  readonly #out: NodeJS.WriteStream;
+  readonly #tty: boolean;
+  readonly #plainEveryMs: number;
+  #label = '';
+  #totalMs = 0;
+  #t = 0;
+  #mem = 0;
+  #limit = 0;
+  #ok = 0;
+  #rejected = 0;
+  #failed = 0;
+  #restarts = 0;
+  #ooms = 0;
+  #lastPlain = 0;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(opts: ProgressOptions = {}) {
+    this.#out = opts.stream ?? process.stderr;
+    this.#tty = opts.tty ?? !!this.#out.isTTY;
+    this.#plainEveryMs = (opts.plainEverySeconds ?? 5) * 1000;
+  }
+
+  placementStart(label: string, totalMs: number): void {
+    this.#label = label;
+    this.#totalMs = totalMs;
+    this.#t = 0;
+    this.#mem = this.#limit = this.#ok = this.#rejected = this.#failed = this.#restarts = this.#ooms = 0;
+    this.#lastPlain = 0;
+    this.#line(`${label}: starting`);
+    if (this.#tty && !this.#timer) {
+      this.#timer = setInterval(() => this.#render(), 250);
+      this.#timer.unref();
+    }
+  }
+
+  onSample(line: SampleLine): void {
+    if (line.t > this.#t) this.#t = line.t;
+    if (line.kind === 'memory') {
+      this.#mem = line.usageBytes;
+      this.#limit = line.limitBytes;
+    } else if (line.kind === 'load') {
+      this.#ok = line.ok;
+      this.#rejected = line.rateLimited;
+      this.#failed = line.error + line.deadlineExceeded;
+    } else if (line.kind === 'event') {
+      if (line.type === 'agent-restart') this.#restarts++;
+      if (line.type === 'oom-kill') {
+        this.#ooms++;
+        this.#line(`${this.#label}: OOM kill at ${(line.t / 1000).toFixed(1)}s (${line.detail ?? ''})`);
+      }
+    }
+    if (!this.#tty && line.t >= 0 && line.t - this.#lastPlain >= this.#plainEveryMs) {
+      this.#lastPlain = line.t;
+      this.#out.write(`${this.#status()}\n`);
+    }
+  }
+
+  #status(): string {
+    const el = Math.max(0, this.#t) / 1000;
+    const phase = this.#t < 0 ? `warm-up ${(-this.#t / 1000).toFixed(0)}s` : `${el.toFixed(0)}/${(this.#totalMs / 1000).toFixed(0)}s`;
+    const pct = this.#limit ? ` (${((this.#mem / this.#limit) * 100).toFixed(0)}%)` : '';
+    return `${this.#label} ${phase} | agent ${formatMiB(this.#mem)}${this.#limit ? ` / ${formatMiB(this.#limit, 0)}` : ''}${pct} | ok ${this.#ok}/s rejected ${this.#rejected}/s failed ${this.#failed}/s | OOM ${this.#ooms} restarts ${this.#restarts}`;
+  }
+
+  #render(): void {
+    if (this.#label) this.#out.write(`\r\x1b[K${this.#status()}`);
+  }
+
+  #line(text: string): void {
+    this.#out.write(this.#tty ? `\r\x1b[K${text}\n` : `${text}\n`);
+  }
+
+  placementEnd(summary: string): void {
+    this.#line(`${this.#label}: ${summary}`);
+    this.#label = '';
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    if (this.#tty) this.#out.write('\r\x1b[K');
+  }
+}
