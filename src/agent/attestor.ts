@@ -53,15 +53,6 @@ export function createAttestors(cfg: AgentConfig, deps: AttestorDeps = {}): Atte
   return cfg.attestors.map((n) => factories.get(n)!(cfg, deps));
 }
 
-/**
- * Runs the attestors in order and concatenates their selectors. Any failure fails the whole
- * attestation, as in SPIRE: partial selectors could match a less specific entry.
- */
-export async function attestAll(attestors: readonly Attestor[], caller: Parameters<Attestor['attest']>[0]) {
-  const all = await Promise.all(attestors.map((a) => a.attest(caller)));
-  return all.flat();
-}
-
 // Function declarations in the plugin files: hoisted, so this works whichever module loads first.
 registerAttestor('unix', createUnixAttestor);
 registerAttestor('k8s', createK8sAttestor);
