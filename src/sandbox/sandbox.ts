@@ -241,6 +241,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       await this.#endPod(state.pod);
       throw err instanceof ChildProcessError ? err : new ChildProcessError(`pod ${pod.name}: podMain failed: ${(err as Error).message}`, { cause: err });
     }
+    // stopPods() may have run while the main process was starting: the pod is already ending.
+    if (state.ending) return;
     main.once('exit', () => {
       // The main process ending on its own ends the pod; under churn a replacement takes its place.
       if (!state.ending) void this.#endPod(pod).then(() => this.#replace(index));
