@@ -53,9 +53,10 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
               // The marker sits at the memory the agent held just before the kill: at or near the limit.
               if (s.type === 'oom-kill') kills.push({ x, y: (lastUsage ?? placement.memoryLimitBytes) / MiB });
               // The agent is gone until it restarts: break the lines instead of drawing a slope across the outage.
+              // (Only after the line has started: an agent that failed before its first sample leaves nothing to break.)
               if (s.type === 'oom-kill' || s.type === 'agent-exit') {
-                memory.push({ x, y: null });
-                inflight.push({ x, y: null });
+                if (memory.length > 0) memory.push({ x, y: null });
+                if (inflight.length > 0) inflight.push({ x, y: null });
               }
               break;
           }
@@ -64,6 +65,9 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
             if (x > max) max = x;
           }
         }
+        // Lines need ascending x (the charts declare their data normalized); a samples file can hold
+        // lines out of order, e.g. events of a failed first agent start logged before the retry's.
+        for (const list of [memory, ok, rejected, inflight, kills]) list.sort((a, b) => a.x - b.x);
         if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
         if (ok.length > 0) {
           out.okRps.push({ ...base, points: ok });

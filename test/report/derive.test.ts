@@ -92,6 +92,26 @@ describe('series', () => {
     // disabled rejects nothing, so it has no rejected line
     expect(series.rejectedRps.map((s) => s.placement)).toEqual(['pre-attestation', 'post-attestation']);
   });
+
+  it('orders points by time even when the samples file does not (a retried agent start)', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'retried-start' });
+    const file = path.join(dir, 'pre-attestation.r1', 'samples.ndjson');
+    const text = await readFile(file, 'utf8');
+    // The runner's first, failed agent start logs lines before the retry's, with earlier times.
+    const failed = [
+      { kind: 'event', t: -60_000, type: 'agent-start' },
+      { kind: 'event', t: -59_000, type: 'agent-exit', detail: 'exited with code 2' },
+    ];
+    const late = { kind: 'memory', t: -5_000, usageBytes: 2 ** 20, rssBytes: null, peakBytes: 2 ** 20, limitBytes: 320 * 2 ** 20, cpuSeconds: 0 };
+    await writeFile(file, failed.map((l) => JSON.stringify(l)).join('\n') + '\n' + text + JSON.stringify(late) + '\n');
+    const { series } = deriveReport([await loadRun(dir)]);
+    const pre = series.memory.find((s) => s.placement === 'pre-attestation')!;
+    const xs = pre.points.map((p) => p.x);
+    expect(xs).toEqual([...xs].sort((a, b) => a - b));
+    expect(xs[0]).toBe(-5);
+    // The failed start happened before the line began, so it does not open a gap in it.
+    expect(pre.points.some((p) => p.y === null)).toBe(false);
+  });
 });
 
 describe('deltas between runs', () => {
