@@ -1,11 +1,11 @@
 // `attestorm cleanup` on leftovers made by a really killed owner: its cgroups, its temp dir and a
 // socket it listened on are listed by --dry-run, then removed; a live socket and a live run stay.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Cgroup, detectCgroupHost } from '../../src/cgroup/index.js';
+import { Cgroup, detectCgroupHost, removeTree } from '../../src/cgroup/index.js';
 import { createSandbox, newRunId, runTempDir, tempRoot, type Sandbox } from '../../src/sandbox/index.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -40,7 +40,20 @@ describe('attestorm cleanup', () => {
     await new Promise<void>((r) => owner.stdout!.once('data', () => r()));
     // Its cgroups, in every hierarchy.
     const cg = host ? Cgroup.create(host, `attestorm/${runId}/kubepods/besteffort/pod-x`, { cpu: true }) : null;
-    if (host) cleanups.push(() => Cgroup.create(host, `attestorm/${runId}`, { cpu: true }).remove());
+    // On failure: remove what the CLI did not (and the shared attestorm/ dir once it is empty).
+    if (host) {
+      cleanups.push(async () => {
+        for (const base of [host.memoryBase, host.cpuBase]) {
+          if (!base) continue;
+          await removeTree(join(base, 'attestorm', runId));
+          try {
+            rmdirSync(join(base, 'attestorm'));
+          } catch {
+            // Another run is using it.
+          }
+        }
+      });
+    }
     owner.kill('SIGKILL');
     await new Promise((r) => owner.once('exit', r));
 
