@@ -19,7 +19,7 @@ import type {
   X509SVIDResponse,
 } from '../proto/index.js';
 import type { AgentMetrics } from './metrics.js';
-import { CallError, entriesOf, type CallContext, type Pipeline } from './pipeline.js';
+import { CallError, entriesOf, type CallContext, type Cancellation, type Pipeline } from './pipeline.js';
 import { toStruct } from './proto-struct.js';
 import { spiffeIdProblem } from './spiffe-id.js';
 import type { CallerCreds, IdentityIssuer, LimitMethodKey } from './types.js';
@@ -47,7 +47,21 @@ type MethodName = keyof typeof METHODS;
 interface Call {
   getPeer(): string;
   metadata: CallContext['metadata'];
-  on(event: 'cancelled', listener: () => void): unknown;
+  readonly cancelled: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+  off(event: 'cancelled', listener: () => void): unknown;
+}
+
+function cancellationOf(call: Call): Cancellation {
+  return {
+    get cancelled() {
+      return call.cancelled;
+    },
+    onCancel(fn) {
+      call.once('cancelled', fn);
+      return () => void call.off('cancelled', fn);
+    },
+  };
 }
 
 /** A method's fixed facts: its limiter config key, and whether it needs an issued identity. */
@@ -83,8 +97,6 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   function context(name: MethodName, call: Call, checkRequest?: () => void): CallContext {
     const caller = deps.callerOf(call.getPeer());
     if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
-    const abort = new AbortController();
-    call.on('cancelled', () => abort.abort());
     const facts = METHOD_FACTS[name];
     return {
       method: name,
@@ -93,7 +105,7 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
       needsIdentity: facts.needsIdentity,
       metadata: call.metadata,
       caller,
-      signal: abort.signal,
+      cancellation: cancellationOf(call),
       checkRequest,
       selectors: [],
     };
