@@ -1,0 +1,64 @@
+// SIGINT mid-run through the real CLI: exit 130, results.json marked interrupted with the samples
+// taken so far, and no process or cgroup of the run left behind.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { detectCgroupHost } from '../../src/cgroup/index.js';
+import { parseNdjson } from '../../src/sample/index.js';
+import type { RunResults } from '../../src/scenario/index.js';
+import { PROJECT_ROOT } from '../../src/util/index.js';
+
+const { host, reason } = detectCgroupHost();
+const dir = mkdtempSync(join(tmpdir(), 'attestorm-int-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
+  it('exits 130 with results marked interrupted, data kept, everything reaped', async () => {
+    const scenario = join(dir, 'tiny.yaml');
+    writeFileSync(
+      scenario,
+      ['name: tiny-interrupt', 'duration: 60s', 'warmup: 1s', 'agent:', '  memoryLimit: 128Mi', '  startTimeout: 60s', 'load:', '  pods: 1', '  workersPerPod: 3', ''].join('\n'),
+    );
+    const out = join(dir, 'run');
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', scenario, '--out', out, '--no-report'], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    // Wait until the load is running (load samples on disk), then interrupt.
+    const samples = join(out, 'pre-attestation.r1', 'samples.ndjson');
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      if (existsSync(samples) && parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')) break;
+      await sleep(250);
+    }
+    child.kill('SIGINT');
+    const code = await exit;
+    expect(code, stderr).toBe(130);
+
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
+    expect(results.status).toBe('interrupted');
+    expect(results.endedAt).not.toBeNull();
+    const lines = parseNdjson(readFileSync(samples, 'utf8'));
+    expect(lines.some((l) => l.kind === 'memory')).toBe(true);
+    expect(lines.some((l) => l.kind === 'load')).toBe(true);
+    expect(lines.some((l) => l.kind === 'event' && l.type === 'interrupted')).toBe(true);
+    // Only the first placement ran.
+    expect(results.placements.map((p) => p.name)).toEqual(['pre-attestation']);
+
+    const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
+    const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
+    const runId = runTmp.split('/').pop()!;
+    await sleep(500);
+    const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
+    expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
+    expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
+    if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
+  });
+});
