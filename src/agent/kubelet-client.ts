@@ -301,7 +301,10 @@ function parsePodList(text: string, url: string): KubePod[] {
   } catch (err) {
     throw new KubeletError('invalid-response', `kubelet GET ${url}: body is not JSON (${(err as Error).message})`);
   }
-  const items = (body as { items?: unknown } | null)?.items;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new KubeletError('invalid-response', `kubelet GET ${url}: body is not a PodList object`);
+  }
+  const items = (body as { items?: unknown }).items;
   // A kubelet omits "items" when no pods run; anything else must be an array of pods.
   if (items === undefined || items === null) return [];
   if (!Array.isArray(items)) throw new KubeletError('invalid-response', `kubelet GET ${url}: "items" is not an array`);

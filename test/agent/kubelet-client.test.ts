@@ -149,6 +149,9 @@ describe('KubeletClient', () => {
     k.handler = (_req, res) => res.writeHead(200).end('{"items": {"a": 1}}');
     const c2 = client({ url: k.url });
     expect((await failure(c2.waitFor(byUid(UID), 'pod'))).message).toMatch(/"items" is not an array/);
+    k.handler = (_req, res) => res.writeHead(200).end('[1, 2]');
+    const c3 = client({ url: k.url });
+    expect((await failure(c3.waitFor(byUid(UID), 'pod'))).message).toMatch(/body is not a PodList object/);
   });
 
   it('HTTP 500: status error with the code and body', async () => {
