@@ -94,6 +94,14 @@ function schemaDescription(key: string): string | undefined {
   return description;
 }
 
+/** The schema's default for a dotted key, for the help text ("default: …"). */
+function schemaDefault(key: string): string {
+  let v: unknown = parseAgentConfig({});
+  for (const part of key.split('.')) v = v === null || typeof v !== 'object' ? undefined : (v as Record<string, unknown>)[part];
+  if (v === undefined) return 'none';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
 function setPath(target: Record<string, unknown>, key: string, value: unknown): void {
   const parts = key.split('.');
   let obj = target;
@@ -181,7 +189,8 @@ export const agentCommand: CommandModule<object, AgentArgs> = {
   builder: (y: Argv) => {
     let out = y.option('config', { type: 'string', describe: 'Agent config YAML; flags override its keys' });
     for (const f of FLAGS) {
-      out = out.option(f.flag, { ...f.option, describe: `${f.describe ?? schemaDescription(f.key) ?? ''} [${f.key}]` });
+      const text = f.describe ?? schemaDescription(f.key) ?? '';
+      out = out.option(f.flag, { ...f.option, describe: `${text} [config: ${f.key}; default: ${schemaDefault(f.key)}]` });
     }
     return out
       .example('$0 agent --socket /tmp/agent.sock --metrics 127.0.0.1:0', 'serve with derived identities, no limiter')
