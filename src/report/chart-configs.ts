@@ -42,6 +42,7 @@ function lineDataset(s: SeriesLine, extra: Record<string, unknown> = {}) {
     borderDash: RUN_DASHES[s.runIndex % RUN_DASHES.length],
     pointRadius: 0,
     pointHitRadius: 6,
+    pointStyle: 'line',
     tension: 0,
     ...extra,
   };
@@ -57,6 +58,12 @@ function timeOptions(title: string, yTitle: string, range: { min: number; max: n
     plugins: { title: { display: true, text: title }, legend: { position: 'bottom' } },
     scales: { x, y: { beginAtZero: true, title: { display: true, text: yTitle } } },
   };
+}
+
+/** Legend keys drawn as each dataset's point style, so an OOM kill shows as the × it is on the chart. */
+function withPointLegend<T extends { plugins: { legend: Record<string, unknown> } }>(options: T): T {
+  options.plugins.legend = { ...options.plugins.legend, labels: { usePointStyle: true } };
+  return options;
 }
 
 export function buildChartSpecs(data: ReportData): ChartSpec[] {
@@ -76,6 +83,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
           borderWidth: 2,
           borderDash: [10, 6],
           pointRadius: 0,
+          pointStyle: 'dash',
         });
       }
     }
@@ -98,7 +106,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       title: 'Agent memory over time',
       unit: 'MiB',
       description: 'Agent memory (cgroup usage, or RSS when emulated) per placement, with the memory limit and OOM kills (×).',
-      config: { type: 'line', data: { datasets }, options: timeOptions('Agent memory over time', 'MiB', series.xRange) } as ChartConfiguration,
+      config: { type: 'line', data: { datasets }, options: withPointLegend(timeOptions('Agent memory over time', 'MiB', series.xRange)) } as ChartConfiguration,
     });
   }
 

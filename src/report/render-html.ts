@@ -35,12 +35,13 @@ export function renderHtml(data: ReportData, charts: ChartSpec[]): string {
   body.push(`<h1>${escapeHtml(title)}</h1>`);
   body.push(`<p class="meta">${escapeHtml(metaLine(data))}</p>`);
 
-  for (const run of data.runs) body.push(runSummary(run, several));
+  // What changed comes first when comparing runs; each run's own verdict and table follow.
   if (data.comparison && data.comparison.length > 0) {
     body.push('<h2 id="comparison">Comparison with the baseline</h2>');
     body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per placement: baseline → run: change (percent).</p>`);
-    body.push(table(DELTA_COLUMNS, data.comparison, () => ''));
+    body.push(table(DELTA_COLUMNS, data.comparison, () => '', undefined, 'deltas'));
   }
+  for (const run of data.runs) body.push(runSummary(run, several));
 
   body.push('<h2 id="charts">Charts</h2>');
   if (charts.length === 0) body.push('<p>The run folder holds no samples to chart.</p>');

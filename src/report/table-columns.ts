@@ -50,6 +50,7 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
 
 function fmtDelta(d: Delta, digits: number): string {
   if (d.baseline === null || d.value === null) return `${fmt(d.baseline, digits)} → ${fmt(d.value, digits)}`;
+  if (d.delta === 0) return `${fmt(d.value, digits)}: no change`;
   const sign = d.delta! > 0 ? '+' : '';
   const pct = d.percent === null ? '' : ` (${d.percent > 0 ? '+' : ''}${d.percent.toFixed(0)}%)`;
   return `${fmt(d.baseline, digits)} → ${fmt(d.value, digits)}: ${sign}${fmt(d.delta, digits)}${pct}`;

@@ -138,7 +138,7 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
   it('renders a comparison of two runs with a delta table', async () => {
     const { page, requests, errors } = await open(compareHtml);
     expect(await page.$$eval('table[data-testid="placements"]', (t) => t.length)).toBe(2);
-    const deltaRows = await page.$$eval('#comparison ~ .table-wrap tbody tr', (trs) => trs.length);
+    const deltaRows = await page.$$eval('table[data-testid="deltas"] tbody tr', (trs) => trs.length);
     expect(deltaRows).toBe(3);
     for (const c of await drawnPixels(page)) expect(c.painted).toBeGreaterThan(5000);
     expect(requests).toHaveLength(1);
