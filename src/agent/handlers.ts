@@ -117,9 +117,8 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
     answer: (ctx: CallContext, req: Req) => Promise<Res>,
   ) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      let ctx: CallContext | undefined;
       const run = async (): Promise<Res> => {
-        ctx = context(name, call, check && (() => check(call.request)));
+        const ctx = context(name, call, check && (() => check(call.request)));
         await pipeline(ctx);
         return answer(ctx, call.request);
       };
@@ -158,9 +157,11 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
         end();
         call.end();
       };
+      // Ends the stream with a status, unless it has already ended (drained, cancelled).
       const fail = (err: unknown) => {
         const e = toCallError(err, log);
         count(call.cancelled ? 'CANCELLED' : statusName(e.code));
+        if (ended) return;
         end();
         if (!call.cancelled) call.emit('error', { code: e.code, details: e.message });
       };
@@ -187,8 +188,7 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
           });
           chain.catch((err) => {
             log(`${name} stream update failed: ${(err as Error)?.message ?? String(err)}`);
-            end();
-            if (!call.cancelled) call.emit('error', { code: status.UNAVAILABLE, details: 'identity update failed' });
+            fail(new CallError(status.UNAVAILABLE, 'identity update failed'));
           });
         });
       })().catch(fail);
