@@ -25,10 +25,18 @@ export function newRunId(prefix = 'run', pid = process.pid): string {
   return `${clean}-${pid}-${randomBytes(4).toString('hex')}`;
 }
 
-/** The owner PID embedded by newRunId, or null for run IDs made some other way. */
+// Linux's PID_MAX_LIMIT: a larger number in a run ID (a date, a counter) is not a PID.
+const PID_MAX = 4_194_304;
+
+/**
+ * The owner PID embedded by newRunId, or null for run IDs made some other way. Only the exact
+ * newRunId shape counts: cleanup kills what a dead owner left, so a guess must never pass for a PID.
+ */
 export function ownerPidOf(runId: string): number | null {
-  const m = /-(\d+)-[a-z0-9]+$/.exec(runId);
-  return m ? Number(m[1]) : null;
+  const m = /-([1-9]\d{0,6})-[0-9a-f]{8}$/.exec(runId);
+  if (!m) return null;
+  const pid = Number(m[1]);
+  return pid <= PID_MAX ? pid : null;
 }
 
 /** Field 22 of /proc/<pid>/stat (start time since boot, in ticks): tells a live owner from a reused PID. */

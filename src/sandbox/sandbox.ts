@@ -4,8 +4,9 @@ import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { chownSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Cgroup, detectCgroupHost, procsFiles, removeTree, spawnInCgroup, type CgroupHost } from '../cgroup/index.js';
-import { ChildProcessError, PlatformError, RunError } from '../errors.js';
+import { Cgroup, procsFiles, removeTree, spawnInCgroup } from '../cgroup/index.js';
+import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
+import { ChildProcessError, RunError } from '../errors.js';
 import { onCleanup } from '../util/index.js';
 import { startKubeletEmulator, type KubeletEmulator } from './kubelet-emulator.js';
 import { DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
@@ -64,34 +65,12 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+// A replacement for a main process that died within CRASH_AGE_MS waits 0.5 s, 1 s, 2 s ... up to 10 s.
+const CRASH_AGE_MS = 2000;
+const CRASH_BACKOFF_MS = 500;
+const CRASH_BACKOFF_MAX_MS = 10_000;
+
 const QOS_NAMES = { besteffort: 'BestEffort', burstable: 'Burstable', guaranteed: 'Guaranteed' } as const;
-
-// The fallback to uid-only fidelity is announced once per process, not once per sandbox.
-let fidelityWarned = false;
-
-interface CgroupSetup {
-  host: CgroupHost;
-  root: Cgroup;
-}
-
-function setUpCgroups(opts: ResolvedSandboxOptions): { setup: CgroupSetup | null; reason: string } {
-  let why = 'sandbox.useCgroups is "never"';
-  const { host, reason } = opts.useCgroups === 'never' ? { host: null, reason: why } : detectCgroupHost();
-  why = reason;
-  if (host) {
-    try {
-      return { setup: { host, root: Cgroup.create(host, runCgroupRel(opts.runId), { cpu: host.cpuBase !== null }) }, reason };
-    } catch (err) {
-      why = `cannot create cgroup ${join(host.memoryBase, runCgroupRel(opts.runId))}: ${(err as Error).message}`;
-    }
-  }
-  if (opts.useCgroups === 'always') throw new PlatformError(`sandbox.useCgroups is "always" but ${why}`);
-  if (!fidelityWarned) {
-    fidelityWarned = true;
-    process.stderr.write(`attestorm: pods run without cgroups (uid-only fidelity: an agent sees OS UIDs, not pods): ${why}\n`);
-  }
-  return { setup: null, reason: why };
-}
 
 class LocalSandbox extends EventEmitter implements Sandbox {
   readonly runId: string;
@@ -115,6 +94,9 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   #churning = false;
   #serial = 0;
   #closing: Promise<void> | null = null;
+  /** Consecutive young deaths per pod slot, and the pending back-off waits (cleared by stopPods). */
+  readonly #crashes = new Map<number, number>();
+  readonly #backoffs = new Map<NodeJS.Timeout, () => void>();
   #unregister: () => void = () => {};
 
   constructor(opts: ResolvedSandboxOptions, cg: CgroupSetup | null, reason: string) {
@@ -244,8 +226,14 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     // stopPods() may have run while the main process was starting: the pod is already ending.
     if (state.ending) return;
     main.once('exit', () => {
-      // The main process ending on its own ends the pod; under churn a replacement takes its place.
-      if (!state.ending) void this.#endPod(pod).then(() => this.#replace(index));
+      // The main process ending on its own ends the pod; under churn a replacement takes its place,
+      // after a back-off when it keeps dying young (the kubelet's CrashLoopBackOff, in small).
+      if (state.ending) return;
+      const young = Date.now() - pod.startedAt < CRASH_AGE_MS;
+      const crashes = young ? (this.#crashes.get(index) ?? 0) + 1 : 0;
+      this.#crashes.set(index, crashes);
+      const delay = crashes === 0 ? 0 : Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_MS * 2 ** (crashes - 1));
+      void this.#endPod(pod).then(() => this.#replace(index, delay));
     });
     if (this.#opts.podLifetimeMs !== undefined) {
       state.timer = setTimeout(() => {
@@ -256,7 +244,16 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     this.emit('pod-start', pod);
   }
 
-  async #replace(index: number): Promise<void> {
+  async #replace(index: number, delayMs = 0): Promise<void> {
+    if (delayMs > 0 && this.#churning) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          this.#backoffs.delete(t);
+          resolve();
+        }, delayMs);
+        this.#backoffs.set(t, resolve);
+      });
+    }
     if (!this.#churning || this.#closing || !this.#podMain) return;
     try {
       await this.#startPod(index);
@@ -313,6 +310,12 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   async stopPods(): Promise<void> {
     this.#churning = false;
     this.#podMain = null;
+    for (const [t, resolve] of this.#backoffs) {
+      clearTimeout(t);
+      resolve();
+    }
+    this.#backoffs.clear();
+    this.#crashes.clear();
     await Promise.all(this.#tracker.all().map((s) => this.#endPod(s.pod)));
     if (this.#cg) {
       const sub = join(runCgroupRel(this.runId), kubepodsDir(this.cgroupDriver));

@@ -109,6 +109,9 @@ describe('run ids', () => {
     expect(id).toMatch(/^load-test-\d+-[0-9a-f]{8}$/);
     expect(ownerPidOf(id)).toBe(process.pid);
     expect(ownerPidOf('handmade')).toBeNull();
+    expect(ownerPidOf('nightly-20261129-deadbeef')).toBeNull(); // a date, not a PID
+    expect(ownerPidOf('run-42-x')).toBeNull(); // not the newRunId shape
+    expect(ownerPidOf(newRunId('x', 4242))).toBe(4242);
     expect(parseSandboxOptions({ runId: id, pods: 1 }).runId).toBe(id);
   });
 });

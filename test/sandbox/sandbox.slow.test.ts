@@ -133,6 +133,27 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
     await waitFor('the grandchild to be gone', () => !alive(r.grandchild!), 5000);
   });
 
+  it('churn: a main process that dies young is replaced by a new pod after a back-off', async () => {
+    const sb = await sandbox({ pods: 1, podLifetimeMs: 60_000 });
+    const starts: Array<{ uid: string; at: number }> = [];
+    const ends: Array<{ uid: string; at: number }> = [];
+    sb.on('pod-start', (p) => starts.push({ uid: p.uid, at: Date.now() }));
+    sb.on('pod-end', (p) => ends.push({ uid: p.uid, at: Date.now() }));
+    await sb.startPods((pod) =>
+      sb.spawnInPod(pod, process.execPath, ['-e', "process.on('disconnect', () => process.exit(0)); setTimeout(() => process.exit(3), 200)"], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }),
+    );
+    await waitFor('three generations of the crashing pod', () => starts.length >= 3, 20_000);
+    expect(new Set(starts.map((s) => s.uid)).size).toBe(starts.length);
+    // Each replacement waited at least the back-off (0.5 s, then 1 s) after its predecessor ended.
+    const gap = (i: number) => starts[i]!.at - ends.find((e) => e.uid === starts[i - 1]!.uid)!.at;
+    expect(gap(1)).toBeGreaterThanOrEqual(450);
+    expect(gap(2)).toBeGreaterThanOrEqual(950);
+    await sb.stopPods();
+    const n = starts.length;
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(starts.length).toBe(n); // no replacement after stopPods, not even a pending back-off
+  });
+
   it('close() leaves no process, no cgroup and no temp file', async () => {
     const sb = await sandbox({ pods: 2, kubelet: { token: 'abc', tls: true }, cgroupDriver: 'systemd' });
     expect(readFileSync(sb.tokenFile!, 'utf8')).toBe('abc');
