@@ -93,6 +93,17 @@ describe('series', () => {
     expect(series.rejectedRps.map((s) => s.placement)).toEqual(['pre-attestation', 'post-attestation']);
   });
 
+  it('thins a long memory series for the chart without losing its peak', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'long', loadSeconds: 240, placements: [{ name: 'post-attestation', peakMiB: 300 }] });
+    const run = await loadRun(dir);
+    const samples = run.samples.get('post-attestation.r1')!.filter((s) => s.kind === 'memory');
+    expect(samples.length).toBeGreaterThan(2000);
+    const line = deriveReport([run]).series.memory[0]!;
+    expect(line.points.length).toBeLessThanOrEqual(1500);
+    const peak = Math.max(...samples.map((s) => (s.kind === 'memory' ? s.usageBytes : 0))) / 2 ** 20;
+    expect(Math.max(...line.points.map((p) => p.y ?? 0))).toBe(peak);
+  });
+
   it('orders points by time even when the samples file does not (a retried agent start)', async () => {
     const dir = await writeFixtureRun({ parent, name: 'retried-start' });
     const file = path.join(dir, 'pre-attestation.r1', 'samples.ndjson');
