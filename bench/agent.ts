@@ -43,6 +43,11 @@ async function serve(spec: ServeSpec): Promise<void> {
     stop = () => new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }
   process.stdout.write('ready\n');
+  // CPU time on request: per-call server CPU is what survives a busy machine, where calls/s do not.
+  createInterface({ input: process.stdin }).on('line', () => {
+    const u = process.cpuUsage();
+    process.stdout.write(`${u.user + u.system}\n`);
+  });
   const onSignal = () => void stop().finally(() => process.exit(0));
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -52,6 +57,8 @@ async function serve(spec: ServeSpec): Promise<void> {
 
 interface Served {
   socket: string;
+  /** The server process's CPU time so far, µs. */
+  cpuUs(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -63,13 +70,16 @@ process.on('exit', () => {
 
 async function startServer(spec: ServeSpec): Promise<Served> {
   const child = spawn(process.execPath, ['--import', 'tsx', self, '--serve', JSON.stringify(spec)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
   owned.add(child);
+  const lines = createInterface({ input: child.stdout! });
+  const waiting: Array<(line: string) => void> = [];
+  lines.on('line', (l) => waiting.shift()?.(l));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${spec.kind} server not ready within 20 s`)), 20_000);
-    createInterface({ input: child.stdout! }).once('line', () => {
+    waiting.push(() => {
       clearTimeout(timer);
       resolve();
     });
@@ -77,6 +87,12 @@ async function startServer(spec: ServeSpec): Promise<Served> {
   });
   return {
     socket: spec.socket,
+    cpuUs() {
+      return new Promise<number>((resolve) => {
+        waiting.push((l) => resolve(Number(l)));
+        child.stdin!.write('cpu\n');
+      });
+    },
     async stop() {
       child.kill('SIGTERM');
       const grace = setTimeout(() => child.kill('SIGKILL'), 5000);
@@ -103,12 +119,15 @@ function fetchJwt(c: SpiffeWorkloadAPIClient): Promise<number> {
 interface Measured {
   calls: number;
   perSecond: number;
+  /** Server CPU time per call, µs (user + system). */
+  serverCpuUsPerCall: number;
   /** gRPC status name → count. */
   codes: Record<string, number>;
 }
 
 /** Concurrent closed-loop callers for `ms`, after a short warm-up. */
-async function measure(socket: string, connection: 'reused' | 'fresh', ms: number, concurrency: number): Promise<Measured> {
+async function measure(server: Served, connection: 'reused' | 'fresh', ms: number, concurrency: number): Promise<Measured> {
+  const socket = server.socket;
   const shared = connection === 'reused' ? client(socket) : null;
   const codes: Record<string, number> = {};
   let calls = 0;
@@ -126,11 +145,13 @@ async function measure(socket: string, connection: 'reused' | 'fresh', ms: numbe
   };
   const warm = performance.now() + Math.min(500, ms / 4);
   await Promise.all(Array.from({ length: concurrency }, () => run(warm, false)));
+  const cpuBefore = await server.cpuUs();
   const start = performance.now();
   await Promise.all(Array.from({ length: concurrency }, () => run(start + ms, true)));
   const elapsed = performance.now() - start;
+  const cpu = (await server.cpuUs()) - cpuBefore;
   shared?.close();
-  return { calls, perSecond: Math.round((calls / elapsed) * 1000), codes };
+  return { calls, perSecond: Math.round((calls / elapsed) * 1000), serverCpuUsPerCall: Math.round(cpu / Math.max(1, calls)), codes };
 }
 
 interface Row {
@@ -169,20 +190,27 @@ async function main(): Promise<void> {
       const server = await startServer({ kind: c.kind, socket, config });
       try {
         for (const connection of ['reused', 'fresh'] as const) {
-          const result = await measure(socket, connection, ms, CONCURRENCY[connection]);
+          const result = await measure(server, connection, ms, CONCURRENCY[connection]);
           rows.push({ name: c.name, placement: c.placement, connection, result });
           const codes = Object.entries(result.codes).map(([k, v]) => `${k} ${v}`).join(', ');
-          say(`  ${c.name.padEnd(22)} ${c.placement.padEnd(17)} ${connection.padEnd(7)} ${String(result.perSecond).padStart(7)} calls/s  (${codes})`);
+          say(
+            `  ${c.name.padEnd(22)} ${c.placement.padEnd(17)} ${connection.padEnd(7)} ${String(result.perSecond).padStart(7)} calls/s ${String(result.serverCpuUsPerCall).padStart(6)} µs server CPU/call  (${codes})`,
+          );
         }
       } finally {
         await server.stop();
       }
     }
     const get = (name: string, placement: string, connection: string) =>
-      rows.find((r) => r.name === name && r.placement === placement && r.connection === connection)?.result.perSecond ?? 0;
-    const noop = get('no-op grpc-js server', '-', 'reused');
-    const rej = get('rejected', 'pre-attestation', 'reused');
-    say(`  a rejected pre-attestation call runs at ${((rej / noop) * 100).toFixed(0)}% of a no-op RPC's rate (${rej} vs ${noop} calls/s, reused connection)`);
+      rows.find((r) => r.name === name && r.placement === placement && r.connection === connection)?.result;
+    for (const connection of ['reused', 'fresh'] as const) {
+      const noop = get('no-op grpc-js server', '-', connection)!;
+      const pre = get('rejected', 'pre-attestation', connection)!;
+      const post = get('rejected', 'post-attestation', connection)!;
+      say(
+        `  ${connection} connection: a rejected call costs ${pre.serverCpuUsPerCall} µs of server CPU pre-attestation, ${post.serverCpuUsPerCall} µs post-attestation, vs ${noop.serverCpuUsPerCall} µs for a no-op RPC (${pre.perSecond} / ${post.perSecond} / ${noop.perSecond} calls/s)`,
+      );
+    }
     if (json) process.stdout.write(`${JSON.stringify({ bench: 'agent', seconds, concurrency: CONCURRENCY, rows }, null, 2)}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
