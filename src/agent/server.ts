@@ -9,7 +9,9 @@
 //
 // Per-connection memory: requests are tiny, so the receive limit is 64 KiB (not grpc-js's 4 MiB),
 // and channelz is off (it keeps per-socket trace objects). Node's http2 session and socket buffers
-// otherwise keep their defaults; the brief's 32 KiB → 4 KiB read-buffer effect is a Go-agent knob.
+// otherwise keep their defaults (measured: about 60 KiB of agent RSS per idle connection that has
+// made one call); the brief's 32 KiB → 4 KiB read-buffer effect is a Go-agent knob with no exact
+// Node counterpart, since libuv reads into a transient buffer rather than one per connection.
 import { unlinkSync } from 'node:fs';
 import { lstat, mkdir, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
