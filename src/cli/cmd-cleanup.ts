@@ -9,7 +9,7 @@ interface CleanupArgs {
 
 export const cleanupCommand: CommandModule<object, CleanupArgs> = {
   command: 'cleanup',
-  describe: `Remove leftovers of runs that were killed (cgroups under attestorm/, ${tempRoot()}/<run>, stale sockets)`,
+  describe: `Remove leftovers of runs that were killed (pod processes, cgroups under attestorm/, ${tempRoot()}/<run>, stale sockets)`,
   builder: (y: Argv) =>
     y
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be removed; remove nothing' })
@@ -19,7 +19,8 @@ export const cleanupCommand: CommandModule<object, CleanupArgs> = {
     const dryRun = args['dry-run'];
     const found = await cleanupLeftovers({ dryRun });
     const verb = dryRun ? 'would remove' : 'removed';
-    for (const path of found) process.stdout.write(`${verb} ${path}\n`);
+    // Processes are killed rather than removed.
+    for (const item of found) process.stdout.write(`${item.startsWith('pid ') ? (dryRun ? 'would kill' : 'killed') : verb} ${item}\n`);
     process.stderr.write(found.length ? `attestorm cleanup: ${verb} ${found.length} leftover(s)\n` : 'attestorm cleanup: nothing left behind by killed runs\n');
   },
 };

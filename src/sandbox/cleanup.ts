@@ -1,6 +1,6 @@
-// Leftovers of runs whose owner died without cleaning up (SIGKILL, OOM, power loss): their cgroups
-// (processes killed first) in every hierarchy, their temp dirs, and sockets nobody listens on.
-import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
+// Leftovers of runs whose owner died without cleaning up (SIGKILL, OOM, power loss): their pod
+// processes, their cgroups in every hierarchy, their temp dirs, and sockets nobody listens on.
+import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { detectCgroupHost, removeTree } from '../cgroup/index.js';
@@ -61,20 +61,68 @@ async function staleSockets(dir: string, depth: number): Promise<string[]> {
   return out;
 }
 
-/** Removes (or with dryRun lists) leftovers of dead runs; returns the paths concerned. */
+/**
+ * Processes of dead runs, found by the ATTESTORM_RUN_ID every pod process carries in its environment
+ * (children inherit it): the only handle on pods that ran without cgroups once their owner is gone.
+ */
+function deadRunProcesses(isDead: (runId: string) => boolean): Array<{ pid: number; runId: string }> {
+  const out: Array<{ pid: number; runId: string }> = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of entries) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    let env: string;
+    try {
+      env = readFileSync(`/proc/${name}/environ`, 'latin1');
+    } catch {
+      continue; // gone, or not ours to read
+    }
+    const at = env.indexOf(RUN_ENV);
+    if (at < 0 || (at > 0 && env[at - 1] !== '\0')) continue;
+    const end = env.indexOf('\0', at);
+    const runId = env.slice(at + RUN_ENV.length, end < 0 ? undefined : end);
+    if (isDead(runId)) out.push({ pid: Number(name), runId });
+  }
+  return out;
+}
+
+const RUN_ENV = 'ATTESTORM_RUN_ID=';
+
+/** Removes (or with dryRun lists) leftovers of dead runs; returns the paths (and "pid <n> (run <id>)") concerned. */
 export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<string[]> {
   const dry = opts.dryRun ?? false;
   const tmp = opts.tempDir ?? tempRoot();
   const found: string[] = [];
 
-  // Cgroups first: the owner files in the temp dirs are what tells a dead run from a live one.
+  // Processes and cgroups first: the owner files in the temp dirs tell a dead run from a live one.
+  const verdicts = new Map<string, boolean>();
+  const dead = (runId: string) => {
+    let v = verdicts.get(runId);
+    if (v === undefined) verdicts.set(runId, (v = isDeadRun(runId)));
+    return v;
+  };
+  for (const { pid, runId } of deadRunProcesses(dead)) {
+    found.push(`pid ${pid} (run ${runId})`);
+    if (!dry) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Exited meanwhile.
+      }
+    }
+  }
+
   const { host } = detectCgroupHost();
   const bases = host ? [host.memoryBase, host.cpuBase].filter((b): b is string => b !== null) : [];
   const deadRuns = new Set<string>();
   for (const base of bases) {
     const root = join(base, 'attestorm');
     for (const runId of listDirs(root)) {
-      if (!isDeadRun(runId)) continue;
+      if (!dead(runId)) continue;
       deadRuns.add(runId);
       const dir = join(root, runId);
       found.push(dir);
@@ -90,7 +138,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   }
 
   for (const name of listDirs(tmp)) {
-    if (!deadRuns.has(name) && !isDeadRun(name)) continue;
+    if (!deadRuns.has(name) && !dead(name)) continue;
     const dir = join(tmp, name);
     found.push(dir);
     if (!dry) rmSync(dir, { recursive: true, force: true });

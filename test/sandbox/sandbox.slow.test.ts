@@ -212,6 +212,33 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
 });
 
 describe('sandbox without cgroups (uid-only fidelity)', () => {
+  it('an owner killed with SIGKILL: cleanupLeftovers finds the orphaned pod processes by their run id', async () => {
+    const owner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sandbox-owner.ts'), 'cgroupfs', 'never'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      owner.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(out.split('\n')[0]!);
+      });
+      owner.once('exit', (code) => reject(new Error(`owner exited early (${code})`)));
+    });
+    const made = JSON.parse(line) as { runId: string; fidelity: string; pods: PodReport[] };
+    expect(made.fidelity).toBe('uid-only');
+    expect((await cleanupLeftovers({ dryRun: true })).filter((f) => f.includes(made.runId))).toEqual([]);
+    owner.kill('SIGKILL');
+    await new Promise((r) => owner.once('exit', r));
+    await waitFor('the pod main processes to exit on disconnect', () => made.pods.every((p) => !alive(p.pid)), 10_000);
+    const orphans = made.pods.map((p) => p.grandchild!);
+    expect(orphans.every(alive)).toBe(true);
+    const dry = await cleanupLeftovers({ dryRun: true });
+    for (const pid of orphans) expect(dry).toContain(`pid ${pid} (run ${made.runId})`);
+    expect(orphans.every(alive)).toBe(true);
+    const removed = await cleanupLeftovers();
+    for (const pid of orphans) expect(removed).toContain(`pid ${pid} (run ${made.runId})`);
+    expect(removed).toContain(runTempDir(made.runId));
+    await waitFor('the orphans to be killed', () => !orphans.some(alive), 5000);
+  });
+
   it('runs pods as plain processes, says so once, and kills each pod by its process group', async () => {
     const write = vi.spyOn(process.stderr, 'write');
     const sb = await sandbox({ useCgroups: 'never', pods: 2 });
