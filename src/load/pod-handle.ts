@@ -12,9 +12,18 @@ export class PodHandle {
   workerPids: number[] = [];
   /** Calls the pod reported in its final 'done'. */
   calls = 0;
+  /** Load-phase CPU of the pod's workers (ms), from its final 'done'. */
+  cpuMs = 0;
   readonly ready: Promise<number[]>;
   /** Resolves when the pod reported done or its process exited, whichever first. */
   readonly finished: Promise<void>;
+  /** Why the pod never became ready (timeout, crash, fatal start error); null otherwise. */
+  failure: Error | null = null;
+  /**
+   * The pod was ended by its owner before it was ready (a churned pod, SIGTERM/SIGKILL or a quiet
+   * exit 0): no error, a replacement takes its place.
+   */
+  endedBeforeReady = false;
   #isReady = false;
   #isFinished = false;
 
@@ -29,17 +38,24 @@ export class PodHandle {
     };
     this.ready = new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new TimeoutError(`pod ${pod.name}: its pod process and workers were not ready within ${startTimeoutMs} ms`));
+        this.failure ??= new TimeoutError(`pod ${pod.name}: its pod process and workers were not ready within ${startTimeoutMs} ms`);
+        reject(this.failure);
       }, startTimeoutMs);
       child.once('error', (err) => {
         clearTimeout(timer);
-        reject(new ChildProcessError(`pod ${pod.name}: could not start its pod process: ${err.message}`, { cause: err }));
+        this.failure ??= new ChildProcessError(`pod ${pod.name}: could not start its pod process: ${err.message}`, { cause: err });
+        reject(this.failure);
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new ChildProcessError(`pod ${pod.name}: its pod process exited before it was ready (${signal ?? `code ${code}`})`));
-        finish();
+        if (!this.#isReady && !this.failure) {
+          if (code === 0 || signal === 'SIGTERM' || signal === 'SIGKILL') this.endedBeforeReady = true;
+          else this.failure = new ChildProcessError(`pod ${pod.name}: its pod process exited before it was ready (${signal ?? `code ${code}`})`);
+        }
+        reject(this.failure ?? new ChildProcessError(`pod ${pod.name}: ended before it was ready`));
       });
+      // 'close', not 'exit': messages still in the IPC pipe are delivered before 'close'.
+      child.once('close', finish);
       child.on('message', (msg: FromPod) => {
         switch (msg.type) {
           case 'ready':
@@ -53,15 +69,19 @@ export class PodHandle {
             break;
           case 'done':
             this.calls = msg.calls;
+            this.cpuMs = msg.cpuMs;
             finish();
             break;
           case 'fatal':
             clearTimeout(timer);
-            reject(new ChildProcessError(`pod ${pod.name}: ${msg.message}`));
+            this.failure ??= new ChildProcessError(`pod ${pod.name}: ${msg.message}`);
+            reject(this.failure);
             break;
         }
       });
     });
+    // IPC write errors (a pod exiting as we stop it) are not failures of the run.
+    child.on('error', () => {});
     // Rejections are read by whoever awaits ready; an unawaited replacement pod must not crash us.
     this.ready.catch(() => {});
   }

@@ -2,7 +2,7 @@
 // each forking its workers; starts them together, merges their seconds as they arrive, and stops
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 import type { ChildProcess } from 'node:child_process';
-import { RunError } from '../errors.js';
+import { TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../scenario/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import { WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
@@ -29,6 +29,8 @@ export interface LoadSummary {
   workerMemoryBytes: MemoryStats | null;
   /** Worker processes started (replacement pods included). */
   workers: number;
+  /** CPU seconds (user+system) the workers spent in the load phase, as they reported it on exit. */
+  workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
   aborted: boolean;
 }
@@ -85,6 +87,11 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   let stopping = false;
   let wake: () => void = () => {};
   const poke = () => wake();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, ms);
+    });
 
   const podMain = (pod: LoadPod): ChildProcess => {
     const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(podConfig)], {
@@ -123,15 +130,16 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   try {
     await host.startPods(podMain);
     if (env.signal?.aborted) stopAll();
-    if (!stopping) {
-      // Every initial pod must come up; a replacement that fails later only loses its share.
-      await Promise.race([
-        Promise.all(handles.map((h) => h.ready)),
-        new Promise<void>((_, reject) => env.signal?.addEventListener('abort', () => reject(new RunError('load aborted while starting pods')), { once: true })),
-      ]).catch((err) => {
-        if (env.signal?.aborted) return;
-        throw err;
-      });
+    // Every pod alive must be ready. A pod its owner ended while starting (churn) is no failure —
+    // its replacement joins — but a pod that timed out or crashed fails the run.
+    const startDeadline = Date.now() + startTimeoutMs;
+    while (!stopping) {
+      const failed = handles.find((h) => h.failure);
+      if (failed) throw failed.failure;
+      const live = handles.filter((h) => !h.isFinished);
+      if (live.length > 0 && live.every((h) => h.isReady)) break;
+      if (Date.now() > startDeadline) throw new TimeoutError(`load: pods were not ready within ${startTimeoutMs} ms`);
+      await pause(100);
     }
 
     const t0 = Date.now() + 50;
@@ -144,10 +152,11 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       for (const s of agg.emitUpTo(upTo)) env.onSecond?.(s);
     };
     const lastSecond = Math.ceil(opts.durationMs / 1000) - 1;
+    // The last second is emitted only at the end: calls in flight at the end time land in it.
     const tick = () => {
-      const k = Math.min(lastSecond, Math.floor((Date.now() - t0 - EMIT_GRACE_MS) / 1000));
+      const k = Math.min(lastSecond - 1, Math.floor((Date.now() - t0 - EMIT_GRACE_MS) / 1000));
       if (k >= 0) emit(k);
-      if (k < lastSecond && !stopping) timers.push(setTimeout(tick, t0 + (k + 2) * 1000 + EMIT_GRACE_MS - Date.now()));
+      if (k < lastSecond - 1 && !stopping) timers.push(setTimeout(tick, t0 + (k + 2) * 1000 + EMIT_GRACE_MS - Date.now()));
     };
     timers.push(setTimeout(tick, t0 + 1000 + EMIT_GRACE_MS - Date.now()));
     timers.push(
@@ -165,11 +174,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       if (stopping && stopDeadline === Infinity) stopDeadline = now + STOP_WAIT_MS;
       if ((now >= endAt || stopping) && handles.every((h) => h.isFinished)) break;
       if (now >= hardEnd || now >= stopDeadline) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        const t = setTimeout(resolve, 250);
-        t.unref?.();
-      });
+      await pause(250);
     }
     loadEndedAt = Math.min(Date.now(), endAt);
   } finally {
@@ -207,6 +212,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     pods: agg.pods,
     workerMemoryBytes: memory,
     workers: handles.length * opts.workersPerPod,
+    workerCpuSeconds: handles.reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: env.signal?.aborted ?? false,
   };
   agg.destroy();

@@ -58,12 +58,13 @@ export type ToWorker = GoMessage | { type: 'stop' };
 export type FromWorker =
   | { type: 'ready'; pid: number }
   | { type: 'interval'; data: IntervalData }
-  | { type: 'done'; calls: number }
+  /** cpuMs: user+system CPU the worker used from 'go' to its end (its load-phase cost). */
+  | { type: 'done'; calls: number; cpuMs: number }
   | { type: 'fatal'; message: string };
 
 export type ToPod = GoMessage | { type: 'stop' };
 export type FromPod =
   | { type: 'ready'; pid: number; workerPids: number[] }
   | { type: 'interval'; data: IntervalData }
-  | { type: 'done'; calls: number }
+  | { type: 'done'; calls: number; cpuMs: number }
   | { type: 'fatal'; message: string };

@@ -20,9 +20,13 @@ const workers: ChildProcess[] = [];
 const merging = new Map<number, IntervalMerger>();
 let t0 = 0;
 let calls = 0;
+let cpuMs = 0;
 let doneWorkers = 0;
+let closed = 0;
 let goMsg: GoMessage | null = null;
 let stopRequested = false;
+// Set when our owner (the sandbox ending the pod) sent SIGTERM: an unfinished start is then no error.
+let terminating = false;
 let forwardTimer: NodeJS.Timeout | undefined;
 let ended = false;
 
@@ -32,7 +36,9 @@ function send(msg: FromPod, then?: () => void): void {
 }
 
 function toWorkers(msg: ToWorker): void {
-  for (const w of workers) if (w.connected) w.send(msg);
+  // A worker may exit between the check and the write: the callback takes the EPIPE instead of
+  // an unhandled 'error' event.
+  for (const w of workers) if (w.connected) w.send(msg, (err) => void err);
 }
 
 function forward(upTo: number): void {
@@ -65,7 +71,7 @@ function end(): void {
   ended = true;
   clearTimeout(forwardTimer);
   forward(Number.MAX_SAFE_INTEGER);
-  send({ type: 'done', calls });
+  send({ type: 'done', calls, cpuMs });
 }
 
 function workerGone(): void {
@@ -81,6 +87,7 @@ function startWorkers(): Promise<number[]> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     workers.push(w);
+    w.on('error', () => {}); // spawn failures surface as 'exit' before ready
     let counted = false;
     const gone = () => {
       if (counted) return;
@@ -92,6 +99,8 @@ function startWorkers(): Promise<number[]> {
         const timer = setTimeout(() => reject(new Error(`worker ${i} not ready within ${config.startTimeoutMs} ms`)), config.startTimeoutMs);
         w.once('exit', (code, signal) => {
           clearTimeout(timer);
+          // Killed by a signal while starting: the pod is being ended (churn, stop), not failing.
+          if (signal === 'SIGTERM' || signal === 'SIGKILL') terminating = true;
           reject(new Error(`worker ${i} exited before ready (${signal ?? code})`));
         });
         w.on('message', (msg: FromWorker) => {
@@ -105,6 +114,7 @@ function startWorkers(): Promise<number[]> {
               break;
             case 'done':
               calls += msg.calls;
+              cpuMs += msg.cpuMs;
               gone();
               break;
             case 'fatal':
@@ -114,7 +124,11 @@ function startWorkers(): Promise<number[]> {
         });
       }),
     );
-    w.once('exit', gone);
+    // 'close' comes after the worker's last IPC message; 'exit' may come before it.
+    w.once('close', () => {
+      closed++;
+      gone();
+    });
   }
   return Promise.all(pids);
 }
@@ -124,6 +138,7 @@ function killWorkers(signal: NodeJS.Signals): void {
 }
 
 function shutdown(): void {
+  terminating = true;
   // SIGTERM the workers so they ship their last partial second, then make sure none outlives us.
   killWorkers('SIGTERM');
   const hard = setTimeout(() => {
@@ -132,7 +147,7 @@ function shutdown(): void {
     process.exit(0);
   }, STOP_GRACE_MS);
   const poll = setInterval(() => {
-    if (workers.every((w) => w.exitCode !== null || w.signalCode !== null)) {
+    if (closed >= workers.length) {
       clearInterval(poll);
       clearTimeout(hard);
       end();
@@ -165,6 +180,10 @@ process.on('message', (msg: ToPod) => {
 startWorkers().then(
   (workerPids) => send({ type: 'ready', pid: process.pid, workerPids }),
   (err: Error) => {
+    if (terminating) {
+      killWorkers('SIGKILL');
+      return void setTimeout(() => process.exit(0), 50);
+    }
     send({ type: 'fatal', message: err.message }, () => {
       killWorkers('SIGKILL');
       process.exit(1);

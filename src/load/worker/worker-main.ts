@@ -29,6 +29,7 @@ let t0 = 0;
 let lastSecond = 0;
 let pacer: Pacer;
 let calls = 0;
+let cpuAtGo: NodeJS.CpuUsage | null = null;
 let failures = 0;
 let inFlight = false;
 let stopping = false;
@@ -55,6 +56,7 @@ function scheduleFlush(): void {
 }
 
 function start(go: GoMessage): void {
+  cpuAtGo = process.cpuUsage();
   t0 = go.t0;
   lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
   pacer = new Pacer(config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
@@ -111,7 +113,8 @@ function finish(): void {
   clearTimeout(endTimer);
   ship(recorder.take());
   caller.close();
-  send({ type: 'done', calls }, () => process.exit(0));
+  const cpu = cpuAtGo ? process.cpuUsage(cpuAtGo) : { user: 0, system: 0 };
+  send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
 }
 
 process.on('message', (msg: ToWorker) => {

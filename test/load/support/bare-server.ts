@@ -3,7 +3,7 @@
 // behind a counting Unix-socket relay so tests can see how many connections clients really open.
 import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer, type Server as NetServer } from 'node:net';
+import { createConnection, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -39,6 +39,8 @@ export interface BareServerOptions {
   reject?: { code: number; details: string };
   /** Delay every answer (ms). */
   delayMs?: number;
+  /** Called for every connection the relay accepts (counting mode), e.g. to read SO_PEERCRED. */
+  onAccept?: (socket: Socket) => void;
 }
 
 function firstAudience(req: Buffer): string {
@@ -100,6 +102,7 @@ export async function startBareServer(opts: BareServerOptions = {}): Promise<Bar
     relay = createServer((client) => {
       state.accepted++;
       state.open++;
+      opts.onAccept?.(client);
       const upstream = createConnection(grpcSocket);
       client.pipe(upstream).pipe(client);
       let closed = false;

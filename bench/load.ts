@@ -1,0 +1,145 @@
+// How much load the generator drives per CPU-second of its workers, against the reference agent
+// (limiting disabled) and a bare grpc-js server, next to a bare grpc-js client loop with no harness
+// (one plain process, same connection mode, same concurrency) — the ceiling the generator is
+// judged against (target: generator/bare ≥ 0.9) — and the workers' real memory (PSS).
+// Run: npx tsx bench/load.ts [--json]. Each measurement is bounded to a few seconds.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAgentConfig, startAgent } from '../src/agent/index.js';
+import { PROJECT_ROOT } from '../src/util/index.js';
+import { runLoad, type ConnectionMode } from '../src/load/index.js';
+import { startBareServer } from '../test/load/support/bare-server.js';
+
+const WORKERS = 4;
+const DURATION_MS = 4000;
+const MODES: ConnectionMode[] = ['per-call', 'per-worker'];
+
+// The no-harness client: WORKERS concurrent call loops in one process, each one call at a time,
+// same channel options as the generator's workers, CPU from process.cpuUsage over the loop only.
+const BARE_CLIENT = `
+const grpc = require('@grpc/grpc-js');
+const [socket, mode, loops, ms] = [process.argv[1], process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const md = new grpc.Metadata(); md.set('workload.spiffe.io', 'true');
+const creds = grpc.credentials.createInsecure();
+const opts = { 'grpc.use_local_subchannel_pool': 1, 'grpc.enable_channelz': 0, 'grpc.enable_retries': 0 };
+const req = Buffer.from([0x0a, 9, ...Buffer.from('attestorm')]);
+const pass = (b) => b;
+let calls = 0, ok = 0;
+const cpu0 = process.cpuUsage();
+const end = Date.now() + ms;
+let running = loops;
+function loop(shared) {
+  if (Date.now() >= end) { if (shared) shared.close(); if (--running === 0) finish(); return; }
+  const c = mode === 'per-call' ? new grpc.Client('unix:' + socket, creds, opts) : shared;
+  c.makeUnaryRequest('/SpiffeWorkloadAPI/FetchJWTSVID', pass, pass, req, md, { deadline: Date.now() + 1000 }, (err) => {
+    calls++; if (!err) ok++;
+    if (mode === 'per-call') c.close();
+    loop(shared);
+  });
+}
+function finish() {
+  const cpu = process.cpuUsage(cpu0);
+  process.stdout.write(JSON.stringify({ calls, ok, cpuSeconds: (cpu.user + cpu.system) / 1e6 }));
+  process.exit(0);
+}
+for (let i = 0; i < loops; i++) loop(mode === 'per-call' ? null : new grpc.Client('unix:' + socket, creds, opts));
+`;
+
+function bareClient(socket: string, mode: ConnectionMode): Promise<{ calls: number; ok: number; cpuSeconds: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', BARE_CLIENT, socket, mode, String(WORKERS), String(DURATION_MS)], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), DURATION_MS + 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(JSON.parse(out));
+      else reject(new Error(`bare client exited with ${code}`));
+    });
+  });
+}
+
+interface Row {
+  target: string;
+  mode: ConnectionMode;
+  client: 'generator' | 'bare';
+  calls: number;
+  okRatio: number;
+  cpuSeconds: number;
+  callsPerCpuSecond: number;
+  workerPssMedianMiB: number | null;
+  workerPssMaxMiB: number | null;
+}
+
+async function generator(target: string, socket: string, mode: ConnectionMode): Promise<Row> {
+  const s = await runLoad({ socket, pods: 1, workersPerPod: WORKERS, durationMs: DURATION_MS, connection: mode });
+  const mib = (b: number | undefined) => (b === undefined ? null : +(b / 2 ** 20).toFixed(1));
+  return {
+    target,
+    mode,
+    client: 'generator',
+    calls: s.totals.calls,
+    okRatio: s.totals.calls ? s.totals.ok / s.totals.calls : 0,
+    cpuSeconds: +s.workerCpuSeconds.toFixed(3),
+    callsPerCpuSecond: Math.round(s.totals.calls / s.workerCpuSeconds),
+    workerPssMedianMiB: mib(s.workerMemoryBytes?.median),
+    workerPssMaxMiB: mib(s.workerMemoryBytes?.max),
+  };
+}
+
+async function bare(target: string, socket: string, mode: ConnectionMode): Promise<Row> {
+  const r = await bareClient(socket, mode);
+  return {
+    target,
+    mode,
+    client: 'bare',
+    calls: r.calls,
+    okRatio: r.calls ? r.ok / r.calls : 0,
+    cpuSeconds: +r.cpuSeconds.toFixed(3),
+    callsPerCpuSecond: Math.round(r.calls / r.cpuSeconds),
+    workerPssMedianMiB: null,
+    workerPssMaxMiB: null,
+  };
+}
+
+const rows: Row[] = [];
+const server = await startBareServer();
+const dir = mkdtempSync(join(tmpdir(), 'attestorm-benchload-'));
+const agentSocket = join(dir, 'agent.sock');
+const agent = await startAgent(parseAgentConfig({ socket: agentSocket, attestors: ['unix'], rateLimit: { placement: 'disabled' } }), { log: () => {}, graceMs: 1000 });
+try {
+  for (const mode of MODES) {
+    rows.push(await generator('bare-server', server.socket, mode));
+    rows.push(await bare('bare-server', server.socket, mode));
+    rows.push(await generator('reference-agent', agentSocket, mode));
+    rows.push(await bare('reference-agent', agentSocket, mode));
+  }
+} finally {
+  await agent.close();
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const ratios = MODES.flatMap((mode) =>
+  ['bare-server', 'reference-agent'].map((target) => {
+    const g = rows.find((r) => r.mode === mode && r.target === target && r.client === 'generator')!;
+    const b = rows.find((r) => r.mode === mode && r.target === target && r.client === 'bare')!;
+    return { target, mode, generatorOverBare: +(g.callsPerCpuSecond / b.callsPerCpuSecond).toFixed(2) };
+  }),
+);
+
+if (process.argv.includes('--json')) {
+  process.stdout.write(`${JSON.stringify({ workers: WORKERS, durationMs: DURATION_MS, rows, ratios }, null, 2)}\n`);
+}
+const header = ['target', 'mode', 'client', 'calls', 'ok', 'cpu s', 'calls/cpu-s', 'PSS med MiB', 'PSS max MiB'];
+const lines = rows.map((r) => [r.target, r.mode, r.client, String(r.calls), r.okRatio.toFixed(2), r.cpuSeconds.toFixed(2), String(r.callsPerCpuSecond), String(r.workerPssMedianMiB ?? '-'), String(r.workerPssMaxMiB ?? '-')]);
+const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+process.stderr.write(`load generator: ${WORKERS} workers (1 pod) vs a bare grpc-js client with ${WORKERS} loops, ${DURATION_MS / 1000} s each\n`);
+process.stderr.write(`${fmt(header)}\n${lines.map(fmt).join('\n')}\n`);
+for (const r of ratios) process.stderr.write(`generator/bare calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);

@@ -1,0 +1,196 @@
+// The generator against real servers: the reference agent (attestation, limiter) and a bare grpc-js
+// server behind a relay that reads SO_PEERCRED, so the tests see which processes really connect,
+// from which cgroup, over how many connections. Every run is bounded and must leave nothing behind.
+import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPeerCredReader, parseAgentConfig, parseCgroup, startAgent } from '../../src/agent/index.js';
+import { runLoad, summarizeHistogram, type LoadSummary } from '../../src/load/index.js';
+import { createSandbox, newRunId, type Sandbox } from '../../src/sandbox/index.js';
+import type { LoadSample } from '../../src/scenario/index.js';
+import { startBareServer } from './support/bare-server.js';
+import { waitNoLoadProcesses } from './support/leftovers.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+/** Directories holding this test's sockets: generator processes name them in their argv. */
+const socketDirs: string[] = [];
+afterEach(async () => {
+  for (const fn of cleanups.splice(0).reverse()) await fn();
+  expect(await waitNoLoadProcesses(socketDirs.splice(0)), 'generator processes left behind').toEqual([]);
+});
+
+async function bareServer(opts: Parameters<typeof startBareServer>[0]) {
+  const server = await startBareServer(opts);
+  socketDirs.push(server.dir);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function seriesCalls(s: LoadSummary): number {
+  return s.series.reduce((n, x) => n + x.ok + x.rateLimited + x.deadlineExceeded + x.error, 0);
+}
+
+async function sandbox(pods: number, extra: Record<string, unknown> = {}): Promise<Sandbox> {
+  const sb = await createSandbox({ runId: newRunId('loadtest'), pods, ...extra });
+  cleanups.push(() => sb.close());
+  return sb;
+}
+
+describe('load generator against a counting server', () => {
+  it('each worker is its own process in its pod\'s cgroup, and per-call opens a connection per call', async () => {
+    const peerCred = createPeerCredReader();
+    const callers = new Map<number, string | null>();
+    const server = await bareServer({
+      counting: true,
+      onAccept: (socket) => {
+        const { pid } = peerCred(socket);
+        if (callers.has(pid)) return;
+        // Read while the caller is certainly alive: it is waiting on this connection.
+        let podUid: string | null = null;
+        try {
+          podUid = parseCgroup(readFileSync(`/proc/${pid}/cgroup`, 'utf8')).podUID;
+        } catch {
+          podUid = null;
+        }
+        callers.set(pid, podUid);
+      },
+    });
+    cleanups.push(() => server.close());
+    const sb = await sandbox(2);
+    const podUids = new Set<string>();
+    sb.on('pod-start', (p) => podUids.add(p.uid));
+    const seconds: LoadSample[] = [];
+    const summary = await runLoad(
+      { socket: server.socket, pods: 2, workersPerPod: 3, durationMs: 3000, connection: 'per-call' },
+      { sandbox: sb, onSecond: (s) => seconds.push(s) },
+    );
+
+    expect(summary.totals.calls).toBeGreaterThan(6);
+    expect(summary.totals.byCode, JSON.stringify(summary.totals)).toEqual({ OK: summary.totals.calls });
+    // What the server answered is what the generator counted; the series adds up to the totals.
+    expect(server.calls.OK).toBe(summary.totals.calls);
+    expect(seriesCalls(summary)).toBe(summary.totals.calls);
+    expect(seconds).toEqual(summary.series);
+    expect(summary.series.map((s) => s.t)).toEqual([0, 1000, 2000]);
+    expect(summarizeHistogram(summary.histograms.ok!).count).toBe(summary.totals.ok);
+    expect(summary.latency.ok!.count).toBe(summary.totals.ok);
+    // per-call: one accepted connection per call, all closed afterwards.
+    expect(server.accepted).toBe(summary.totals.calls);
+    expect(server.open).toBe(0);
+    // Six workers, six distinct PIDs, three in each pod's cgroup.
+    expect(callers.size).toBe(6);
+    expect(summary.workers).toBe(6);
+    expect(Object.keys(summary.pods).sort()).toEqual([...podUids].sort());
+    if (sb.fidelity === 'cgroup-pods') {
+      const perPod = new Map<string, number>();
+      for (const uid of callers.values()) perPod.set(uid!, (perPod.get(uid!) ?? 0) + 1);
+      expect([...perPod.keys()].sort()).toEqual([...podUids].sort());
+      expect([...perPod.values()]).toEqual([3, 3]);
+    }
+    expect(summary.workerMemoryBytes?.samples).toBe(6);
+    expect(summary.workerMemoryBytes!.median).toBeGreaterThan(1 << 20);
+  });
+
+  it('per-worker reuses one connection per worker; per-retry reconnects only after errors', async () => {
+    const server = await bareServer({ counting: true });
+    const summary = await runLoad({ socket: server.socket, pods: 1, workersPerPod: 3, durationMs: 2000, connection: 'per-worker' });
+    expect(summary.totals.ok).toBeGreaterThan(30);
+    expect(server.accepted).toBe(3);
+    expect(server.open).toBe(0);
+
+    const rejecting = await bareServer({ counting: true, reject: { code: 14, details: 'rate limit exceeded for /SpiffeWorkloadAPI/FetchJWTSVID' } });
+    const limited = await runLoad({ socket: rejecting.socket, pods: 1, workersPerPod: 2, durationMs: 1500, connection: 'per-retry' });
+    expect(limited.totals.rateLimited).toBe(limited.totals.calls);
+    expect(limited.totals.byCode).toEqual({ UNAVAILABLE: limited.totals.calls });
+    expect(rejecting.accepted).toBe(limited.totals.calls);
+  });
+
+  it('open loop at a rate, backoff, deadlines and maxCalls all bound the calls', async () => {
+    const slow = await bareServer({ counting: true, delayMs: 300 });
+    const paced = await runLoad({ socket: slow.socket, pods: 1, workersPerPod: 2, durationMs: 2000, rate: 10, connection: 'per-worker', deadlineMs: 100 });
+    // Every call hits the 100 ms deadline; at 10/s per worker for 2 s that is at most ~40 calls.
+    expect(paced.totals.deadlineExceeded).toBe(paced.totals.calls);
+    expect(paced.totals.calls).toBeGreaterThan(4);
+    expect(paced.totals.calls).toBeLessThanOrEqual(44);
+    expect(paced.latency.deadlineExceeded!.p50Ms).toBeGreaterThanOrEqual(100);
+
+    const backoff = await runLoad({ socket: slow.socket, pods: 1, workersPerPod: 2, durationMs: 2000, deadlineMs: 50, retry: 'backoff', connection: 'per-worker' });
+    // Without backoff a 50 ms deadline allows ~40 calls per worker in 2 s; full-jitter backoff far fewer.
+    expect(backoff.totals.deadlineExceeded).toBe(backoff.totals.calls);
+    expect(backoff.totals.calls).toBeLessThan(40);
+
+    const fast = await bareServer({ counting: true });
+    const bounded = await runLoad({ socket: fast.socket, pods: 1, workersPerPod: 3, durationMs: 20_000, maxCalls: 30, connection: 'per-worker' });
+    expect(bounded.totals.calls).toBeGreaterThanOrEqual(30);
+    expect(bounded.totals.calls).toBeLessThanOrEqual(30);
+    expect(fast.calls.OK).toBe(bounded.totals.calls);
+    expect(bounded.durationMs).toBeLessThan(20_000);
+  });
+
+  it('an aborted run stops promptly and returns what it collected', async () => {
+    const server = await bareServer({ counting: true });
+    const sb = await sandbox(2);
+    const controller = new AbortController();
+    let firstSecond = 0;
+    const t = Date.now();
+    const summary = await runLoad(
+      { socket: server.socket, pods: 2, workersPerPod: 2, durationMs: 60_000 },
+      {
+        sandbox: sb,
+        signal: controller.signal,
+        onSecond: () => {
+          if (++firstSecond === 2) controller.abort();
+        },
+      },
+    );
+    expect(summary.aborted).toBe(true);
+    expect(Date.now() - t).toBeLessThan(45_000);
+    expect(summary.totals.calls).toBeGreaterThan(0);
+    expect(server.calls.OK).toBe(summary.totals.calls);
+    expect(seriesCalls(summary)).toBe(summary.totals.calls);
+    expect(sb.pods()).toEqual([]);
+  });
+
+  it('under pod churn, replacement pods join and ended pods keep their data', async () => {
+    const server = await bareServer({ counting: true });
+    // Lifetimes long enough for a pod to start its workers on a busy two-core machine.
+    const sb = await sandbox(1, { podLifetimeMs: 4000 });
+    const summary = await runLoad({ socket: server.socket, pods: 1, workersPerPod: 2, durationMs: 10_000 }, { sandbox: sb });
+    const pods = Object.values(summary.pods);
+    expect(pods.length).toBeGreaterThanOrEqual(2);
+    expect(pods.filter((p) => p.ok > 0).length).toBeGreaterThanOrEqual(2);
+    expect(summary.workers).toBe(pods.length * 2);
+    expect(server.calls.OK).toBe(summary.totals.calls);
+    expect(summary.series.map((s) => s.t)).toEqual(Array.from({ length: 10 }, (_, i) => i * 1000));
+  });
+});
+
+describe('load generator against the reference agent', () => {
+  it('attested calls succeed, the agent counts what the generator counts, and its limiter shows as rate-limited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attestorm-loadagent-'));
+    socketDirs.push(dir);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const sb = await sandbox(2);
+    const socket = join(dir, 'agent.sock');
+    const agent = await startAgent(
+      parseAgentConfig({
+        socket,
+        attestors: ['unix', 'k8s'],
+        k8s: { kubeletUrl: sb.kubeletUrl, pollInterval: '100ms' },
+        rateLimit: { placement: 'pre-attestation', limits: { fetch_jwt_svid: 5 } },
+      }),
+      { log: () => {}, graceMs: 1000 },
+    );
+    cleanups.unshift(() => agent.close());
+    const summary = await runLoad({ socket, pods: 2, workersPerPod: 2, durationMs: 3000, connection: 'per-call' }, { sandbox: sb });
+    expect(summary.totals.ok).toBeGreaterThan(0);
+    expect(summary.totals.rateLimited).toBeGreaterThan(0);
+    // Each pod's key allows 5/s (burst 5): over ~3 s a pod gets at most ~5 + 5·3 through.
+    for (const p of Object.values(summary.pods)) expect(p.ok).toBeLessThanOrEqual(25);
+    const metrics = await agent.metrics.registry.getSingleMetricAsString('workload_api_calls_total');
+    const agentOk = Number(/method="FetchJWTSVID",code="OK"} (\d+)/.exec(metrics)?.[1] ?? 0);
+    expect(agentOk).toBe(summary.totals.ok);
+  });
+});
