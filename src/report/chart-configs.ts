@@ -50,7 +50,13 @@ function lineDataset(s: SeriesLine, extra: Record<string, unknown> = {}) {
 
 function timeOptions(title: string, yTitle: string, range: { min: number; max: number } | null) {
   // Pin the axis to the data so Chart.js does not pad it out to the next round tick.
-  const x = { type: 'linear', title: { display: true, text: 'seconds since load start' }, ...(range ? { min: range.min, max: range.max } : {}) };
+  // No ticks at the pinned ends: they crowd the round ticks next to them ("30 31").
+  const x = {
+    type: 'linear',
+    title: { display: true, text: 'seconds since load start' },
+    ticks: { includeBounds: false },
+    ...(range ? { min: range.min, max: range.max } : {}),
+  };
   return {
     parsing: false,
     normalized: true,
