@@ -56,7 +56,7 @@ export function fillerPods(count: number, nodeName: string, startedAt: number): 
         containers,
         initContainers: app.init ? [container('init', app.init, 'init')] : [],
         qosClass: app.qos,
-        podIP: podIpFor(1000 + i),
+        podIP: podIpFor(60_000 + i), // above the range sandbox pods cycle through
         hostIP: '192.168.10.11',
         // Days old, seconds apart: filler pods are long-running and never wait on visibility.
         startedAt: startedAt - 86_400_000 * (1 + (i % 9)) - i * 1000,

@@ -47,10 +47,10 @@ export function imageIdFor(image: string): string {
   return `${repo}@sha256:${seededHex64(`image:${image}`)}`;
 }
 
-/** Pod IPs from the node's pod CIDR 10.244.0.0/16, skipping .0 and .1 of each /24. */
+/** The n-th pod IP of the node's pod CIDR 10.244.0.0/16: .2 to .253 of each /24, from 10.244.1.0. */
 export function podIpFor(n: number): string {
-  const host = (n % (254 * 250)) ;
-  return `10.244.${1 + Math.floor(host / 254)}.${2 + (host % 252)}`;
+  const host = n % (252 * 254);
+  return `10.244.${1 + Math.floor(host / 252)}.${2 + (host % 252)}`;
 }
 
 /** Container names are DNS labels; the app label (or "app") names the sandbox's one container. */

@@ -55,13 +55,27 @@ export interface Sandbox {
   readonly fidelityReason: string;
   /** The kubelet emulator (request counters, visible pods). */
   readonly kubelet: KubeletEmulator;
-  /** Pods currently running (not ending). */
+  /** Pods currently running (not ending), by slot index. */
   pods(): SandboxPod[];
+  /**
+   * Starts opts.pods pods, calling podMain for each (and for each replacement under churn); resolves
+   * once every main process has spawned. A pod whose main process exits ends (its other processes
+   * are killed, its cgroup removed); under churn a replacement with a new UID takes its slot.
+   */
   startPods(podMain: PodMain): Promise<void>;
+  /**
+   * A process inside the pod: in its container cgroup, as osUid/osGid, in a process group of its
+   * own (detached), with ATTESTORM_RUN_ID, ATTESTORM_POD_UID, ATTESTORM_POD_NAME,
+   * ATTESTORM_POD_NAMESPACE, ATTESTORM_POD_INDEX, ATTESTORM_POD_SERVICE_ACCOUNT,
+   * ATTESTORM_CONTAINER_ID and ATTESTORM_KUBELET_URL added to its environment.
+   */
   spawnInPod(pod: SandboxPod, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
+  /** 'pod-start': the main process spawned. 'pod-end': its processes are gone and its cgroup removed. */
   on(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
   off(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
+  /** Stops churn, SIGTERMs every pod's process tree (SIGKILL after 2 s), removes the pod cgroups. */
   stopPods(): Promise<void>;
+  /** stopPods, the kubelet emulator, the temp files and the run's cgroup root. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -204,7 +218,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       serviceAccount: pod.serviceAccount,
       containers: [{ name: pod.containerName, image: pod.image, imageID: pod.imageId, containerID: pod.containerId }],
       qosClass: QOS_NAMES[this.#opts.qosClass],
-      podIP: podIpFor(this.#serial++),
+      podIP: podIpFor(this.#serial++ % 60_000),
       hostIP: '192.168.10.10',
       startedAt: pod.startedAt,
       extraEnv: 24,
