@@ -2,11 +2,11 @@
 // the way the kubelet names them, a kubelet emulator serving them, churn, and the owner that reaps it all.
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { chownSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Cgroup, procsFiles, removeTree, spawnInCgroup } from '../cgroup/index.js';
 import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
-import { ChildProcessError, RunError } from '../errors.js';
+import { ChildProcessError, PlatformError, RunError } from '../errors.js';
 import { onCleanup } from '../util/index.js';
 import { startKubeletEmulator, type KubeletEmulator } from './kubelet-emulator.js';
 import { DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
@@ -112,6 +112,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   readonly #crashes = new Map<number, number>();
   readonly #backoffs = new Map<NodeJS.Timeout, () => void>();
   #unregister: () => void = () => {};
+  /** Path of setpriv when pods change uid on cgroup v2 (see spawnInPod). */
+  #setpriv: string | null = null;
 
   constructor(opts: ResolvedSandboxOptions, cg: CgroupSetup | null, reason: string) {
     super();
@@ -133,6 +135,10 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   }
 
   async init(): Promise<void> {
+    if (this.#opts.uidMode === 'per-pod' && this.#cg?.host.version === 'v2') {
+      this.#setpriv = findInPath('setpriv');
+      if (!this.#setpriv) throw new PlatformError('sandbox.uidMode "per-pod" on cgroup v2 needs setpriv (util-linux) in PATH to start pod processes as their uid');
+    }
     mkdirSync(this.#tempDir, { recursive: true, mode: 0o755 });
     this.#tempFiles.push(writeOwnerFile(this.runId));
     const k = this.#opts.kubelet;
@@ -200,7 +206,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       pod.cgroup = Cgroup.create(this.#cg.host, rel, { cpu: this.#cg.host.cpuBase !== null });
       // A process moves itself into the container cgroup before exec (spawnInCgroup), already as
       // the pod's uid: the procs files must be writable by that uid, as in cgroup delegation.
-      if (perPod) for (const f of procsFiles(pod.cgroup)) chownSync(f, pod.osUid, pod.osGid);
+      if (perPod && pod.cgroup.version === 'v1') for (const f of procsFiles(pod.cgroup)) chownSync(f, pod.osUid, pod.osGid);
     }
     return pod;
   }
@@ -298,8 +304,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     const state = this.#tracker.get(pod.uid);
     if (!state || state.ending) throw new RunError(`pod ${pod.name} is not running in sandbox ${this.runId}`);
     const env = {
-      ...process.env,
-      ...options.env,
+      // As with spawn(): a given env replaces the inherited one.
+      ...(options.env ?? process.env),
       ATTESTORM_RUN_ID: this.runId,
       ATTESTORM_POD_UID: pod.uid,
       ATTESTORM_POD_NAME: pod.name,
@@ -311,12 +317,16 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     };
     const asOther = pod.osUid !== process.getuid?.() || pod.osGid !== process.getgid?.();
     // A process group of its own: in uid-only fidelity the group is how the pod's tree is found.
-    const child = spawnInCgroup(pod.cgroup, command, args, {
-      ...options,
-      env,
-      detached: true,
-      ...(asOther ? { uid: pod.osUid, gid: pod.osGid } : {}),
-    });
+    const spawnOpts: SpawnOptions = { ...options, env, detached: true };
+    let child: ChildProcess;
+    if (asOther && pod.cgroup?.version === 'v2') {
+      // v2 lets a process move itself only with write access to the common ancestor's cgroup.procs:
+      // it moves as root, then setpriv drops to the pod's uid/gid before exec'ing the command.
+      const ids = ['--reuid', String(pod.osUid), '--regid', String(pod.osGid), '--clear-groups', '--'];
+      child = spawnInCgroup(pod.cgroup, this.#setpriv!, [...ids, command, ...args], spawnOpts);
+    } else {
+      child = spawnInCgroup(pod.cgroup, command, args, asOther ? { ...spawnOpts, uid: pod.osUid, gid: pod.osGid } : spawnOpts);
+    }
     this.#tracker.addProcess(state, child);
     return child;
   }
@@ -360,6 +370,14 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     })();
     return this.#closing;
   }
+}
+
+function findInPath(name: string): string | null {
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    const p = join(dir || '.', name);
+    if (existsSync(p)) return p;
+  }
+  return null;
 }
 
 function tryRmdir(dir: string): void {
