@@ -45,7 +45,7 @@ function socketIsStale(path: string): Promise<boolean> {
   });
 }
 
-async function staleSockets(dir: string, depth: number): Promise<string[]> {
+async function staleSockets(dir: string, depth: number, skipDir: (name: string) => boolean = () => false): Promise<string[]> {
   const out: string[] = [];
   let entries;
   try {
@@ -56,7 +56,7 @@ async function staleSockets(dir: string, depth: number): Promise<string[]> {
   for (const e of entries) {
     const p = join(dir, e.name);
     if (e.isSocket() && (await socketIsStale(p))) out.push(p);
-    else if (e.isDirectory() && depth > 0) out.push(...(await staleSockets(p, depth - 1)));
+    else if (e.isDirectory() && depth > 0 && !skipDir(e.name)) out.push(...(await staleSockets(p, depth - 1)));
   }
   return out;
 }
@@ -145,7 +145,12 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   }
 
   if (existsSync(tmp) && lstatSync(tmp).isDirectory()) {
-    for (const sock of await staleSockets(tmp, 2)) {
+    // A live run's own dir is its business: its agent may be between bind and listen right now.
+    const liveRun = (name: string) => {
+      const owner = RUN_ID_RE.test(name) ? readRunOwner(name) : null;
+      return owner !== null && ownerAlive(owner);
+    };
+    for (const sock of await staleSockets(tmp, 2, liveRun)) {
       if (found.some((f) => sock.startsWith(f + '/'))) continue;
       found.push(sock);
       if (!dry) rmSync(sock, { force: true });
