@@ -173,7 +173,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     this.#podMain = podMain;
     this.#churning = this.#opts.podLifetimeMs !== undefined;
     try {
-      for (let i = 0; i < this.#opts.pods; i++) await this.#startPod(i);
+      // stopPods()/close() during the start (a SIGINT) ends the loop rather than starting more pods.
+      for (let i = 0; i < this.#opts.pods && this.#podMain === podMain; i++) await this.#startPod(i);
     } catch (err) {
       await this.stopPods();
       throw err;

@@ -200,6 +200,24 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
     await waitFor('the grandchildren to be killed', () => made.pods.every((p) => !alive(p.grandchild!)), 5000);
   });
 
+  it('close() while pods are starting stops the start and leaves nothing', async () => {
+    const sb = await sandbox({ pods: 4 });
+    const c = collector(sb);
+    const mains: number[] = [];
+    const starting = sb.startPods((pod) => {
+      const child = c.podMain(pod);
+      mains.push(child.pid!);
+      if (pod.index === 1) void sb.close();
+      return child;
+    });
+    await starting.catch(() => {});
+    await sb.close();
+    expect(mains).toHaveLength(2); // no pod started after close()
+    expect(sb.pods()).toEqual([]);
+    await waitFor('the started mains to be gone', () => !mains.some(alive), 5000);
+    for (const dir of runRoots(host!, sb.runId)) expect(existsSync(dir)).toBe(false);
+  });
+
   it('cleanupLeftovers leaves a live run alone', async () => {
     const sb = await sandbox({ pods: 1 });
     const c = collector(sb);
