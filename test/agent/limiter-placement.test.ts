@@ -6,6 +6,9 @@ import { describe, expect, it } from 'vitest';
 import type { AgentConfigInput } from '../../src/agent/index.js';
 import { fakeProcRoot, firstMessage, podCgroup, scrape, spawnCaller, startTestAgent, tempDir, unary, type TestAgent } from './harness.js';
 import { rmSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import { startFakeKubelet } from './fake-kubelet.js';
 
 interface Outcome {
   code: number;
@@ -157,4 +160,70 @@ describe('limiter placement', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('what each placement holds in flight during a storm', () => {
+  // The mechanism behind the memory table: with the kubelet slow (here: holding its answer), every
+  // admitted call sits in attestation. Pre-attestation admits only the bucket's worth; post-
+  // attestation lets the whole burst in, so all of it holds attestation memory at once.
+  const POD = '11111111-2222-3333-4444-555555555555';
+  const CID = 'd'.repeat(64);
+  const BURST = 30;
+
+  for (const placement of ['pre-attestation', 'post-attestation'] as const) {
+    it(`${placement}: attestations in flight while the kubelet is slow`, async () => {
+      const kubelet = await startFakeKubelet();
+      kubelet.pods = [
+        {
+          metadata: { name: 'storm', namespace: 'storm', uid: POD },
+          spec: { serviceAccountName: 'storm' },
+          status: { containerStatuses: [{ name: 'main', image: 'busybox', containerID: `containerd://${CID}` }] },
+        },
+      ];
+      const held: ServerResponse[] = [];
+      kubelet.handler = (_req, res) => void held.push(res);
+      const dir = tempDir();
+      const t = await startTestAgent({
+        socket: join(dir, 'agent.sock'),
+        procRoot: fakeProcRoot(dir, { [process.pid]: podCgroup(POD, CID) }),
+        attestors: ['unix', 'k8s'],
+        k8s: { kubeletUrl: kubelet.url, timeout: '30s', pollInterval: '10ms', maxPollAttempts: 2 },
+        rateLimit: { placement, kubernetesNode: 'true', limits: { fetch_jwt_svid: LIMIT } },
+        model: { attestationWorkingSet: '256Ki' },
+      });
+      const metric = (s: string) => scrape(t.agent.metricsUrl!, s);
+      try {
+        let settled = false;
+        const calls = burst(t, BURST);
+        void calls.then(() => (settled = true));
+        let inflight = 0;
+        for (let i = 0; i < 500; i++) {
+          inflight = await metric('workload_api_attestations_inflight');
+          const limited = await metric(`workload_api_rate_limit_exceeded_total{method="FetchJWTSVID",key_type="${placement === 'pre-attestation' ? 'pod_uid' : 'selector_set'}"}`);
+          if (placement === 'pre-attestation' ? inflight + limited === BURST && inflight > 0 : inflight === BURST) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        // Admitted calls are all parked on the kubelet, so the burst as a whole has not settled.
+        expect(settled).toBe(false);
+        if (placement === 'pre-attestation') {
+          expect(inflight).toBeGreaterThanOrEqual(LIMIT);
+          expect(inflight).toBeLessThan(BURST / 2);
+        } else {
+          expect(inflight).toBe(BURST);
+        }
+        kubelet.handler = undefined;
+        for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items: kubelet.pods }));
+        const out = await calls;
+        const ok = out.filter((o) => o.code === grpc.status.OK).length;
+        expect(out.filter((o) => o.code === grpc.status.UNAVAILABLE).length).toBe(BURST - ok);
+        expect(await metric('workload_api_attestation_duration_seconds_count')).toBe(placement === 'pre-attestation' ? ok : BURST);
+      } finally {
+        kubelet.handler = undefined;
+        for (const res of held) if (!res.writableEnded) res.destroy();
+        await t.stop();
+        await kubelet.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
