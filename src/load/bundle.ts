@@ -23,6 +23,7 @@ export function loadBundles(): Promise<LoadBundles> {
 /**
  * Node flags for workers. A 1 MiB young generation instead of the default 16 MiB semi-spaces: a
  * worker's live data is a few histograms and one call, and the default lets every worker touch
- * megabytes of nursery it never needs (measured: ~16 MiB PSS per idle worker → ~11 MiB).
+ * megabytes of nursery it never needs. --expose-gc lets a worker collect its old generation once
+ * it passes a bound (see worker-main.ts) instead of letting garbage accumulate.
  */
-export const WORKER_EXEC_ARGV = ['--max-semi-space-size=1'];
+export const WORKER_EXEC_ARGV = ['--max-semi-space-size=1', '--expose-gc'];

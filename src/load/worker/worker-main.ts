@@ -2,6 +2,7 @@
 // one call at a time until the run's end time, and reports each second's histograms and counters
 // to its pod process. Bundled and run with plain node: it loads grpc-js and hdr-histogram-js only.
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { Caller } from './caller.js';
 import type { FromWorker, GoMessage, IntervalData, ToWorker, WorkerConfig } from './messages.js';
 import { Pacer, backoffDelayMs, classify, latencyUs, makePicker } from './policy.js';
@@ -41,6 +42,16 @@ function currentSecond(): number {
   return Math.max(0, Math.min(lastSecond, Math.floor((Date.now() - t0) / 1000)));
 }
 
+// V8 lets the old generation grow to tens of MiB of garbage before a full collection — per-call
+// channels produce plenty — and the agent's node then counts hundreds of such workers. A worker's
+// live heap is ~8 MiB, so past this a full GC (a few ms, at most once a second) gives pages back.
+const HEAP_COLLECT_BYTES = 12 * 2 ** 20;
+const collect = (globalThis as { gc?: () => void }).gc;
+
+function trimHeap(): void {
+  if (collect && getHeapStatistics().total_heap_size > HEAP_COLLECT_BYTES) collect();
+}
+
 function ship(data: IntervalData | null): void {
   if (data) send({ type: 'interval', data });
 }
@@ -51,6 +62,7 @@ function scheduleFlush(): void {
   const next = t0 + (currentSecond() + 1) * 1000;
   flushTimer = setTimeout(() => {
     if (recorder.second >= 0 && recorder.second < currentSecond()) ship(recorder.take());
+    trimHeap();
     if (!finished) scheduleFlush();
   }, Math.max(0, next - Date.now()) + 5);
 }
