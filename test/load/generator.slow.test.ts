@@ -193,4 +193,20 @@ describe('load generator against the reference agent', () => {
     const agentOk = Number(/method="FetchJWTSVID",code="OK"} (\d+)/.exec(metrics)?.[1] ?? 0);
     expect(agentOk).toBe(summary.totals.ok);
   });
+
+  it('drives every Workload API method of a mix: streams read one message, ValidateJWTSVID uses a fetched token', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attestorm-loadagent-'));
+    socketDirs.push(dir);
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const socket = join(dir, 'agent.sock');
+    const agent = await startAgent(parseAgentConfig({ socket, attestors: ['unix'] }), { log: () => {}, graceMs: 1000 });
+    cleanups.unshift(() => agent.close());
+    const methods = { FetchJWTSVID: 1, FetchX509SVID: 1, FetchJWTBundles: 1, FetchX509Bundles: 1, ValidateJWTSVID: 1 };
+    const summary = await runLoad({ socket, pods: 1, workersPerPod: 2, durationMs: 2000, connection: 'per-worker', methods });
+    expect(summary.totals.byCode).toEqual({ OK: summary.totals.calls });
+    const metrics = await agent.metrics.registry.getSingleMetricAsString('workload_api_calls_total');
+    const perMethod = Object.fromEntries(Object.keys(methods).map((m) => [m, Number(new RegExp(`method="${m}",code="OK"} (\\d+)`).exec(metrics)?.[1] ?? 0)]));
+    for (const m of Object.keys(methods)) expect(perMethod[m], `${m} calls seen by the agent`).toBeGreaterThan(0);
+    expect(Object.values(perMethod).reduce((a, b) => a + b, 0)).toBe(summary.totals.calls);
+  });
 });
