@@ -26,13 +26,17 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
       description: 'short storm through the real runner',
       duration: '15s',
       warmup: '1s',
+      // quick.yaml's storm, smaller: unlisted pods, fresh connection per call, abandoned retries,
+      // and the modeled per-attestation working set that quick.yaml names.
       agent: {
-        memoryLimit: '96Mi',
-        kubelet: { visibilityDelay: '30s', latency: '20ms' },
-        restart: { initialBackoff: '2s' },
+        memoryLimit: '128Mi',
+        kubelet: { visibilityDelay: '10m', latency: '20ms' },
+        k8s: { pollInterval: '500ms', maxPollAttempts: 6 },
+        model: { attestationWorkingSet: '512Ki' },
+        restart: { initialBackoff: '5s' },
         startTimeout: '60s',
       },
-      load: { pods: 2, workersPerPod: 8, connection: 'per-call', deadline: '500ms', retry: 'immediate' },
+      load: { pods: 2, workersPerPod: 10, connection: 'per-call', deadline: '200ms', retry: 'immediate' },
       expect: {
         'pre-attestation': { oomKilled: false, maxPeakRatio: { to: 'disabled', value: 1 } },
         'post-attestation': { minPeakRatio: { to: 'pre-attestation', value: 1 } },
@@ -61,7 +65,8 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
     const [pre, post, dis] = results.placements.map(effectivePeak) as [number, number, number];
     const limit = results.placements[0]!.memoryLimitBytes;
     expect(pre).toBeLessThan(post);
-    // Both at the limit (OOM-killed) counts as equal.
+    // Both at the limit (OOM-killed) counts as equal; otherwise allow 10% for two noisy peaks of the
+    // same attestation load (post-attestation attests every call, exactly like disabled).
     if (!(post >= limit && dis >= limit)) expect(post).toBeLessThanOrEqual(dis * 1.1);
     expect(lines.join('')).toContain('| placement');
 
