@@ -18,6 +18,8 @@ export class Progress {
   #label = '';
   #totalMs = 0;
   #t = 0;
+  /** t of the first load second: pods take a while to come up after the load phase starts. */
+  #callsFrom: number | null = null;
   #mem = 0;
   #limit = 0;
   #ok = 0;
@@ -38,6 +40,7 @@ export class Progress {
     this.#label = label;
     this.#totalMs = totalMs;
     this.#t = 0;
+    this.#callsFrom = null;
     this.#mem = this.#limit = this.#ok = this.#rejected = this.#failed = this.#restarts = this.#ooms = 0;
     this.#lastPlain = 0;
     this.#line(`${label}: starting`);
@@ -53,6 +56,7 @@ export class Progress {
       this.#mem = line.usageBytes;
       this.#limit = line.limitBytes;
     } else if (line.kind === 'load') {
+      this.#callsFrom ??= line.t;
       this.#ok = line.ok;
       this.#rejected = line.rateLimited;
       this.#failed = line.error + line.deadlineExceeded;
@@ -70,8 +74,10 @@ export class Progress {
   }
 
   #status(): string {
-    const el = Math.max(0, this.#t) / 1000;
-    const phase = this.#t < 0 ? `warm-up ${(-this.#t / 1000).toFixed(0)}s` : `${el.toFixed(0)}/${(this.#totalMs / 1000).toFixed(0)}s`;
+    let phase: string;
+    if (this.#t < 0) phase = `warm-up ${(-this.#t / 1000).toFixed(0)}s`;
+    else if (this.#callsFrom === null) phase = `starting pods ${(this.#t / 1000).toFixed(0)}s`;
+    else phase = `${Math.max(0, (this.#t - this.#callsFrom) / 1000).toFixed(0)}/${(this.#totalMs / 1000).toFixed(0)}s`;
     const pct = this.#limit ? ` (${((this.#mem / this.#limit) * 100).toFixed(0)}%)` : '';
     return `${this.#label} ${phase} | agent ${formatMiB(this.#mem)}${this.#limit ? ` / ${formatMiB(this.#limit, 0)}` : ''}${pct} | ok ${this.#ok}/s rejected ${this.#rejected}/s failed ${this.#failed}/s | OOM ${this.#ooms} restarts ${this.#restarts}`;
   }

@@ -1,0 +1,51 @@
+// `attestorm run` refuses bad input before starting anything: exit 2 and every problem by path.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../../src/util/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'attestorm-runcli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]) {
+  const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
+}
+
+describe('attestorm run: invalid input', () => {
+  it('lists every scenario problem by path and exits 2 without creating a run folder', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'name: bad\nload:\n  workersPerPod: 0\n  deadline: soon\nagent:\n  memoryLimit: lots\n');
+    const out = join(dir, 'out');
+    const r = run([file, '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${file}: load.workersPerPod must be a positive integer, got 0`);
+    expect(r.stderr).toContain(`${file}: load.deadline must be a duration like 500ms, 30s or 2m, got "soon"`);
+    expect(r.stderr).toContain(`${file}: agent.memoryLimit must be a size like 128Mi, 1Gi or a byte count, got "lots"`);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('checks flags with the scenario rules', () => {
+    const r = run(['scenarios/quick.yaml', '--duration', 'forever', '--placements', 'pre-attestation,sideways']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--duration must be a duration like 500ms, 30s or 2m, got "forever"');
+    expect(r.stderr).toMatch(/--placements\.1.*"sideways"/);
+  });
+
+  it('rejects a missing file and YAML that is not a mapping', () => {
+    expect(run([join(dir, 'nope.yaml')])).toMatchObject({ code: 2 });
+    const list = join(dir, 'list.yaml');
+    writeFileSync(list, '- 1\n- 2\n');
+    const r = run([list]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('must be a YAML mapping of scenario keys, got a list');
+  });
+
+  it('documents the exit statuses in its help', () => {
+    const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', '--help'], { cwd: PROJECT_ROOT, encoding: 'utf8' });
+    for (const code of ['0 ', '1 ', '2 ', '3 ', '130']) expect(r.stdout).toContain(`  ${code}`);
+    expect(r.stdout).toContain('--placements');
+  });
+});
