@@ -81,6 +81,6 @@ describe('comparison table and progress', () => {
     expect(text).toContain('disabled: starting');
     expect(text).toContain('disabled starting pods 1s | agent 64.0 MiB / 128 MiB (50%)');
     expect(text).toContain('disabled: OOM kill at 2.5s');
-    expect(text).toMatch(/disabled 2\/20s \| agent 0\.0 MiB \/ 128 MiB \(0%\) \| ok 5\/s rejected 6\/s failed 2\/s \| OOM 1 restarts 0/);
+    expect(text).toMatch(/disabled 2\/20s \| agent 64\.0 MiB \/ 128 MiB \(50%\) \| ok 5\/s rejected 6\/s failed 2\/s \| OOM 1 restarts 0/);
   });
 });
