@@ -20,3 +20,5 @@ export { buildAgentConfig, agentConfigYaml, modeledCosts, deepMerge } from './ag
 export { comparisonTable } from './summary-table.js';
 export { Progress } from './progress.js';
 export { defaultRunDir, writeResults, linkLatest } from './run-folder.js';
+export { AgentSupervisor } from './agent-supervisor.js';
+export type { AgentSupervisorOptions } from './agent-supervisor.js';
