@@ -10,7 +10,9 @@ export interface LoadBundles {
 let cached: Promise<LoadBundles> | null = null;
 
 export function loadBundles(): Promise<LoadBundles> {
-  cached ??= Promise.all([bundleEntry('src/load/worker/pod-main.ts'), bundleEntry('src/load/worker/worker-main.ts')]).then(
+  // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
+  // worker PSS 17.4 → 15.4 MiB).
+  cached ??= Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true }), bundleEntry('src/load/worker/worker-main.ts', { minify: true })]).then(
     ([pod, worker]) => ({ pod, worker }),
     (err: unknown) => {
       cached = null;

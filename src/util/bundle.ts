@@ -26,10 +26,10 @@ function newestMtime(dir: string): number {
  * node_modules/.cache/attestorm/<name>-<hash>.mjs and returns that path. The hash covers the
  * entry path and the newest source mtime, so edits rebuild and repeated runs reuse the file.
  */
-export async function bundleEntry(entry: string): Promise<string> {
+export async function bundleEntry(entry: string, opts: { minify?: boolean } = {}): Promise<string> {
   const abs = entry.startsWith('/') ? entry : join(PROJECT_ROOT, entry);
   const srcStamp = newestMtime(join(PROJECT_ROOT, 'src'));
-  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).digest('hex').slice(0, 12);
+  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).update(opts.minify ? 'min' : '').digest('hex').slice(0, 12);
   const name = relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
   const outDir = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
   const out = join(outDir, `${name}-${hash}.mjs`);
@@ -45,6 +45,8 @@ export async function bundleEntry(entry: string): Promise<string> {
     target: 'node20',
     external: EXTERNAL,
     logLevel: 'error',
+    // Minified source is what V8 keeps in every process's heap: ~2 MiB less per load worker.
+    minify: opts.minify ?? false,
     // CommonJS dependencies call require(); give the ESM bundle one.
     banner: { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
   });
