@@ -1,7 +1,7 @@
 // Child-process entry points are bundled once into plain JavaScript so that agents and workers
 // start without the TypeScript loader: no loader memory, no esbuild service charged to a cgroup.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,10 +35,12 @@ export async function bundleEntry(entry: string, opts: { minify?: boolean } = {}
   const out = join(outDir, `${name}-${hash}.mjs`);
   if (existsSync(out)) return out;
   mkdirSync(dirname(out), { recursive: true });
+  // Built under a private name and renamed into place: concurrent runs never read half a file.
+  const tmp = `${out}.${process.pid}.tmp`;
   const { build } = await import('esbuild');
   await build({
     entryPoints: [abs],
-    outfile: out,
+    outfile: tmp,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -50,5 +52,22 @@ export async function bundleEntry(entry: string, opts: { minify?: boolean } = {}
     // CommonJS dependencies call require(); give the ESM bundle one.
     banner: { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
   });
+  renameSync(tmp, out);
+  pruneOlder(outDir, `${name}-`, out);
   return out;
+}
+
+/** Drops earlier builds of the same entry so the cache holds one bundle per entry and flavour. */
+function pruneOlder(dir: string, prefix: string, keep: string): void {
+  const cutoff = Date.now() - 60 * 60_000;
+  for (const file of readdirSync(dir)) {
+    const p = join(dir, file);
+    if (p === keep || !file.startsWith(prefix)) continue;
+    // Only old files: a concurrent run of an older checkout may still be starting from a newer one.
+    try {
+      if (statSync(p).mtimeMs < cutoff) rmSync(p, { force: true });
+    } catch {
+      // Removed by a concurrent prune.
+    }
+  }
 }
