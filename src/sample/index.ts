@@ -23,3 +23,4 @@ export {
   readProcessMemory,
 } from './procfs-memory.js';
 export type { ProcessMemory } from './procfs-memory.js';
+export { openExistingCgroup } from './existing-cgroup.js';

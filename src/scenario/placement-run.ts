@@ -3,7 +3,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cgroup, type CgroupHost } from '../cgroup/index.js';
-import { createSampler, NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
+import { RunError } from '../errors.js';
+import { createSampler, NdjsonWriter, openExistingCgroup, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { agentConfigYaml, buildAgentConfig } from './agent-config.js';
 import { AgentSupervisor } from './agent-supervisor.js';
@@ -132,7 +133,8 @@ export async function runPlacement(ctx: PlacementRunContext): Promise<RepMeasure
       const target = s.target!;
       socket = target.socket;
       if (target.cgroup) {
-        const cg = Cgroup.create({ version: ctx.host?.version ?? 'v2', memoryBase: '/', cpuBase: null }, target.cgroup);
+        const cg = openExistingCgroup(target.cgroup);
+        if (!cg) throw new RunError(`target.cgroup ${target.cgroup} is not a memory cgroup directory (no memory.current or memory.usage_in_bytes)`);
         samplers.push(createSampler('cgroup-memory', { cgroup: cg, limitBytes, ...(target.pid ? { pid: () => target.pid! } : {}) }));
       } else {
         samplers.push(createSampler('process-memory', { pid: () => target.pid!, limitBytes }));

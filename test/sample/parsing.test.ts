@@ -179,3 +179,20 @@ describe('NDJSON writer', () => {
     expect(parseNdjson(text).map((l) => l.kind)).toEqual(['event', 'memory']);
   });
 });
+
+describe('existing cgroups (external agents)', () => {
+  it('opens a v1 or v2 memory cgroup read-only, and refuses other directories', async () => {
+    const { openExistingCgroup } = await import('../../src/sample/index.js');
+    const v2 = tmp();
+    files(v2, { 'memory.current': '4096', 'memory.peak': '8192', 'memory.max': 'max', 'memory.events': 'oom_kill 0\n' });
+    const cg = openExistingCgroup(v2)!;
+    expect(cg.version).toBe('v2');
+    expect(cg.readMemory()).toMatchObject({ usageBytes: 4096, peakBytes: 8192, limitBytes: null });
+    const { readdirSync } = await import('node:fs');
+    expect(readdirSync(v2).sort()).toEqual(['memory.current', 'memory.events', 'memory.max', 'memory.peak']);
+    const v1 = tmp();
+    files(v1, { 'memory.usage_in_bytes': '1' });
+    expect(openExistingCgroup(v1)!.version).toBe('v1');
+    expect(openExistingCgroup(tmp())).toBeNull();
+  });
+});
