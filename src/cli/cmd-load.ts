@@ -7,7 +7,9 @@ import { statSync } from 'node:fs';
 import type { Argv, CommandModule, Options } from 'yargs';
 import { ConfigError } from '../errors.js';
 import {
+  CLIENT_DESCRIPTION,
   CONNECTION_MODES,
+  LOAD_CLIENTS,
   LOAD_DEFAULTS,
   LOAD_METHODS,
   RETRY_POLICIES,
@@ -51,6 +53,7 @@ export const FLAGS: readonly Flag[] = [
   { flag: 'workers', target: { load: 'workersPerPod' }, convert: number, option: { type: 'string', default: String(LOAD_DEFAULTS.workersPerPod), describe: 'Worker processes per pod (each its own PID)' } },
   { flag: 'duration', target: { load: 'durationMs' }, convert: duration, option: { type: 'string', default: '30s', describe: 'Load phase length; the run stops by itself' } },
   { flag: 'connection', target: { load: 'connection' }, option: { type: 'string', choices: CONNECTION_MODES, default: LOAD_DEFAULTS.connection, describe: 'per-call: new connection per call (the storm); per-worker: one reused; per-retry: reconnect after an error' } },
+  { flag: 'client', target: { load: 'client' }, option: { type: 'string', choices: LOAD_CLIENTS, default: LOAD_DEFAULTS.client, describe: CLIENT_DESCRIPTION } },
   { flag: 'rate', target: { load: 'rate' }, convert: number, option: { type: 'string', describe: 'Calls per second per worker (open loop, latency corrected for coordinated omission) [default: closed loop]' } },
   { flag: 'deadline', target: { load: 'deadlineMs' }, convert: duration, option: { type: 'string', default: '1s', describe: 'Per-call deadline' } },
   { flag: 'retry', target: { load: 'retry' }, option: { type: 'string', choices: RETRY_POLICIES, default: LOAD_DEFAULTS.retry, describe: 'After an error: call again at once, or exponential backoff with full jitter (100ms base, 5s cap)' } },

@@ -1,31 +1,43 @@
 // The pod-process and worker entries, bundled once into plain JavaScript so that hundreds of
 // workers start with plain node: no TypeScript loader in each of them, one file to parse.
 import { bundleEntry } from '../util/index.js';
+import type { LoadClient } from './worker/messages.js';
 
 export interface LoadBundles {
   pod: string;
   worker: string;
 }
 
-let cached: Promise<LoadBundles> | null = null;
+// One worker entry per client, so an h2 worker's bundle holds no grpc-js (nor protobufjs, which
+// grpc-js pulls in): the source of every module bundled stays in each worker's heap.
+const WORKER_ENTRIES: Record<LoadClient, string> = {
+  h2: 'src/load/worker/worker-main-h2.ts',
+  'grpc-js': 'src/load/worker/worker-main-grpc-js.ts',
+};
 
-export function loadBundles(): Promise<LoadBundles> {
-  // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
-  // worker PSS 17.4 → 15.4 MiB).
-  cached ??= Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true }), bundleEntry('src/load/worker/worker-main.ts', { minify: true })]).then(
-    ([pod, worker]) => ({ pod, worker }),
-    (err: unknown) => {
-      cached = null;
-      throw err;
-    },
-  );
-  return cached;
+const cached = new Map<LoadClient, Promise<LoadBundles>>();
+
+export function loadBundles(client: LoadClient): Promise<LoadBundles> {
+  let p = cached.get(client);
+  if (!p) {
+    // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
+    // worker PSS 17.4 → 15.4 MiB).
+    p = Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true }), bundleEntry(WORKER_ENTRIES[client], { minify: true })]).then(
+      ([pod, worker]) => ({ pod, worker }),
+      (err: unknown) => {
+        cached.delete(client);
+        throw err;
+      },
+    );
+    cached.set(client, p);
+  }
+  return p;
 }
 
 /**
  * Node flags for workers. A 1 MiB young generation instead of the default 16 MiB semi-spaces: a
  * worker's live data is a few histograms and one call, and the default lets every worker touch
  * megabytes of nursery it never needs. --expose-gc lets a worker collect its old generation once
- * it passes a bound (see worker-main.ts) instead of letting garbage accumulate.
+ * it passes a bound (see worker-loop.ts) instead of letting garbage accumulate.
  */
 export const WORKER_EXEC_ARGV = ['--max-semi-space-size=1', '--expose-gc'];

@@ -61,12 +61,13 @@ function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {
 
 export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<LoadSummary> {
   const opts = validateLoadOptions(input);
-  const bundles = await loadBundles();
+  const bundles = await loadBundles(opts.client);
   const host: PodHost<any> = env.sandbox ?? localPodHost(opts.pods);
   const startTimeoutMs = podStartTimeoutMs(opts.workersPerPod, opts.pods * opts.workersPerPod);
   const podConfig: PodConfig = {
     worker: {
       socket: opts.socket,
+      client: opts.client,
       connection: opts.connection,
       rate: opts.rate ?? null,
       deadlineMs: opts.deadlineMs,

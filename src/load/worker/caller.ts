@@ -1,11 +1,12 @@
-// One Workload API call at a time over the configured connection mode. Requests are pre-encoded
-// buffers passed through identity (de)serializers, so the hot path builds no protobuf objects.
+// The grpc-js transport: one Workload API call at a time over the configured connection mode.
+// Requests are pre-encoded buffers passed through identity (de)serializers, so the hot path builds
+// no protobuf objects.
 import * as grpc from '@grpc/grpc-js';
 import type { ConnectionMode, LoadMethod } from './messages.js';
+import type { CallDone, Transport } from './transport.js';
 import { EMPTY_REQUEST, METHOD_PATHS, STREAMING, decodeFirstJwtSvid, encodeJwtSvidRequest, encodeValidateRequest } from './wire.js';
 
-/** code, details, and the raw response (unary OK only). */
-export type CallDone = (code: number, details: string, response: Buffer | null) => void;
+export type { CallDone } from './transport.js';
 
 const passThrough = (b: Buffer): Buffer => b;
 
@@ -22,7 +23,7 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 // Tokens are refreshed well inside the default 5-minute JWT-SVID TTL.
 const TOKEN_MAX_AGE_MS = 60_000;
 
-export class Caller {
+export class Caller implements Transport {
   readonly #target: string;
   readonly #mode: ConnectionMode;
   readonly #deadlineMs: number;

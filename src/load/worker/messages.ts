@@ -7,11 +7,15 @@ export const OUTCOMES: readonly Outcome[] = ['ok', 'rateLimited', 'deadlineExcee
 
 export type ConnectionMode = 'per-call' | 'per-worker' | 'per-retry';
 export type RetryPolicy = 'immediate' | 'backoff';
+/** The worker's client: gRPC written on node:http2 (lean), or a real grpc-js client. */
+export type LoadClient = 'h2' | 'grpc-js';
 export type LoadMethod = 'FetchJWTSVID' | 'FetchX509SVID' | 'FetchX509Bundles' | 'FetchJWTBundles' | 'ValidateJWTSVID';
 
 /** What every worker of a run is told (argv[2] of a worker, JSON). */
 export interface WorkerConfig {
   socket: string;
+  /** Which transport the worker bundle runs (the generator picks the bundle to match). */
+  client: LoadClient;
   connection: ConnectionMode;
   /** Calls per second for this worker (open loop); null = closed loop. */
   rate: number | null;
