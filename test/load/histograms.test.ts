@@ -5,6 +5,7 @@ import { LoadAggregator } from '../../src/load/aggregator.js';
 import { IntervalMerger } from '../../src/load/worker/interval.js';
 import { Pacer, latencyUs } from '../../src/load/worker/policy.js';
 import { SecondRecorder } from '../../src/load/worker/recorder.js';
+import { LatencyHistogram, countsIndex } from '../../src/load/worker/latency-histogram.js';
 
 function encoded(values: number[]): string {
   const h = newHistogram();
@@ -130,5 +131,64 @@ describe('coordinated-omission correction', () => {
     pacer.next(0);
     pacer.skipUntil(450);
     expect(pacer.next(450)).toBe(500);
+  });
+});
+
+describe('the workers\' record-only histogram', () => {
+  function both(values: number[]): { lean: string; reference: string } {
+    const lean = new LatencyHistogram();
+    const ref = newHistogram();
+    for (const v of values) {
+      lean.recordValue(v);
+      ref.recordValue(v);
+    }
+    const out = { lean: lean.encodeIntoCompressedBase64(), reference: encodeHistogram(ref) };
+    ref.destroy();
+    return out;
+  }
+
+  it('uses the counts-array indices of hdr-histogram-js', () => {
+    const ref = newHistogram() as unknown as { countsArrayIndex(v: number): number; destroy(): void };
+    for (const v of [1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 123_456, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 12_345, 3.6e9, 2 ** 40 + 7]) {
+      expect(countsIndex(v), String(v)).toBe(ref.countsArrayIndex(v));
+    }
+    ref.destroy();
+  });
+
+  it('encodes what hdr-histogram-js decodes into the same counts as its own encoding', () => {
+    let seed = 42;
+    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const sets = [
+      [500],
+      [1, 1, 1, 2_000, 2_001, 2_002, 2_003],
+      Array.from({ length: 5000 }, () => Math.floor(200 + rand() * 20_000)),
+      // A long tail: stalls up to 30 s make the histogram grow past its first array.
+      Array.from({ length: 300 }, () => Math.floor(1 + rand() ** 4 * 30_000_000)),
+    ];
+    for (const values of sets) {
+      const { lean, reference } = both(values);
+      const a = decodeHistogram(lean);
+      const b = decodeHistogram(reference);
+      expect(a.totalCount).toBe(values.length);
+      expect(a.minNonZeroValue).toBe(b.minNonZeroValue);
+      expect(a.maxValue).toBe(b.maxValue);
+      for (const p of [0, 10, 50, 90, 99, 99.9, 100]) expect(a.getValueAtPercentile(p), `p${p}`).toBe(b.getValueAtPercentile(p));
+      expect(summarizeHistogram(mergeEncodedHistograms([lean, lean]))).toEqual(summarizeHistogram(mergeEncodedHistograms([reference, reference])));
+      a.destroy();
+      b.destroy();
+    }
+  });
+
+  it('reset starts a fresh second and the array keeps working after growing', () => {
+    const h = new LatencyHistogram();
+    h.recordValue(25_000_000);
+    h.recordValue(700);
+    h.reset();
+    expect(h.totalCount).toBe(0);
+    h.recordValue(700);
+    const d = decodeHistogram(h.encodeIntoCompressedBase64());
+    expect(d.totalCount).toBe(1);
+    expect(d.maxValue).toBe(700);
+    d.destroy();
   });
 });

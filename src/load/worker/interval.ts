@@ -2,7 +2,9 @@
 // workers' into one, the generator merges pods'. Histograms are microseconds, 3 significant digits,
 // auto-resizing so a 30 s stall does not clip.
 import { build, decodeFromCompressedBase64, encodeIntoCompressedBase64, type Histogram } from 'hdr-histogram-js';
-import { OUTCOMES, type IntervalData, type Outcome } from './messages.js';
+import { OUTCOMES, zeroCounts, type IntervalData, type Outcome } from './messages.js';
+
+export { zeroCounts };
 
 export function newHistogram(): Histogram {
   return build({ bitBucketSize: 32, numberOfSignificantValueDigits: 3, lowestDiscernibleValue: 1, autoResize: true });
@@ -14,10 +16,6 @@ export function decodeHistogram(encoded: string): Histogram {
 
 export function encodeHistogram(h: Histogram): string {
   return encodeIntoCompressedBase64(h);
-}
-
-export function zeroCounts(): Record<Outcome, number> {
-  return { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 };
 }
 
 /** Sums IntervalData of one second (from many senders) without decoding more than needed. */

@@ -1,9 +1,14 @@
-// The typed IPC messages between the generator (parent), pod processes and workers. Types only, so
-// the worker bundles pull nothing in from here. Data crosses process boundaries only as counters
-// and encoded HDR histograms, never as percentiles, so every hop can merge exactly.
+// The typed IPC messages between the generator (parent), pod processes and workers. Types and two
+// tiny constants only, so the worker bundles pull nothing else in from here. Data crosses process
+// boundaries only as counters and encoded HDR histograms, never as percentiles, so every hop can
+// merge exactly.
 
 export type Outcome = 'ok' | 'rateLimited' | 'deadlineExceeded' | 'error';
 export const OUTCOMES: readonly Outcome[] = ['ok', 'rateLimited', 'deadlineExceeded', 'error'];
+
+export function zeroCounts(): Record<Outcome, number> {
+  return { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 };
+}
 
 export type ConnectionMode = 'per-call' | 'per-worker' | 'per-retry';
 export type RetryPolicy = 'immediate' | 'backoff';

@@ -1,8 +1,7 @@
 // A worker's measurements for the current second: one HDR histogram per outcome and counters per
 // status code, handed over encoded and reset when the second changes.
-import type { Histogram } from 'hdr-histogram-js';
-import { OUTCOMES, type IntervalData, type Outcome } from './messages.js';
-import { encodeHistogram, newHistogram, zeroCounts } from './interval.js';
+import { LatencyHistogram } from './latency-histogram.js';
+import { OUTCOMES, zeroCounts, type IntervalData, type Outcome } from './messages.js';
 import { statusName } from './policy.js';
 
 export class SecondRecorder {
@@ -11,7 +10,7 @@ export class SecondRecorder {
   #byCode: Record<string, number> = {};
   #calls = 0;
   // Histograms live for the worker's lifetime and are reset, not rebuilt, every second.
-  readonly #histograms: Partial<Record<Outcome, Histogram>> = {};
+  readonly #histograms: Partial<Record<Outcome, LatencyHistogram>> = {};
 
   /** Records one call; returns the finished previous second's data when `second` moved on. */
   record(second: number, outcome: Outcome, code: number, us: number): IntervalData | null {
@@ -21,7 +20,7 @@ export class SecondRecorder {
     const name = statusName(code);
     this.#byCode[name] = (this.#byCode[name] ?? 0) + 1;
     this.#calls++;
-    (this.#histograms[outcome] ??= newHistogram()).recordValue(us);
+    (this.#histograms[outcome] ??= new LatencyHistogram()).recordValue(us);
     return finished;
   }
 
@@ -32,7 +31,7 @@ export class SecondRecorder {
     for (const o of OUTCOMES) {
       const h = this.#histograms[o];
       if (h && h.totalCount > 0) {
-        histograms[o] = encodeHistogram(h);
+        histograms[o] = h.encodeIntoCompressedBase64();
         h.reset();
       }
     }
