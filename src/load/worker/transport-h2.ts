@@ -2,7 +2,7 @@
 // then loads no grpc-js (~3.6 MiB per process before any call) and a per-call connection costs one
 // socket and one HTTP/2 session, not a channel, subchannel, resolver and load balancer.
 import * as http2 from 'node:http2';
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect } from 'node:net';
 import type { CallDone, Transport } from './transport.js';
 import type { ConnectionMode, LoadMethod } from './messages.js';
 import { EMPTY_REQUEST, METHOD_PATHS, STREAMING, decodeFirstJwtSvid, encodeJwtSvidRequest, encodeValidateRequest } from './wire.js';
@@ -20,6 +20,9 @@ const UNAVAILABLE = 14;
 const UNAUTHENTICATED = 16;
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_INADEQUATE_SECURITY, NGHTTP2_NO_ERROR } = http2.constants;
+
+// Parsed once: node would parse an authority string into a URL for every connection.
+const AUTHORITY = new URL('http://localhost');
 
 // Tokens are refreshed well inside the default 5-minute JWT-SVID TTL.
 const TOKEN_MAX_AGE_MS = 60_000;
@@ -101,6 +104,7 @@ class Call {
   pending: Buffer | null = null;
   error: Error | null = null;
   constructor(
+    readonly owner: H2Caller,
     readonly session: http2.ClientHttp2Session,
     readonly stream: http2.ClientHttp2Stream,
     readonly streaming: boolean,
@@ -126,7 +130,7 @@ export class H2Caller implements Transport {
   #current: Call | null = null;
   // One deadline timer per caller, re-armed with refresh() for each call (one call at a time).
   readonly #timer: NodeJS.Timeout;
-  readonly #connect: () => Socket;
+  readonly #connectOptions: http2.SecureClientSessionOptions;
   /** Sessions (connections) opened so far (per-call: one per call). */
   channelsOpened = 0;
 
@@ -150,7 +154,7 @@ export class H2Caller implements Transport {
       };
     }
     this.#headers = headers;
-    this.#connect = () => netConnect(this.#socket);
+    this.#connectOptions = { createConnection: () => netConnect(this.#socket), settings: { enablePush: false } };
     this.#timer = setTimeout(() => this.#onDeadline(), deadlineMs);
     // Armed once here and re-armed per call; when it fires with no call in flight it does nothing.
     this.#timer.unref();
@@ -160,7 +164,7 @@ export class H2Caller implements Transport {
     const s = this.#session;
     if (s && !s.closed && !s.destroyed) return s;
     this.channelsOpened++;
-    const session = http2.connect('http://localhost', { createConnection: this.#connect, settings: { enablePush: false } });
+    const session = http2.connect(AUTHORITY, this.#connectOptions);
     // Connection errors reach the call through its stream; the session's own event needs a
     // listener or it would crash the worker.
     session.on('error', noop);
@@ -189,23 +193,26 @@ export class H2Caller implements Transport {
       queueMicrotask(() => done(UNAVAILABLE, e.message, null));
       return method;
     }
-    const call = new Call(session, stream, streaming, method === 'FetchJWTSVID' && this.#needToken, done);
+    const call = new Call(this, session, stream, streaming, method === 'FetchJWTSVID' && this.#needToken, done);
     this.#current = call;
     this.#timer.refresh();
-    stream.on('response', (headers) => this.#onHeaders(call, headers));
-    stream.on('data', (chunk: Buffer) => this.#onData(call, chunk));
-    stream.on('trailers', (trailers) => this.#onStatus(call, trailers));
-    stream.on('error', (err: Error) => (call.error ??= err));
-    stream.on('close', () => this.#onClose(call));
+    // Shared listeners that find the call on the stream: no closures allocated per call.
+    (stream as TaggedStream)[kCall] = call;
+    stream.on('response', onStreamResponse);
+    stream.on('data', onStreamData);
+    stream.on('trailers', onStreamTrailers);
+    stream.on('error', onStreamError);
+    stream.on('close', onStreamClose);
     stream.end(body);
     return method;
   }
 
-  #onHeaders(call: Call, headers: http2.IncomingHttpHeaders): void {
+  /** @internal */
+  onHeaders(call: Call, headers: http2.IncomingHttpHeaders): void {
     const status = Number(headers[':status']);
     if (headers['grpc-status'] !== undefined) {
       // Trailers-Only: the status comes with the headers and nothing follows.
-      this.#onStatus(call, headers);
+      this.onStatus(call, headers);
     } else if (status !== 200) {
       call.httpCode = codeForHttpStatus(status);
       call.httpDetails = `Received HTTP status code ${status}`;
@@ -215,7 +222,8 @@ export class H2Caller implements Transport {
     }
   }
 
-  #onStatus(call: Call, fields: http2.IncomingHttpHeaders): void {
+  /** @internal */
+  onStatus(call: Call, fields: http2.IncomingHttpHeaders): void {
     if (call.code !== -1) return;
     const raw = fields['grpc-status'];
     const code = raw === undefined ? NaN : Number(raw);
@@ -232,7 +240,8 @@ export class H2Caller implements Transport {
   }
 
   /** Reassembles length-prefixed messages; a stream's first message settles it. */
-  #onData(call: Call, chunk: Buffer): void {
+  /** @internal */
+  onData(call: Call, chunk: Buffer): void {
     if (call.settled) return;
     let buf = call.pending ? Buffer.concat([call.pending, chunk]) : chunk;
     call.pending = null;
@@ -252,14 +261,15 @@ export class H2Caller implements Transport {
       if (call.streaming) {
         // As SDKs do when they have what they wanted: cancel the stream.
         call.stream.close(NGHTTP2_CANCEL);
-        this.#settle(call, OK, '', null);
+        this.settle(call, OK, '', null);
         return;
       }
     }
     if (buf.length > 0) call.pending = buf;
   }
 
-  #onClose(call: Call): void {
+  /** @internal */
+  onClose(call: Call): void {
     if (call.settled) return;
     let code = call.code;
     let details = call.details;
@@ -293,7 +303,7 @@ export class H2Caller implements Transport {
         this.#keepToken(call.message!);
       }
     }
-    this.#settle(call, code, details, code === OK ? call.message : null);
+    this.settle(call, code, details, code === OK ? call.message : null);
   }
 
   #onDeadline(): void {
@@ -302,19 +312,21 @@ export class H2Caller implements Transport {
     call.deadlineHit = true;
     // The client enforces its deadline itself: the server may never answer.
     if (!call.stream.destroyed) call.stream.close(NGHTTP2_CANCEL);
-    this.#settle(call, DEADLINE_EXCEEDED, 'Deadline exceeded', null);
+    this.settle(call, DEADLINE_EXCEEDED, 'Deadline exceeded', null);
   }
 
-  #settle(call: Call, code: number, details: string, response: Buffer | null): void {
+  /** @internal */
+  settle(call: Call, code: number, details: string, response: Buffer | null): void {
     if (call.settled) return;
     call.settled = true;
     if (this.#current === call) this.#current = null;
     const session = call.session;
     if (this.#mode === 'per-call') {
-      // The connection ends with the call. After a deadline the server may be stuck: no GOAWAY
-      // handshake, the socket goes at once. Otherwise close() ends it as soon as the stream is closed.
-      if (call.deadlineHit) session.destroy();
-      else session.close();
+      // The connection ends with the call, as when a forked caller exits: the socket goes at once.
+      // Only a stream cancelled after its first message is still open; close() lets its RST_STREAM
+      // out first and then ends the connection.
+      if (call.streaming && code === OK) session.close();
+      else session.destroy();
     } else if (code !== OK && this.#mode === 'per-retry') {
       // per-retry reconnects after any error; per-worker keeps its connection (a broken one is
       // replaced by #acquire).
@@ -345,3 +357,22 @@ export class H2Caller implements Transport {
 }
 
 function noop(): void {}
+
+const kCall = Symbol('attestorm.call');
+type TaggedStream = http2.ClientHttp2Stream & { [kCall]: Call };
+
+function onStreamResponse(this: TaggedStream, headers: http2.IncomingHttpHeaders): void {
+  this[kCall].owner.onHeaders(this[kCall], headers);
+}
+function onStreamData(this: TaggedStream, chunk: Buffer): void {
+  this[kCall].owner.onData(this[kCall], chunk);
+}
+function onStreamTrailers(this: TaggedStream, trailers: http2.IncomingHttpHeaders): void {
+  this[kCall].owner.onStatus(this[kCall], trailers);
+}
+function onStreamError(this: TaggedStream, err: Error): void {
+  this[kCall].error ??= err;
+}
+function onStreamClose(this: TaggedStream): void {
+  this[kCall].owner.onClose(this[kCall]);
+}
