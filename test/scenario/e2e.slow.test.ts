@@ -26,11 +26,11 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
       description: 'short storm through the real runner',
       duration: '15s',
       warmup: '1s',
-      // quick.yaml's storm, smaller: unlisted pods, fresh connection per call, abandoned retries,
+      // quick.yaml's storm, smaller: slow shared kubelet fetches, fresh connection per call, abandoned retries,
       // and the modeled per-attestation working set that quick.yaml names.
       agent: {
         memoryLimit: '128Mi',
-        kubelet: { visibilityDelay: '10m', latency: '20ms' },
+        kubelet: { visibilityDelay: '0s', latency: '1500ms' },
         k8s: { pollInterval: '500ms', maxPollAttempts: 6 },
         model: { attestationWorkingSet: '512Ki' },
         restart: { initialBackoff: '5s' },
