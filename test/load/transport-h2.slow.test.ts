@@ -5,7 +5,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import * as http2 from 'node:http2';
-import { createConnection, createServer, type Server as NetServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -42,10 +42,14 @@ afterEach(async () => {
 
 const pass = (b: Buffer) => b;
 
-function relay(listenOn: string, target: string, counts: { accepted: number; open: number }): Promise<NetServer> {
+/** A Unix-socket relay counting connections; close() also ends connections a client left open. */
+function relay(listenOn: string, target: string, counts: { accepted: number; open: number }): Promise<{ close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
   const server = createServer((client) => {
     counts.accepted++;
     counts.open++;
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
     const upstream = createConnection(target);
     client.pipe(upstream).pipe(client);
     let closed = false;
@@ -59,7 +63,12 @@ function relay(listenOn: string, target: string, counts: { accepted: number; ope
     client.on('close', done).on('error', done);
     upstream.on('close', done).on('error', done);
   });
-  return new Promise((resolve) => server.listen(listenOn, () => resolve(server)));
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const c of sockets) c.destroy();
+      server.close(() => resolve());
+    });
+  return new Promise((resolve) => server.listen(listenOn, () => resolve({ close })));
 }
 
 async function grpcServer(): Promise<TestServer> {
@@ -104,7 +113,7 @@ async function grpcServer(): Promise<TestServer> {
   await new Promise<void>((resolve, reject) => server.bindAsync(`unix:${inner}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
   const r = await relay(state.socket, inner, state);
   state.close = async () => {
-    await new Promise<void>((resolve) => r.close(() => resolve()));
+    await r.close();
     server.forceShutdown();
   };
   cleanups.push(() => state.close());
@@ -306,6 +315,24 @@ describe('H2Caller on HTTP-level failures', () => {
       expect((await call(grpcJs(socket))).code, `grpc-js, HTTP ${status}`).toBe(code);
       for (const fn of cleanups.splice(-3).reverse()) await fn();
     }
+  });
+
+  it('on its deadline the client resets the stream with CANCEL itself (a raw server enforces no grpc-timeout)', async () => {
+    const resets: number[] = [];
+    const socket = await rawServer((stream) => {
+      // Never answers; records how the client ended the stream.
+      stream.on('close', () => resets.push(stream.rstCode));
+    });
+    const c = h2(socket, 'per-worker', 200);
+    const r = await call(c);
+    expect(r).toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED, details: 'Deadline exceeded' });
+    await until(() => resets.length === 1);
+    expect(resets).toEqual([http2.constants.NGHTTP2_CANCEL]);
+    // per-worker: the connection outlives the cancelled call.
+    const again = await call(c);
+    expect(again.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+    await until(() => resets.length === 2);
+    expect(c.channelsOpened).toBe(1);
   });
 
   it('OK without a message is an error for a unary call', async () => {
