@@ -1,24 +1,27 @@
-// How much load the generator drives per CPU-second of its workers, against the reference agent
-// (limiting disabled) and a bare grpc-js server, next to a bare grpc-js client loop with no harness
-// (one plain process, same connection mode) — the ceiling the generator is judged against (target:
-// generator/bare ≥ 0.9) — and the workers' real memory (PSS).
+// How much load the generator drives per CPU-second of its workers, per worker client (h2: gRPC on
+// node:http2; grpc-js), against the reference agent (limiting disabled) and a bare grpc-js server,
+// next to a bare grpc-js client loop with no harness (one plain process, same connection mode) —
+// the ceiling the generator is judged against (target: generator/bare ≥ 0.9) — and the workers'
+// real memory (PSS), idle and mid-storm (target: ≤ 15 MiB).
 // Like for like: one generator worker (its own process, one call in flight) against one plain
-// process with one call loop; repetitions alternate the two and the median is kept, because the
+// process with one call loop; repetitions alternate the clients and the median is kept, because the
 // CPU cost of a call on a shared two-core machine drifts with whatever else runs.
 // Run: npx tsx bench/load.ts [--json]. Each measurement is bounded to a few seconds.
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAgentConfig, startAgent } from '../src/agent/index.js';
 import { PROJECT_ROOT } from '../src/util/index.js';
-import { runLoad, type ConnectionMode } from '../src/load/index.js';
+import { LOAD_CLIENTS, WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readPssBytes, runLoad, type ConnectionMode, type LoadClient, type WorkerConfig } from '../src/load/index.js';
 import { startBareServer } from '../test/load/support/bare-server.js';
 
 const WORKERS = 1;
 const DURATION_MS = 3000;
 const REPS = 3;
 const MEMORY_WORKERS = 8;
+const MEMORY_REPS = 3;
+const MEMORY_DURATION_MS = 6000;
 const MODES: ConnectionMode[] = ['per-call', 'per-worker'];
 
 // The no-harness client: WORKERS concurrent call loops in one process, each one call at a time,
@@ -72,7 +75,8 @@ function bareClient(socket: string, mode: ConnectionMode): Promise<{ calls: numb
 interface Row {
   target: string;
   mode: ConnectionMode;
-  client: 'generator' | 'bare';
+  /** The generator with a worker client, or the bare grpc-js loop. */
+  client: LoadClient | 'bare';
   calls: number;
   okRatio: number;
   cpuSeconds: number;
@@ -81,13 +85,13 @@ interface Row {
   workerPssMaxMiB: number | null;
 }
 
-async function generator(target: string, socket: string, mode: ConnectionMode, workers = WORKERS): Promise<Row> {
-  const s = await runLoad({ socket, pods: 1, workersPerPod: workers, durationMs: DURATION_MS * (workers === WORKERS ? 1 : 2), connection: mode });
+async function generator(target: string, socket: string, mode: ConnectionMode, client: LoadClient, workers = WORKERS, durationMs = DURATION_MS): Promise<Row> {
+  const s = await runLoad({ socket, pods: 1, workersPerPod: workers, durationMs, connection: mode, client });
   const mib = (b: number | undefined) => (b === undefined ? null : +(b / 2 ** 20).toFixed(1));
   return {
     target,
     mode,
-    client: 'generator',
+    client,
     calls: s.totals.calls,
     okRatio: s.totals.calls ? s.totals.ok / s.totals.calls : 0,
     cpuSeconds: +s.workerCpuSeconds.toFixed(3),
@@ -112,6 +116,26 @@ async function bare(target: string, socket: string, mode: ConnectionMode): Promi
   };
 }
 
+/** Idle PSS of workers that started and reported ready but have made no call (MiB, median of k). */
+async function idleWorkerPss(client: LoadClient, k: number): Promise<number[]> {
+  const { worker } = await loadBundles(client);
+  const config: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client, connection: 'per-call', rate: null, deadlineMs: 1000, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
+  const kids = Array.from({ length: k }, () => fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env: { ...process.env, ...WORKER_ENV }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  try {
+    await Promise.all(kids.map((c) => new Promise((resolve, reject) => {
+      c.once('message', resolve);
+      c.once('exit', () => reject(new Error('worker exited before ready')));
+      setTimeout(() => reject(new Error('worker not ready in 30 s')), 30_000);
+    })));
+    await new Promise((r) => setTimeout(r, 1500));
+    return (await Promise.all(kids.map((c) => readPssBytes(c.pid!)))).map((b) => +((b ?? 0) / 2 ** 20).toFixed(2));
+  } finally {
+    for (const c of kids) c.kill('SIGKILL');
+  }
+}
+
+const medianOf = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
 const rows: Row[] = [];
 const server = await startBareServer();
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-benchload-'));
@@ -121,20 +145,36 @@ function median(list: Row[]): Row {
   const sorted = [...list].sort((a, b) => a.callsPerCpuSecond - b.callsPerCpuSecond);
   return sorted[sorted.length >> 1]!;
 }
-let memory: Row | null = null;
+const targets = [['bare-server', server.socket], ['reference-agent', agentSocket]] as const;
+interface MemoryRow {
+  client: LoadClient;
+  idleMedianMiB: number;
+  /** Per target: medians over MEMORY_REPS runs of the per-run median and max worker PSS mid-storm. */
+  storm: Record<string, { medianMiB: number; maxMiB: number }>;
+}
+const memory: MemoryRow[] = [];
 try {
   for (const mode of MODES) {
-    for (const [target, socket] of [['bare-server', server.socket], ['reference-agent', agentSocket]] as const) {
-      const g: Row[] = [];
+    for (const [target, socket] of targets) {
+      const g: Record<string, Row[]> = { h2: [], 'grpc-js': [] };
       const b: Row[] = [];
       for (let i = 0; i < REPS; i++) {
-        g.push(await generator(target, socket, mode));
+        for (const client of LOAD_CLIENTS) g[client]!.push(await generator(target, socket, mode, client));
         b.push(await bare(target, socket, mode));
       }
-      rows.push(median(g), median(b));
+      rows.push(...LOAD_CLIENTS.map((c) => median(g[c]!)), median(b));
     }
   }
-  memory = await generator('bare-server', server.socket, 'per-call', MEMORY_WORKERS);
+  for (const client of LOAD_CLIENTS) {
+    const idle = await idleWorkerPss(client, MEMORY_WORKERS);
+    const storm: MemoryRow['storm'] = {};
+    for (const [target, socket] of targets) {
+      const runs: Row[] = [];
+      for (let i = 0; i < MEMORY_REPS; i++) runs.push(await generator(target, socket, 'per-call', client, MEMORY_WORKERS, MEMORY_DURATION_MS));
+      storm[target] = { medianMiB: medianOf(runs.map((r) => r.workerPssMedianMiB ?? 0)), maxMiB: medianOf(runs.map((r) => r.workerPssMaxMiB ?? 0)) };
+    }
+    memory.push({ client, idleMedianMiB: medianOf(idle), storm });
+  }
 } finally {
   await agent.close();
   await server.close();
@@ -142,21 +182,26 @@ try {
 }
 
 const ratios = MODES.flatMap((mode) =>
-  ['bare-server', 'reference-agent'].map((target) => {
-    const g = rows.find((r) => r.mode === mode && r.target === target && r.client === 'generator')!;
+  targets.flatMap(([target]) => {
     const b = rows.find((r) => r.mode === mode && r.target === target && r.client === 'bare')!;
-    return { target, mode, generatorOverBare: +(g.callsPerCpuSecond / b.callsPerCpuSecond).toFixed(2) };
+    return LOAD_CLIENTS.map((client) => {
+      const g = rows.find((r) => r.mode === mode && r.target === target && r.client === client)!;
+      return { target, mode, client, generatorOverBare: +(g.callsPerCpuSecond / b.callsPerCpuSecond).toFixed(2) };
+    });
   }),
 );
 
 if (process.argv.includes('--json')) {
-  process.stdout.write(`${JSON.stringify({ workers: WORKERS, durationMs: DURATION_MS, reps: REPS, rows, ratios, memory }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ workers: WORKERS, durationMs: DURATION_MS, reps: REPS, memoryWorkers: MEMORY_WORKERS, rows, ratios, memory }, null, 2)}\n`);
 }
 const header = ['target', 'mode', 'client', 'calls', 'ok', 'cpu s', 'calls/cpu-s', 'PSS med MiB', 'PSS max MiB'];
 const lines = rows.map((r) => [r.target, r.mode, r.client, String(r.calls), r.okRatio.toFixed(2), r.cpuSeconds.toFixed(2), String(r.callsPerCpuSecond), String(r.workerPssMedianMiB ?? '-'), String(r.workerPssMaxMiB ?? '-')]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
 const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-process.stderr.write(`load generator: ${WORKERS} worker vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`);
+process.stderr.write(`load generator: ${WORKERS} worker (client h2 or grpc-js) vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`);
 process.stderr.write(`${fmt(header)}\n${lines.map(fmt).join('\n')}\n`);
-for (const r of ratios) process.stderr.write(`generator/bare calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
-if (memory) process.stderr.write(`worker memory (PSS, ${MEMORY_WORKERS} workers, per-call, mid-run): median ${memory.workerPssMedianMiB} MiB, max ${memory.workerPssMaxMiB} MiB\n`);
+for (const r of ratios) process.stderr.write(`generator (${r.client})/bare grpc-js loop, calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
+for (const m of memory) {
+  const storms = Object.entries(m.storm).map(([t, v]) => `${t} median ${v.medianMiB} / max ${v.maxMiB} MiB`).join(', ');
+  process.stderr.write(`worker PSS, client ${m.client}: idle ${m.idleMedianMiB} MiB; per-call storm, ${MEMORY_WORKERS} workers, mid-run (median of ${MEMORY_REPS}): ${storms}\n`);
+}

@@ -24,7 +24,7 @@ function table(rows: string[][]): string {
 export function formatSummaryTable(s: LoadSummary): string {
   const lines: string[] = [];
   const secs = s.durationMs / 1000;
-  lines.push(`load: ${n(s.totals.calls)} calls in ${n(secs, 1)} s from ${s.workers} workers in ${Object.keys(s.pods).length} pods${s.aborted ? ' (aborted)' : ''}`);
+  lines.push(`load: ${n(s.totals.calls)} calls in ${n(secs, 1)} s from ${s.workers} workers in ${Object.keys(s.pods).length} pods${s.client ? ` (client ${s.client})` : ''}${s.aborted ? ' (aborted)' : ''}`);
   const rows: string[][] = [['outcome', 'calls', 'calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms']];
   for (const o of ['ok', 'rateLimited', 'deadlineExceeded', 'error'] as const) {
     const count = s.totals[o];

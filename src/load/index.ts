@@ -8,5 +8,8 @@ export { localPodHost } from './pod-host.js';
 export type { LoadPod, PodHost } from './pod-host.js';
 export type { PodTotals } from './aggregator.js';
 export { readPssBytes, readCpuSeconds, samplePss } from './memory.js';
+// For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
+export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV } from './bundle.js';
+export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
 export { formatSummaryTable, formatStatusLine } from './format.js';

@@ -5,13 +5,13 @@ import type { ChildProcess } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../scenario/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
-import { WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
+import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
 import { PodHandle } from './pod-handle.js';
 import { localPodHost, type LoadPod, type PodHost } from './pod-host.js';
-import { OUTCOMES, type LoadMethod, type PodConfig } from './worker/messages.js';
+import { OUTCOMES, type LoadClient, type LoadMethod, type PodConfig } from './worker/messages.js';
 
 export interface LoadSummary {
   startedAt: string;
@@ -29,6 +29,8 @@ export interface LoadSummary {
   workerMemoryBytes: MemoryStats | null;
   /** Worker processes started (replacement pods included). */
   workers: number;
+  /** The workers' gRPC client. */
+  client: LoadClient;
   /** CPU seconds (user+system) the workers spent in the load phase, as they reported it on exit. */
   workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
@@ -80,6 +82,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     workerBundle: bundles.worker,
     startTimeoutMs,
     workerExecArgv: WORKER_EXEC_ARGV,
+    workerEnv: { ...WORKER_ENV },
   };
 
   const agg = new LoadAggregator();
@@ -213,6 +216,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     pods: agg.pods,
     workerMemoryBytes: memory,
     workers: handles.length * opts.workersPerPod,
+    client: opts.client,
     workerCpuSeconds: handles.reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: env.signal?.aborted ?? false,
   };

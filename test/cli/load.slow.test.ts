@@ -31,17 +31,18 @@ afterEach(async () => {
 describe('attestorm load', () => {
   it('runs pods × workers against a socket and prints the summary as JSON', async () => {
     server = await startBareServer({ counting: true });
-    const r = await run(['load', '--socket', server.socket, '--pods', '2', '--workers', '2', '--duration', '2s', '--connection', 'per-worker', '--json']);
+    const r = await run(['load', '--socket', server.socket, '--pods', '2', '--workers', '2', '--duration', '2s', '--connection', 'per-worker', '--client', 'grpc-js', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as LoadSummary;
     expect(summary.workers).toBe(4);
+    expect(summary.client).toBe('grpc-js');
     expect(Object.keys(summary.pods)).toHaveLength(2);
     expect(summary.totals.ok).toBeGreaterThan(0);
     expect(summary.totals.ok).toBe(server.calls.OK);
     expect(server.accepted).toBe(4);
     expect(summary.series).toHaveLength(2);
     expect(summary.latency.ok!.count).toBe(summary.totals.ok);
-    expect(r.stderr).toMatch(/calls in 2\.0 s from 4 workers in 2 pods/);
+    expect(r.stderr).toMatch(/calls in 2\.0 s from 4 workers in 2 pods \(client grpc-js\)/);
     expect(r.stderr).toMatch(/^ok\s+\d/m);
   });
 
@@ -54,6 +55,11 @@ describe('attestorm load', () => {
     expect(r.stderr).toMatch(/--method must name one of FetchJWTSVID/);
     expect(r.stderr).toMatch(/--rate .*positive/);
     expect(r.stderr).toMatch(/--kubelet .*loopback/);
+
+    const badClient = await run(['load', '--socket', server.socket, '--client', 'grpc-go']);
+    expect(badClient.code).toBe(2);
+    expect(badClient.stderr).toMatch(/client.*grpc-go/);
+    expect(badClient.stderr).toMatch(/h2/);
     expect(r.stdout).toBe('');
     expect(server.accepted).toBe(0);
 

@@ -93,6 +93,30 @@ describe('load generator against a counting server', () => {
     expect(summary.workerMemoryBytes!.median).toBeGreaterThan(1 << 20);
   });
 
+  it('either client can drive the storm: each worker runs its client\'s bundle, one connection per call', async () => {
+    const peerCred = createPeerCredReader();
+    for (const client of ['grpc-js', 'h2'] as const) {
+      const bundles = new Set<string>();
+      const server = await bareServer({
+        counting: true,
+        onAccept: (socket) => {
+          const { pid } = peerCred(socket);
+          try {
+            bundles.add(/load-worker-worker-main-[a-z0-9-]+?(?=-[0-9a-f]{12}\.mjs)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[0] ?? 'unknown');
+          } catch {
+            bundles.add('gone');
+          }
+        },
+      });
+      const summary = await runLoad({ socket: server.socket, pods: 1, workersPerPod: 2, durationMs: 1500, connection: 'per-call', client });
+      expect(summary.totals.ok, client).toBeGreaterThan(2);
+      expect(summary.totals.byCode).toEqual({ OK: summary.totals.calls });
+      expect(server.accepted).toBe(summary.totals.calls);
+      expect(server.open).toBe(0);
+      expect([...bundles]).toEqual([`load-worker-worker-main-${client}`]);
+    }
+  });
+
   it('per-worker reuses one connection per worker; per-retry reconnects only after errors', async () => {
     const server = await bareServer({ counting: true });
     const summary = await runLoad({ socket: server.socket, pods: 1, workersPerPod: 3, durationMs: 2000, connection: 'per-worker' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { METHODS } from '../../src/proto/index.js';
-import { parseMethodMix, validateLoadOptions } from '../../src/load/index.js';
+import { loadOptionsSchema, parseMethodMix, validateLoadOptions } from '../../src/load/index.js';
 import { backoffDelayMs, classify, makePicker } from '../../src/load/worker/policy.js';
 import { METHOD_PATHS, decodeFirstJwtSvid, encodeJwtSvidRequest, encodeValidateRequest } from '../../src/load/worker/wire.js';
 import { workloadService } from '../../src/proto/index.js';
@@ -19,7 +19,7 @@ function problems(input: unknown): string[] {
 describe('validateLoadOptions', () => {
   it('fills defaults', () => {
     const o = validateLoadOptions({ socket: '/tmp/a.sock', pods: 2, workersPerPod: 3, durationMs: 5000 });
-    expect(o).toMatchObject({ connection: 'per-call', deadlineMs: 1000, retry: 'immediate', audience: 'attestorm', methods: { FetchJWTSVID: 1 } });
+    expect(o).toMatchObject({ connection: 'per-call', client: 'h2', deadlineMs: 1000, retry: 'immediate', audience: 'attestorm', methods: { FetchJWTSVID: 1 } });
     expect(o.rate).toBeUndefined();
   });
 
@@ -42,6 +42,12 @@ describe('validateLoadOptions', () => {
     expect(problems({ socket: '/s', workers: 3 }).join('\n')).toMatch(/unknown key\(s\) workers/);
     expect(problems({ socket: '/s', pods: 10, workersPerPod: 1000 }).join('\n')).toMatch(/pods × workersPerPod must be at most 5000 processes, got 10 × 1000/);
     expect(problems({ socket: `/${'x'.repeat(120)}` }).join('\n')).toMatch(/at most 107 bytes/);
+  });
+
+  it('takes either worker client and names the choices otherwise', () => {
+    expect(validateLoadOptions({ socket: '/s', client: 'grpc-js' }).client).toBe('grpc-js');
+    expect(problems({ socket: '/s', client: 'grpc-go' }).join('\n')).toMatch(/load\.client: must be one of h2, grpc-js, got "grpc-go"/);
+    expect(loadOptionsSchema.shape.client.description).toMatch(/node:http2/);
   });
 
   it('names a custom input in the problems', () => {

@@ -43,6 +43,8 @@ export interface PodConfig {
   startTimeoutMs: number;
   /** Node flags for workers (heap sizing). */
   workerExecArgv: string[];
+  /** Variables added to the workers' environment (allocator tuning). */
+  workerEnv: Record<string, string>;
 }
 
 /** One worker's or one pod's data for one second of the run. */

@@ -16,6 +16,7 @@ const FORWARD_GRACE_MS = 250;
 // Workers get this long to send their final second after being told to stop.
 const STOP_GRACE_MS = 2000;
 
+const workerEnv = { ...process.env, ...config.workerEnv };
 const workers: ChildProcess[] = [];
 const merging = new Map<number, IntervalMerger>();
 let t0 = 0;
@@ -84,6 +85,7 @@ function startWorkers(): Promise<number[]> {
   for (let i = 0; i < config.workers; i++) {
     const w = fork(config.workerBundle, [JSON.stringify(config.worker)], {
       execArgv: config.workerExecArgv,
+      env: workerEnv,
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     workers.push(w);
