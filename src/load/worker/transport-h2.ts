@@ -190,7 +190,7 @@ export class H2Caller implements Transport {
       // A session that went away between the check and the request (GOAWAY received).
       this.#dropSession(session);
       const e = err as Error;
-      queueMicrotask(() => done(UNAVAILABLE, e.message, null));
+      setImmediate(() => done(UNAVAILABLE, e.message, null));
       return method;
     }
     const call = new Call(this, session, stream, streaming, method === 'FetchJWTSVID' && this.#needToken, done);
