@@ -108,6 +108,7 @@ export function createK8sAttestor(cfg: AgentConfig, deps: AttestorDeps): Attesto
     timeoutMs: k.timeout,
     pollIntervalMs: k.pollInterval,
     maxPollAttempts: k.maxPollAttempts,
+    shareFetches: k.shareFetches,
     onFetch: deps.onKubeletFetch,
   });
   return createK8sAttestorWith({ procRoot: cfg.procRoot, kubelet, nodeName: k.nodeName });

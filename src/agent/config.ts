@@ -65,6 +65,10 @@ export const k8sSchema = z
     timeout: zDuration.default(5000).describe('Timeout of one kubelet request'),
     pollInterval: zDuration.default(500).describe('Minimum time between kubelet fetches while a pod is not listed yet'),
     maxPollAttempts: z.number().int().positive().default(60).describe('Kubelet fetches before giving up on an unlisted pod'),
+    shareFetches: z
+      .boolean()
+      .default(true)
+      .describe('Share one in-flight GET /pods among all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own (older agents)'),
     nodeName: z.string().optional().describe('Value of the k8s:node-name selector; default: the pod\'s spec.nodeName'),
   })
   .describe('k8s attestor');

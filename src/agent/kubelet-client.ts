@@ -71,6 +71,11 @@ export interface KubeletClientOptions {
   timeoutMs: number;
   pollIntervalMs: number;
   maxPollAttempts: number;
+  /**
+   * true (default, as modern agents): all waiting attestations share one request in flight.
+   * false (as older agents): every attestation attempt fetches and parses its own copy.
+   */
+  shareFetches?: boolean;
   /** A response larger than this is refused (a kubelet never sends one; a wrong URL might). */
   maxBodyBytes?: number;
   onFetch?(outcome: 'ok' | 'error', bytes: number): void;
@@ -143,6 +148,7 @@ export class KubeletClient {
    * attempts") or the failure of the fetch that was waited on.
    */
   async waitFor<T>(find: (list: PodListIndex) => T | undefined, what: string): Promise<T> {
+    if (this.opts.shareFetches === false) return this.waitForOwnFetches(find, what);
     const kept = this.kept;
     let seen = kept === undefined ? 0 : performance.now() - kept.startedAt < this.opts.pollIntervalMs ? kept.gen - 1 : kept.gen;
     for (let attempt = 1; ; attempt++) {
@@ -153,6 +159,35 @@ export class KubeletClient {
         throw new KubeletError('not-found', `${what} not found in kubelet pod list after ${attempt} attempts`);
       }
       seen = list.gen;
+    }
+  }
+
+  /**
+   * The unshared behaviour of older agents: each attempt is its own GET /pods and its own parse of
+   * the whole document, attempts of one attestation spaced by the poll interval. Concurrent
+   * attestations each hold a full copy while they parse: the memory spike the brief describes.
+   */
+  private async waitForOwnFetches<T>(find: (list: PodListIndex) => T | undefined, what: string): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed) throw new KubeletError('closed', 'kubelet client closed');
+      const startedAt = performance.now();
+      this.fetchCount++;
+      let list: PodListIndex;
+      try {
+        const { pods, bytes } = await this.get();
+        this.opts.onFetch?.('ok', bytes);
+        list = indexPods(pods, ++this.gen, startedAt, bytes);
+      } catch (err) {
+        this.opts.onFetch?.('error', 0);
+        throw err;
+      }
+      const found = find(list);
+      if (found !== undefined) return found;
+      if (attempt >= this.opts.maxPollAttempts) {
+        throw new KubeletError('not-found', `${what} not found in kubelet pod list after ${attempt} attempts`);
+      }
+      const wait = startedAt + this.opts.pollIntervalMs - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
   }
 

@@ -41,6 +41,7 @@ export function buildAgentConfig(s: Scenario, placement: PlacementName, ep: Agen
     // The agent reads bare numbers as seconds; milliseconds are spelled out.
     pollInterval: `${s.agent.k8s.pollInterval}ms`,
     maxPollAttempts: s.agent.k8s.maxPollAttempts,
+    shareFetches: s.agent.k8s.shareFetches,
   };
   if (ep.tokenFile) k8s.tokenFile = ep.tokenFile;
   if (ep.caFile) k8s.caFile = ep.caFile;

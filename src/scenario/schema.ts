@@ -52,6 +52,10 @@ const k8sSchema = z
   .strictObject({
     pollInterval: zDuration.default(500).describe('Minimum time between kubelet fetches while a caller\'s pod is not listed yet'),
     maxPollAttempts: posInt('a positive integer').default(60).describe('Kubelet fetches before an attestation gives up on an unlisted pod'),
+    shareFetches: z
+      .boolean()
+      .default(true)
+      .describe('One in-flight GET /pods shared by all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own ~1 MiB copy (older agents, the first memory mechanism of the brief)'),
   })
   .describe('k8s attestor settings of the reference agent');
 

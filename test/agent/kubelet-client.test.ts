@@ -96,6 +96,19 @@ describe('KubeletClient', () => {
     expect(k.requests).toHaveLength(3);
   });
 
+  it('shareFetches false (older agents): every caller fetches and parses its own list, attempts spaced by the interval', async () => {
+    const k = await kubelet();
+    k.pods = [makePod({ uid: UID })];
+    k.delayMs = 50;
+    const c = client({ url: k.url, pollIntervalMs: 40, maxPollAttempts: 3, shareFetches: false });
+    const found = await Promise.all(Array.from({ length: 10 }, () => c.waitFor(byUid(UID), `pod ${UID}`)));
+    expect(found.every((p) => p !== undefined)).toBe(true);
+    expect(k.requests).toHaveLength(10);
+    const errs = await Promise.all(Array.from({ length: 5 }, (_, i) => failure(c.waitFor(byUid(`missing-${i}`), `pod missing-${i}`))));
+    expect(errs.map((e) => e.message)).toEqual(Array.from({ length: 5 }, (_, i) => `pod missing-${i} not found in kubelet pod list after 3 attempts`));
+    expect(k.requests).toHaveLength(10 + 5 * 3);
+  });
+
   it('a pod that appears after a delay is found by a later poll', async () => {
     const k = await kubelet();
     const c = client({ url: k.url, pollIntervalMs: 30, maxPollAttempts: 20 });
