@@ -6,14 +6,14 @@
 // Like for like: one generator worker (its own process, one call in flight) against one plain
 // process with one call loop; repetitions alternate the clients and the median is kept, because the
 // CPU cost of a call on a shared two-core machine drifts with whatever else runs.
-// Run: npx tsx bench/load.ts [--json]. Each measurement is bounded to a few seconds.
+// Run: npx tsx bench/load.ts [--json] [--memory-only]. Each measurement is bounded to a few seconds.
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAgentConfig, startAgent } from '../src/agent/index.js';
 import { PROJECT_ROOT } from '../src/util/index.js';
-import { LOAD_CLIENTS, WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readPssBytes, runLoad, type ConnectionMode, type LoadClient, type WorkerConfig } from '../src/load/index.js';
+import { LOAD_CLIENTS, WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readPssAndPrivate, runLoad, type ConnectionMode, type LoadClient, type WorkerConfig } from '../src/load/index.js';
 import { startBareServer } from '../test/load/support/bare-server.js';
 
 const WORKERS = 1;
@@ -83,6 +83,7 @@ interface Row {
   callsPerCpuSecond: number;
   workerPssMedianMiB: number | null;
   workerPssMaxMiB: number | null;
+  workerUssMedianMiB: number | null;
 }
 
 async function generator(target: string, socket: string, mode: ConnectionMode, client: LoadClient, workers = WORKERS, durationMs = DURATION_MS): Promise<Row> {
@@ -98,6 +99,7 @@ async function generator(target: string, socket: string, mode: ConnectionMode, c
     callsPerCpuSecond: Math.round(s.totals.calls / s.workerCpuSeconds),
     workerPssMedianMiB: mib(s.workerMemoryBytes?.median),
     workerPssMaxMiB: mib(s.workerMemoryBytes?.max),
+    workerUssMedianMiB: mib(s.workerMemoryBytes?.privateMedian),
   };
 }
 
@@ -113,11 +115,12 @@ async function bare(target: string, socket: string, mode: ConnectionMode): Promi
     callsPerCpuSecond: Math.round(r.calls / r.cpuSeconds),
     workerPssMedianMiB: null,
     workerPssMaxMiB: null,
+    workerUssMedianMiB: null,
   };
 }
 
-/** Idle PSS of workers that started and reported ready but have made no call (MiB, median of k). */
-async function idleWorkerPss(client: LoadClient, k: number): Promise<number[]> {
+/** Idle PSS and USS of k workers that started and reported ready but have made no call (MiB). */
+async function idleWorkerMemory(client: LoadClient, k: number): Promise<Array<{ pss: number; uss: number }>> {
   const { worker } = await loadBundles(client);
   const config: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client, connection: 'per-call', rate: null, deadlineMs: 1000, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
   const kids = Array.from({ length: k }, () => fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env: { ...process.env, ...WORKER_ENV }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
@@ -128,7 +131,8 @@ async function idleWorkerPss(client: LoadClient, k: number): Promise<number[]> {
       setTimeout(() => reject(new Error('worker not ready in 30 s')), 30_000);
     })));
     await new Promise((r) => setTimeout(r, 1500));
-    return (await Promise.all(kids.map((c) => readPssBytes(c.pid!)))).map((b) => +((b ?? 0) / 2 ** 20).toFixed(2));
+    const read = await Promise.all(kids.map((c) => readPssAndPrivate(c.pid!)));
+    return read.map((m) => ({ pss: +((m?.pss ?? 0) / 2 ** 20).toFixed(2), uss: +((m?.private ?? 0) / 2 ** 20).toFixed(2) }));
   } finally {
     for (const c of kids) c.kill('SIGKILL');
   }
@@ -148,13 +152,14 @@ function median(list: Row[]): Row {
 const targets = [['bare-server', server.socket], ['reference-agent', agentSocket]] as const;
 interface MemoryRow {
   client: LoadClient;
-  idleMedianMiB: number;
-  /** Per target: medians over MEMORY_REPS runs of the per-run median and max worker PSS mid-storm. */
-  storm: Record<string, { medianMiB: number; maxMiB: number }>;
+  idlePssMedianMiB: number;
+  idleUssMedianMiB: number;
+  /** Per target: medians over MEMORY_REPS runs of the per-run median and max worker PSS (and median USS) mid-storm. */
+  storm: Record<string, { medianMiB: number; maxMiB: number; ussMedianMiB: number }>;
 }
 const memory: MemoryRow[] = [];
 try {
-  for (const mode of MODES) {
+  for (const mode of process.argv.includes('--memory-only') ? [] : MODES) {
     for (const [target, socket] of targets) {
       const g: Record<string, Row[]> = { h2: [], 'grpc-js': [] };
       const b: Row[] = [];
@@ -166,14 +171,18 @@ try {
     }
   }
   for (const client of LOAD_CLIENTS) {
-    const idle = await idleWorkerPss(client, MEMORY_WORKERS);
+    const idle = await idleWorkerMemory(client, MEMORY_WORKERS);
     const storm: MemoryRow['storm'] = {};
     for (const [target, socket] of targets) {
       const runs: Row[] = [];
       for (let i = 0; i < MEMORY_REPS; i++) runs.push(await generator(target, socket, 'per-call', client, MEMORY_WORKERS, MEMORY_DURATION_MS));
-      storm[target] = { medianMiB: medianOf(runs.map((r) => r.workerPssMedianMiB ?? 0)), maxMiB: medianOf(runs.map((r) => r.workerPssMaxMiB ?? 0)) };
+      storm[target] = {
+        medianMiB: medianOf(runs.map((r) => r.workerPssMedianMiB ?? 0)),
+        maxMiB: medianOf(runs.map((r) => r.workerPssMaxMiB ?? 0)),
+        ussMedianMiB: medianOf(runs.map((r) => r.workerUssMedianMiB ?? 0)),
+      };
     }
-    memory.push({ client, idleMedianMiB: medianOf(idle), storm });
+    memory.push({ client, idlePssMedianMiB: medianOf(idle.map((m) => m.pss)), idleUssMedianMiB: medianOf(idle.map((m) => m.uss)), storm });
   }
 } finally {
   await agent.close();
@@ -181,7 +190,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-const ratios = MODES.flatMap((mode) =>
+const ratios = (rows.length ? MODES : []).flatMap((mode) =>
   targets.flatMap(([target]) => {
     const b = rows.find((r) => r.mode === mode && r.target === target && r.client === 'bare')!;
     return LOAD_CLIENTS.map((client) => {
@@ -202,6 +211,6 @@ process.stderr.write(`load generator: ${WORKERS} worker (client h2 or grpc-js) v
 process.stderr.write(`${fmt(header)}\n${lines.map(fmt).join('\n')}\n`);
 for (const r of ratios) process.stderr.write(`generator (${r.client})/bare grpc-js loop, calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
 for (const m of memory) {
-  const storms = Object.entries(m.storm).map(([t, v]) => `${t} median ${v.medianMiB} / max ${v.maxMiB} MiB`).join(', ');
-  process.stderr.write(`worker PSS, client ${m.client}: idle ${m.idleMedianMiB} MiB; per-call storm, ${MEMORY_WORKERS} workers, mid-run (median of ${MEMORY_REPS}): ${storms}\n`);
+  const storms = Object.entries(m.storm).map(([t, v]) => `${t} PSS median ${v.medianMiB} / max ${v.maxMiB}, USS median ${v.ussMedianMiB}`).join('; ');
+  process.stderr.write(`worker memory MiB, client ${m.client}: idle PSS ${m.idlePssMedianMiB}, USS ${m.idleUssMedianMiB}; per-call storm, ${MEMORY_WORKERS} workers, mid-run (median of ${MEMORY_REPS}): ${storms}\n`);
 }

@@ -2,30 +2,45 @@
 // (the node binary, shared libraries) by the share, unlike VmRSS which charges them in full.
 import { readFile } from 'node:fs/promises';
 
-/** PSS in bytes, or null when the process is gone or the file is unreadable. */
-export async function readPssBytes(pid: number): Promise<number | null> {
+/** PSS and private (USS: Private_Clean + Private_Dirty) bytes, or null when the process is gone. */
+export async function readPssAndPrivate(pid: number): Promise<{ pss: number; private: number } | null> {
   try {
     const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const m = /^Pss:\s+(\d+) kB/m.exec(text);
-    return m ? Number(m[1]) * 1024 : null;
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;
+    const pss = kb('Pss');
+    return Number.isFinite(pss) ? { pss, private: kb('Private_Clean') + kb('Private_Dirty') } : null;
   } catch {
     return null;
   }
+}
+
+/** PSS in bytes, or null when the process is gone or the file is unreadable. */
+export async function readPssBytes(pid: number): Promise<number | null> {
+  return (await readPssAndPrivate(pid))?.pss ?? null;
 }
 
 export interface MemoryStats {
   median: number;
   max: number;
   samples: number;
+  /**
+   * Median private memory (USS). PSS also charges each process its share of the pages it shares
+   * (the node binary), so it moves with how many node processes run on the machine; USS does not.
+   */
+  privateMedian?: number;
+}
+
+function medianOf(sorted: number[]): number {
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /** Median and max PSS over the given processes (those still alive); null when none could be read. */
 export async function samplePss(pids: readonly number[]): Promise<MemoryStats | null> {
-  const values = (await Promise.all(pids.map(readPssBytes))).filter((v): v is number => v !== null).sort((a, b) => a - b);
-  if (values.length === 0) return null;
-  const mid = values.length >> 1;
-  const median = values.length % 2 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
-  return { median, max: values[values.length - 1]!, samples: values.length };
+  const read = (await Promise.all(pids.map(readPssAndPrivate))).filter((v): v is { pss: number; private: number } => v !== null);
+  if (read.length === 0) return null;
+  const values = read.map((r) => r.pss).sort((a, b) => a - b);
+  return { median: medianOf(values), max: values[values.length - 1]!, samples: values.length, privateMedian: medianOf(read.map((r) => r.private).sort((a, b) => a - b)) };
 }
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; null when gone. */
