@@ -1,6 +1,6 @@
 // `attestorm run` for one scenario: every repetition × placement under identical load, results.json
 // rewritten after each placement, expectations judged at the end, everything reaped on SIGINT.
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeTree } from '../cgroup/index.js';
 import { EXIT } from '../errors.js';
@@ -144,8 +144,16 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   } finally {
     progress.stop();
     offInterrupt();
-    await removeTree(join(host?.memoryBase ?? '/nonexistent', 'attestorm', runId)).catch(() => {});
-    if (host?.cpuBase) await removeTree(join(host.cpuBase, 'attestorm', runId)).catch(() => {});
+    for (const base of [host?.memoryBase, host?.cpuBase]) {
+      if (!base) continue;
+      await removeTree(join(base, 'attestorm', runId)).catch(() => {});
+      // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.
+      try {
+        rmdirSync(join(base, 'attestorm'));
+      } catch {
+        // Another run's cgroups are still inside, or it is already gone.
+      }
+    }
     rmSync(join(tempRoot(), runId), { recursive: true, force: true });
   }
 
