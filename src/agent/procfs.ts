@@ -1,5 +1,6 @@
 // Reads of /proc/<pid>/… under a configurable proc root (like HOST_PROC), shared by the
 // caller check, the attestors and the pod-uid limiter key.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -17,6 +18,24 @@ export async function readStartTime(procRoot: string, pid: number): Promise<stri
   } catch {
     return null;
   }
+  return startTimeOf(text);
+}
+
+/**
+ * The same, read synchronously: procfs files are generated in memory, so a blocking read costs a
+ * few microseconds, far less than the thread-pool round trips of an async read on every accept.
+ */
+export function readStartTimeSync(procRoot: string, pid: number): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(procRoot, String(pid), 'stat'), 'utf8');
+  } catch {
+    return null;
+  }
+  return startTimeOf(text);
+}
+
+function startTimeOf(text: string): string | null {
   // comm (field 2) may contain spaces and parentheses: fields after it start past the last ')'.
   const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // rest[0] is field 3 (state), so field 22 is rest[19].

@@ -20,7 +20,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ConfigError } from '../errors.js';
 import type { AgentMetrics } from './metrics.js';
 import type { PeerCredReader } from './peercred.js';
-import { readStartTime } from './procfs.js';
+import { readStartTimeSync } from './procfs.js';
 import type { CallerCreds } from './types.js';
 
 export const MAX_RECEIVE_MESSAGE_BYTES = 64 * 1024;
@@ -83,18 +83,14 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
       socket.destroy();
       return;
     }
-    readStartTime(procRoot, cred.pid).then(
-      (startTime) => {
-        if (socket.destroyed || closing) {
-          socket.destroy();
-          return;
-        }
-        creds.set(tag, { pid: cred.pid, uid: cred.uid, gid: cred.gid, startTime });
-        Object.defineProperty(socket, 'remoteAddress', { value: tag, configurable: true, enumerable: false });
-        injector.injectConnection(socket);
-      },
-      () => socket.destroy(),
-    );
+    const startTime = readStartTimeSync(procRoot, cred.pid);
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    creds.set(tag, { pid: cred.pid, uid: cred.uid, gid: cred.gid, startTime });
+    Object.defineProperty(socket, 'remoteAddress', { value: tag, configurable: true, enumerable: false });
+    injector.injectConnection(socket);
   }
 
   async function removeStaleSocket(): Promise<void> {
