@@ -47,6 +47,10 @@ export interface LoadEnv {
 // A second is emitted this long after it ends, so pod processes (which forward 250 ms after the
 // second) have had their turn even on a busy machine.
 const EMIT_GRACE_MS = 700;
+// On a saturated machine pod processes forward late (they get little CPU next to a storm). A second
+// waits until every running pod has reported it, but no longer than this past its grace time.
+const MAX_STRAGGLE_MS = 3000;
+const TICK_MS = 250;
 // After the end time: workers finish the call in flight (≤ deadline), then report.
 const END_GRACE_MS = 3000;
 // After a stop (abort, maxCalls): how long pods get to ship their last data.
@@ -87,6 +91,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
 
   const agg = new LoadAggregator();
   const handles: PodHandle[] = [];
+  /** The latest second each pod has reported, for emitting a second once all running pods are in. */
+  const reported = new Map<PodHandle, number>();
   let go: { type: 'go'; t0: number; endAt: number } | null = null;
   let stopping = false;
   let wake: () => void = () => {};
@@ -102,6 +108,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const handle = new PodHandle(pod, child, startTimeoutMs, (p, data) => {
+      reported.set(handle, Math.max(reported.get(handle) ?? -1, data.second));
       agg.add(p, data);
       if (opts.maxCalls !== undefined && agg.calls() >= opts.maxCalls) stopAll();
     });
@@ -157,10 +164,17 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     };
     const lastSecond = Math.ceil(opts.durationMs / 1000) - 1;
     // The last second is emitted only at the end: calls in flight at the end time land in it.
+    // Otherwise a second goes out once every running pod has reported it (its workers' data has
+    // arrived), or MAX_STRAGGLE_MS after its grace time at the latest.
     const tick = () => {
-      const k = Math.min(lastSecond - 1, Math.floor((Date.now() - t0 - EMIT_GRACE_MS) / 1000));
+      const now = Date.now();
+      const byClock = Math.min(lastSecond - 1, Math.floor((now - t0 - EMIT_GRACE_MS) / 1000));
+      const forced = Math.min(lastSecond - 1, Math.floor((now - t0 - EMIT_GRACE_MS - MAX_STRAGGLE_MS) / 1000));
+      let byPods = byClock;
+      for (const h of handles) if (h.isReady && !h.isFinished) byPods = Math.min(byPods, reported.get(h) ?? -1);
+      const k = Math.max(byPods, forced);
       if (k >= 0) emit(k);
-      if (k < lastSecond - 1 && !stopping) timers.push(setTimeout(tick, t0 + (k + 2) * 1000 + EMIT_GRACE_MS - Date.now()));
+      if (k < lastSecond - 1 && !stopping) timers.push(setTimeout(tick, TICK_MS));
     };
     timers.push(setTimeout(tick, t0 + 1000 + EMIT_GRACE_MS - Date.now()));
     timers.push(
