@@ -14,6 +14,7 @@ export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
     workersPerPod: s.load.workersPerPod,
     durationMs: s.duration,
     connection: s.load.connection,
+    client: s.load.client,
     ...(s.load.rate !== undefined ? { rate: s.load.rate } : {}),
     deadlineMs: s.load.deadline,
     retry: s.load.retry,

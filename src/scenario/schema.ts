@@ -147,6 +147,10 @@ const loadSchema = z
       .enum(['per-call', 'per-worker', 'per-retry'])
       .default('per-call')
       .describe('per-call: a fresh connection for every call (the storm); per-worker: one reused connection; per-retry: a fresh one after each failure'),
+    client: z
+      .enum(['h2', 'grpc-js'])
+      .default('h2')
+      .describe("Workers' gRPC client: h2 = gRPC written on node:http2 (leaner, more calls per CPU-second), grpc-js = a real @grpc/grpc-js client as applications use it"),
     rate: z
       .number()
       .positive('must be a positive number')
