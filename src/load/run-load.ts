@@ -149,6 +149,10 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       if (failed) throw failed.failure;
       const live = handles.filter((h) => !h.isFinished);
       if (live.length > 0 && live.every((h) => h.isReady)) break;
+      // Churn faster than start-up would keep some pod starting forever: once a pod has been
+      // replaced, start with the ready ones; the others join when ready, as replacements do.
+      const churned = handles.some((h) => h.isFinished && !h.failure);
+      if (churned && live.some((h) => h.isReady)) break;
       if (Date.now() > startDeadline) throw new TimeoutError(`load: pods were not ready within ${startTimeoutMs} ms`);
       await pause(100);
     }
