@@ -26,8 +26,9 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
       description: 'short storm through the real runner',
       duration: '15s',
       warmup: '1s',
-      // quick.yaml's storm, smaller: slow shared kubelet fetches, fresh connection per call, abandoned retries,
-      // and the modeled per-attestation working set that quick.yaml names.
+      // A small storm: slow shared kubelet fetches, fresh connection per call, abandoned retries. At
+      // 2 × 10 workers and 15 s the real mechanisms separate the placements too little, so this test
+      // turns on the named modeled cost (the runner and the report must carry it through).
       agent: {
         memoryLimit: '128Mi',
         kubelet: { visibilityDelay: '0s', latency: '1500ms' },
