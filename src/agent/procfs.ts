@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { statStartTime } from '../util/procfs-stat.js';
 
 export interface ProcStatus {
   uid: number;
@@ -18,7 +19,7 @@ export async function readStartTime(procRoot: string, pid: number): Promise<stri
   } catch {
     return null;
   }
-  return startTimeOf(text);
+  return statStartTime(text);
 }
 
 /**
@@ -32,15 +33,9 @@ export function readStartTimeSync(procRoot: string, pid: number): string | null 
   } catch {
     return null;
   }
-  return startTimeOf(text);
+  return statStartTime(text);
 }
 
-function startTimeOf(text: string): string | null {
-  // comm (field 2) may contain spaces and parentheses: fields after it start past the last ')'.
-  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state), so field 22 is rest[19].
-  return rest[19] ?? null;
-}
 
 /** Real uid/gid and supplementary groups from /proc/<pid>/status. Throws if the process is gone. */
 export async function readStatus(procRoot: string, pid: number): Promise<ProcStatus> {

@@ -1,6 +1,7 @@
 // Real memory of worker processes: PSS from /proc/<pid>/smaps_rollup, which charges shared pages
 // (the node binary, shared libraries) by the share, unlike VmRSS which charges them in full.
 import { readFile } from 'node:fs/promises';
+import { statCpuSeconds } from '../util/procfs-stat.js';
 
 /** PSS and private (USS: Private_Clean + Private_Dirty) bytes, or null when the process is gone. */
 export async function readPssAndPrivate(pid: number): Promise<{ pss: number; private: number } | null> {
@@ -46,11 +47,7 @@ export async function samplePss(pids: readonly number[]): Promise<MemoryStats | 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; null when gone. */
 export async function readCpuSeconds(pid: number): Promise<number | null> {
   try {
-    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may contain spaces and parentheses: fields restart after the last ')'.
-    // utime and stime are in clock ticks; USER_HZ is 100 on every Linux this runs on.
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return statCpuSeconds(await readFile(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }

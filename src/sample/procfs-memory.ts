@@ -2,9 +2,7 @@
 // parsing is separate from file access so fixtures of both cgroup versions can test it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-/** Kernel clock ticks per second for /proc/<pid>/stat times; 100 on every Linux architecture Node supports. */
-const CLK_TCK = 100;
+import { statCpuSeconds } from '../util/procfs-stat.js';
 
 export interface ProcessMemory {
   rssBytes: number;
@@ -21,16 +19,7 @@ export function parseProcStatus(text: string): ProcessMemory | null {
 }
 
 /** utime+stime in seconds from /proc/<pid>/stat text (fields 14 and 15; comm may contain spaces). */
-export function parseProcStatCpuSeconds(text: string): number | null {
-  const close = text.lastIndexOf(')');
-  if (close < 0) return null;
-  // Fields after "(comm)" start at field 3 (state); utime is field 14 → index 11 here.
-  const fields = text.slice(close + 2).trim().split(/\s+/);
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  if (!Number.isFinite(utime) || !Number.isFinite(stime)) return null;
-  return (utime + stime) / CLK_TCK;
-}
+export const parseProcStatCpuSeconds = statCpuSeconds;
 
 /** v2 cpu.stat usage_usec in seconds. */
 export function parseCpuStatV2(text: string): number | null {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { statStartTime } from '../util/procfs-stat.js';
 
 /** Where every run keeps its temp files (tokens, CA, sockets): os.tmpdir()/attestorm. */
 export function tempRoot(): string {
@@ -43,7 +44,7 @@ export function ownerPidOf(runId: string): number | null {
 export function processStartTime(pid: number): string | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+    return statStartTime(text);
   } catch {
     return null;
   }
