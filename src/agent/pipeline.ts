@@ -7,7 +7,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import { SECURITY_HEADER } from '../proto/index.js';
 import type { AgentConfig, Placement } from './config.js';
 import type { AgentMetrics } from './metrics.js';
-import { readStartTime, readStatus } from './procfs.js';
+import { readStartTimeSync, readStatusSync, type ProcStatus } from './procfs.js';
 import type {
   Attestor,
   CallerCreds,
@@ -220,13 +220,18 @@ function untilCancelled<T>(work: Promise<T>, c: Cancellation): Promise<T> {
  * the start time noted at accept and the same uid/gid, or the selectors may describe someone else.
  */
 export function verifyCallerStage(procRoot: string): Stage {
-  return async (ctx) => {
+  // Synchronous procfs reads: this runs on every admitted call, and two in-memory files cost less
+  // read directly than through the thread pool and its promises.
+  return (ctx) => {
     const c = ctx.caller;
     if (c.startTime === null) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
-    const [startTime, proc] = await Promise.all([
-      readStartTime(procRoot, c.pid),
-      readStatus(procRoot, c.pid).catch(() => null),
-    ]);
+    const startTime = readStartTimeSync(procRoot, c.pid);
+    let proc: ProcStatus | null;
+    try {
+      proc = readStatusSync(procRoot, c.pid);
+    } catch {
+      proc = null;
+    }
     if (startTime !== c.startTime || proc === null || proc.uid !== c.uid || proc.gid !== c.gid) {
       throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
     }

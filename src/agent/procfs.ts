@@ -39,7 +39,17 @@ export function readStartTimeSync(procRoot: string, pid: number): string | null 
 
 /** Real uid/gid and supplementary groups from /proc/<pid>/status. Throws if the process is gone. */
 export async function readStatus(procRoot: string, pid: number): Promise<ProcStatus> {
-  const text = await readFile(join(procRoot, String(pid), 'status'), 'utf8');
+  const file = join(procRoot, String(pid), 'status');
+  return parseStatus(await readFile(file, 'utf8'), file);
+}
+
+/** The same, read synchronously (see readStartTimeSync for why that is cheaper on a hot path). */
+export function readStatusSync(procRoot: string, pid: number): ProcStatus {
+  const file = join(procRoot, String(pid), 'status');
+  return parseStatus(readFileSync(file, 'utf8'), file);
+}
+
+function parseStatus(text: string, file: string): ProcStatus {
   let uid = -1;
   let gid = -1;
   let supplementaryGids: number[] = [];
@@ -51,7 +61,7 @@ export async function readStatus(procRoot: string, pid: number): Promise<ProcSta
       supplementaryGids = rest ? rest.split(/\s+/).map(Number) : [];
     }
   }
-  if (uid < 0 || gid < 0) throw new Error(`no Uid/Gid lines in ${join(procRoot, String(pid), 'status')}`);
+  if (uid < 0 || gid < 0) throw new Error(`no Uid/Gid lines in ${file}`);
   return { uid, gid, supplementaryGids };
 }
 
