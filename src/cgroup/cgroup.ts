@@ -201,6 +201,15 @@ export async function removeTree(dir: string, timeoutMs = 5000): Promise<void> {
   }
 }
 
+/** rmdir of a directory others may share (a run root, the attestorm/ parent): kept while not empty. */
+export function removeIfEmpty(dir: string): void {
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Not empty (another run's or component's cgroups are inside) or already gone.
+  }
+}
+
 function rmdirTree(dir: string): void {
   if (!existsSync(dir)) return;
   for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) rmdirTree(join(dir, entry.name));

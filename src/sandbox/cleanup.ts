@@ -1,9 +1,9 @@
 // Leftovers of runs whose owner died without cleaning up (SIGKILL, OOM, power loss): their pod
 // processes, their cgroups in every hierarchy, their temp dirs, and sockets nobody listens on.
-import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { detectCgroupHost, removeTree } from '../cgroup/index.js';
+import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
 import { RUN_ID_RE } from './options.js';
 import { ownerAlive, readRunOwner, tempRoot } from './run-id.js';
 
@@ -128,13 +128,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
       found.push(dir);
       if (!dry) await removeTree(dir);
     }
-    if (!dry && existsSync(root) && listDirs(root).length === 0) {
-      try {
-        rmdirSync(root);
-      } catch {
-        // A run started meanwhile.
-      }
-    }
+    if (!dry) removeIfEmpty(root);
   }
 
   for (const name of listDirs(tmp)) {

@@ -4,14 +4,14 @@ import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { chownSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Cgroup, procsFiles, removeTree, spawnInCgroup } from '../cgroup/index.js';
+import { Cgroup, procsFiles, removeIfEmpty, removeTree, spawnInCgroup } from '../cgroup/index.js';
 import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
 import { ChildProcessError, PlatformError, RunError } from '../errors.js';
 import { onCleanup } from '../util/index.js';
 import { startKubeletEmulator, type KubeletEmulator } from './kubelet-emulator.js';
 import { DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
 import { buildPodDoc, type PodDoc } from './pod-doc.js';
-import { containerCgroupRel, kubepodsDir, podCgroupRel, type CgroupDriver } from './pod-cgroup-path.js';
+import { containerCgroupRel, kubepodsDir, type CgroupDriver } from './pod-cgroup-path.js';
 import { containerNameFor, imageIdFor, newPodUid, podIpFor, randomContainerId, randomSuffix, seededUuid } from './pod-identity.js';
 import { runCgroupRel, runTempDir, writeOwnerFile } from './run-id.js';
 import { PodTracker } from './pod-tracker.js';
@@ -362,8 +362,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
           // same run (an agent's cgroup) keeps it, and that component's owner removes it.
           for (const base of [this.#cg.host.memoryBase, this.#cg.host.cpuBase]) {
             if (!base) continue;
-            tryRmdir(join(base, runCgroupRel(this.runId)));
-            tryRmdir(join(base, 'attestorm'));
+            removeIfEmpty(join(base, runCgroupRel(this.runId)));
+            removeIfEmpty(join(base, 'attestorm'));
           }
         }
         this.#unregister();

@@ -1,8 +1,8 @@
 // `attestorm run` for one scenario: every repetition × placement under identical load, results.json
 // rewritten after each placement, expectations judged at the end, everything reaped on SIGINT.
-import { readFileSync, rmdirSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectCgroupHost, removeTree } from '../cgroup/index.js';
+import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
 import { EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
@@ -148,11 +148,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       if (!base) continue;
       await removeTree(join(base, 'attestorm', runId)).catch(() => {});
       // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.
-      try {
-        rmdirSync(join(base, 'attestorm'));
-      } catch {
-        // Another run's cgroups are still inside, or it is already gone.
-      }
+      removeIfEmpty(join(base, 'attestorm'));
     }
     rmSync(join(tempRoot(), runId), { recursive: true, force: true });
   }
