@@ -57,7 +57,6 @@ export class AgentCa {
   /** DER of the root certificate: the X.509 bundle. */
   readonly certDer: Buffer;
   readonly notAfter: Date;
-  readonly #cert: x509.X509Certificate;
   readonly #keys: webcrypto.CryptoKeyPair;
   readonly #authorityKeyId: x509.AuthorityKeyIdentifierExtension;
   readonly #now: () => number;
@@ -72,7 +71,6 @@ export class AgentCa {
     now: () => number,
   ) {
     this.trustDomain = trustDomain;
-    this.#cert = cert;
     this.#keys = keys;
     this.#authorityKeyId = aki;
     this.#now = now;

@@ -3,7 +3,7 @@
 import type { SampleLine } from '../scenario/index.js';
 import { downsampleMax } from './downsample.js';
 import type { LoadedRun } from './load-run.js';
-import type { Point, SeriesLine, TimeSeries } from './report-model.js';
+import type { Point, TimeSeries } from './report-model.js';
 import { formatLimit } from './derive-table.js';
 
 const MiB = 2 ** 20;

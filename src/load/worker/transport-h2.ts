@@ -116,7 +116,6 @@ class Call {
 export class H2Caller implements Transport {
   readonly #socket: string;
   readonly #mode: ConnectionMode;
-  readonly #deadlineMs: number;
   readonly #audience: string;
   readonly #needToken: boolean;
   // Built once per run: node copies request headers, so one object serves every call.
@@ -137,7 +136,6 @@ export class H2Caller implements Transport {
   constructor(socket: string, mode: ConnectionMode, deadlineMs: number, audience: string, needToken: boolean) {
     this.#socket = socket;
     this.#mode = mode;
-    this.#deadlineMs = deadlineMs;
     this.#audience = audience;
     this.#needToken = needToken;
     this.#jwtFrame = frameMessage(encodeJwtSvidRequest(audience));
