@@ -8,6 +8,7 @@ import { loadCommand } from './cmd-load.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
+import { stabilityCommand } from './cmd-stability.js';
 
 export function reportFatal(err: unknown): number {
   if (err instanceof ConfigError) {
@@ -30,7 +31,8 @@ try {
     .command(reportCommand)
     .command(debugCommand)
     .command(cleanupCommand)
-    .demandCommand(1, 'Name a command: run, agent, load, report, debug or cleanup.')
+    .command(stabilityCommand)
+    .demandCommand(1, 'Name a command: run, agent, load, report, debug, cleanup or stability.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {
