@@ -9,3 +9,5 @@ export { renderJUnit, xmlEscape, type JUnitRun } from './junit.js';
 export { renderStepSummary, appendStepSummary, fitMarkdown, STEP_SUMMARY_LIMIT } from './step-summary.js';
 export { collectProvenance, provenanceOf, scenarioHash, canonicalJson, gitProvenance, type Provenance, type ProvenanceOptions } from './provenance.js';
 export { CiSession, type CiFlags, type FinishedRun } from './ci-session.js';
+export { loadHistory, findRunFolders, gateFailed, type HistoryModel, type HistoryRun, type HistoryOptions } from './history.js';
+export { renderHistoryHtml, writeHistory } from './history-html.js';

@@ -8,6 +8,7 @@ import { loadCommand } from './cmd-load.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
+import { historyCommand } from './cmd-history.js';
 
 export function reportFatal(err: unknown): number {
   if (err instanceof ConfigError) {
@@ -28,6 +29,7 @@ try {
     .command(agentCommand)
     .command(loadCommand)
     .command(reportCommand)
+    .command(historyCommand)
     .command(debugCommand)
     .command(cleanupCommand)
     .demandCommand(1, 'Name a command: run, agent, load, report, debug or cleanup.')

@@ -6,3 +6,7 @@ export { FIELD_RATIOS } from './derive-table.js';
 export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';
+// Page parts other self-contained pages reuse (the CI history report).
+export { chartJs } from './render-html.js';
+export { escapeHtml, jsonForScript } from './html-escape.js';
+export { PAGE_CSS } from './html-assets.js';
