@@ -59,22 +59,24 @@ export const RULE =
 export interface CompareOptions {
   /** Path shown as `from` (default "baseline"). */
   from?: string;
+  /** How refusals name the input (default "--baseline"). */
+  what?: string;
 }
 
 /**
  * Refuses a baseline that cannot be compared with a run of `scenarioName` (another scenario or
  * another schema). Cheap enough to run before anything starts.
  */
-export function checkBaselineCompatible(baseline: RunResults, scenarioName: string, from: string): void {
+export function checkBaselineCompatible(baseline: RunResults, scenarioName: string, from: string, what = '--baseline'): void {
   const problems: string[] = [];
   if (baseline.schemaVersion !== RESULTS_SCHEMA_VERSION) {
     problems.push(
-      `--baseline ${from}: refused: it has results schemaVersion ${JSON.stringify(baseline.schemaVersion)}, this attestorm writes ${RESULTS_SCHEMA_VERSION}; figures are not comparable across schemas (re-run the baseline with this version)`,
+      `${what} ${from}: refused: it has results schemaVersion ${JSON.stringify(baseline.schemaVersion)}, this attestorm writes ${RESULTS_SCHEMA_VERSION}; figures are not comparable across schemas (re-run the baseline with this version)`,
     );
   }
   const name = baseline.scenario?.name;
   if (name !== scenarioName) {
-    problems.push(`--baseline ${from}: refused: it is a run of scenario ${JSON.stringify(name)}, this run is of ${JSON.stringify(scenarioName)}`);
+    problems.push(`${what} ${from}: refused: it is a run of scenario ${JSON.stringify(name)}, this run is of ${JSON.stringify(scenarioName)}`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
 }
@@ -86,7 +88,7 @@ export function compareWithBaseline(
   opts: CompareOptions = {},
 ): BaselineComparison {
   const from = opts.from ?? 'baseline';
-  checkBaselineCompatible(before, after.scenario.name, from);
+  checkBaselineCompatible(before, after.scenario.name, from, opts.what);
   if (after.schemaVersion !== RESULTS_SCHEMA_VERSION) {
     throw new ConfigError(`the new run has results schemaVersion ${JSON.stringify(after.schemaVersion)}; the baseline gate reads ${RESULTS_SCHEMA_VERSION}`);
   }

@@ -11,3 +11,4 @@ export { collectProvenance, provenanceOf, scenarioHash, canonicalJson, gitProven
 export { CiSession, type CiFlags, type FinishedRun } from './ci-session.js';
 export { loadHistory, findRunFolders, gateFailed, type HistoryModel, type HistoryRun, type HistoryOptions } from './history.js';
 export { renderHistoryHtml, writeHistory } from './history-html.js';
+export { compareRunFolders, type FolderComparison } from './compare-folders.js';

@@ -3,6 +3,7 @@
 // schema's own definitions (overrideKeys), so a flag and its YAML key cannot disagree.
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
+import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { EXIT } from '../errors.js';
 import { EXPECT_KEYS, overrideKeys, parseOverrides, readScenarioFile, runScenario, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
@@ -14,11 +15,15 @@ interface RunArgs {
   duration?: string;
   repetitions?: number;
   report: boolean;
+  baseline?: string;
+  tolerance?: string[];
+  junit?: string;
+  stepSummary?: string;
 }
 
 const EXIT_HELP = `Exit status:
   ${EXIT.OK}    every placement met every expectation
-  ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed)
+  ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed), or a figure regressed against --baseline
   ${EXIT.INVALID_INPUT}    invalid input: bad scenario file or flags (nothing was started)
   ${EXIT.RUN_FAILED}    the run could not be carried out (agent did not start, no placement ran)
   ${EXIT.INTERRUPTED}  interrupted (SIGINT): everything reaped, results.json says "interrupted", data kept`;
@@ -38,9 +43,14 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
+      .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
+      .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
+      .option('junit', { type: 'string', describe: 'Write JUnit XML here: a suite per variant, a case per expectation and per baseline figure' })
+      .option('step-summary', { type: 'string', describe: 'Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set), kept under 1 MiB' })
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --placements pre-attestation,disabled --duration 60s', 'Two placements, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
+      .example('$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml', 'Gate against a stored run in CI')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
   handler: async (args) => {
@@ -52,13 +62,18 @@ export const runCommand: CommandModule<object, RunArgs> = {
     });
     const loaded: LoadedScenario[] = args.scenario.map((f) => readScenarioFile(f, overrides));
     for (const l of loaded) stormLoadDriver.validate(l.scenario);
+    // CI flags too: the baseline is read and checked against each scenario here.
+    const ci = CiSession.fromFlags(
+      { baseline: args.baseline, tolerance: args.tolerance, junit: args.junit, stepSummary: args.stepSummary },
+      loaded.map((l) => l.scenario.name),
+    );
 
     let code: number = EXIT.OK;
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
       const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, ...(outDir ? { outDir } : {}) });
-      code = worse(code, outcome.exitCode);
+      code = worse(code, ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();
