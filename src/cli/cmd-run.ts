@@ -3,10 +3,10 @@
 // schema's own definitions (overrideKeys), so a flag and its YAML key cannot disagree.
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { EXIT } from '../errors.js';
 import { EXPECT_KEYS, overrideKeys, parseOverrides, readScenarioFile, runScenario, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
+import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 
 interface RunArgs {
   scenario: string[];
@@ -23,7 +23,7 @@ interface RunArgs {
 
 const EXIT_HELP = `Exit status:
   ${EXIT.OK}    every placement met every expectation
-  ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed), or a figure regressed against --baseline
+  ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed)
   ${EXIT.INVALID_INPUT}    invalid input: bad scenario file or flags (nothing was started)
   ${EXIT.RUN_FAILED}    the run could not be carried out (agent did not start, no placement ran)
   ${EXIT.INTERRUPTED}  interrupted (SIGINT): everything reaped, results.json says "interrupted", data kept`;
@@ -47,10 +47,10 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
       .option('junit', { type: 'string', describe: 'Write JUnit XML here: a suite per variant, a case per expectation and per baseline figure' })
       .option('step-summary', { type: 'string', describe: 'Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set), kept under 1 MiB' })
+      .example('$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml', 'Gate against a stored run in CI (exit 1 on a regression)')
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --placements pre-attestation,disabled --duration 60s', 'Two placements, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
-      .example('$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml', 'Gate against a stored run in CI')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
   handler: async (args) => {
@@ -73,6 +73,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
       const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, ...(outDir ? { outDir } : {}) });
+      code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;
     }
