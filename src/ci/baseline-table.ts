@@ -63,3 +63,21 @@ export function baselineTableMarkdown(cmp: BaselineComparison): string[] {
   }
   return lines;
 }
+
+/**
+ * The table as an HTML fragment for report pages (regressed rows marked like failed placements).
+ * The caller passes its escaper (src/report's escapeHtml), so this module needs nothing from src/report.
+ */
+export function baselineTableHtml(cmp: BaselineComparison, escape: (s: string) => string): string {
+  const head = HEAD.map((h) => `<th scope="col">${escape(h)}</th>`).join('');
+  const body = cmp.figures
+    .map((f, i) => {
+      const cells = rows({ ...cmp, figures: [f] })[0]!;
+      const cls = f.verdict === 'regressed' ? 'failed' : f.verdict === 'improved' ? 'passed' : '';
+      const tds = cells.map((c, j) => (j === 0 ? `<th scope="row">${escape(c)}</th>` : `<td${j >= 2 && j <= 4 ? ' class="num"' : ''}>${escape(c)}</td>`)).join('');
+      return `<tr${cls ? ` class="${cls}"` : ''} data-figure="${escape(`${f.variant}/${f.figure}`)}" data-index="${i}">${tds}</tr>`;
+    })
+    .join('\n');
+  const notes = cmp.notes.length ? `\n<ul class="warn">${cmp.notes.map((n) => `<li>${escape(n)}</li>`).join('')}</ul>` : '';
+  return `<p>${escape(headline(cmp))}</p>\n<div class="table-wrap"><table data-testid="baseline"><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table></div>${notes}\n<p class="meta">${escape(cmp.rule)}</p>`;
+}

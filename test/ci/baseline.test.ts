@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentDifference, baselineTableText, compareWithBaseline, parseTolerances, type BaselineComparison } from '../../src/ci/index.js';
+import { agentDifference, baselineTableHtml, baselineTableText, compareWithBaseline, parseTolerances, type BaselineComparison } from '../../src/ci/index.js';
+import { escapeHtml } from '../../src/report/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { results } from './fixture.js';
 
@@ -143,6 +144,18 @@ describe('compareWithBaseline', () => {
     const c = compareWithBaseline(before, base());
     expect(c.baselineCommit).toBe('a'.repeat(40));
     expect(baselineTableText(c)).toContain(`(commit ${'a'.repeat(12)})`);
+  });
+});
+
+describe('baselineTableHtml', () => {
+  it('marks regressed rows failed and improved rows passed, and escapes names', () => {
+    const before = results({ variants: [{ name: '<pre>', peakMiB: 100, okRps: 500 }] });
+    const after = results({ variants: [{ name: '<pre>', peakMiB: 130, okRps: 900 }] });
+    const html = baselineTableHtml(compareWithBaseline(before, after), escapeHtml);
+    expect(html).toContain('<tr class="failed" data-figure="&lt;pre&gt;/peakMemory" data-index="0"><th scope="row">&lt;pre&gt;</th>');
+    expect(html).toMatch(/<tr class="passed" data-figure="&lt;pre&gt;\/okRps"/);
+    expect(html).not.toContain('<pre>');
+    expect(html).toContain('new 130.0 MiB &gt; baseline 100.0 MiB + 10% (10.0 MiB) = 110.0 MiB');
   });
 });
 
