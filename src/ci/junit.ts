@@ -115,7 +115,7 @@ export function renderJUnit(runs: JUnitRun[]): string {
       const vNotes = notes.filter((n) => n.startsWith(`variant ${v.name}:`) || !n.startsWith('variant '));
       suites.push(
         [
-          `  <testsuite name="${xmlEscape(`${scenario}.${v.name}`)}" tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}" time="${seconds(r) / Math.max(1, r.variants.length)}" timestamp="${xmlEscape(r.startedAt)}">`,
+          `  <testsuite name="${xmlEscape(`${scenario}.${v.name}`)}" tests="${cases.length}" failures="${count('failure')}" errors="${count('error')}" skipped="${count('skipped')}" time="${(seconds(r) / Math.max(1, r.variants.length)).toFixed(3)}" timestamp="${xmlEscape(r.startedAt)}">`,
           `    <properties>\n${propXml}\n    </properties>`,
           ...cases.map(renderCase),
           ...(vNotes.length > 0 ? [`    <system-out>${xmlText(vNotes.map((n) => `note: ${n}`).join('\n'))}</system-out>`] : []),

@@ -87,6 +87,7 @@ describe('CiSession.afterRun', () => {
     const after = results({ variants: [{ name: 'pre', peakMiB: 150, expectations: [expectation('oomKilled', 'passed', 'not OOM-killed')] }, { name: 'post', peakMiB: 60 }] });
     const runDir = await writeRunFolder(tmp, 'regressed', after);
     await writeFile(path.join(runDir, 'report.html'), '<!doctype html>');
+    await writeFile(path.join(runDir, 'summary.md'), '# attestorm quick\n');
     const junit = path.join(tmp, 'junit.xml');
     const summary = path.join(tmp, 'summary.md');
     await writeFile(summary, '# earlier step\n');
@@ -105,6 +106,10 @@ describe('CiSession.afterRun', () => {
     const text = logged.join('');
     expect(text).toContain(`baseline ${path.join(baseDir, 'results.json')} (commit cccccccccccc): 1 regressed, 0 improved, 11 unchanged`);
     expect(text).toMatch(/\| pre +\| peak memory +\| 100\.0 MiB +\| 150\.0 MiB +\| \+50\.0% +\| 10% +\| REGRESSED +\| new 150\.0 MiB > baseline 100\.0 MiB/);
+
+    const runSummary = await readFile(path.join(runDir, 'summary.md'), 'utf8');
+    expect(runSummary).toContain(`# attestorm quick\n\n## Baseline: baseline ${path.join(baseDir, 'results.json')} (commit cccccccccccc): 1 regressed`);
+    expect(runSummary).toContain('| pre | peak memory | 100.0 MiB | 150.0 MiB | +50.0% | 10% | **REGRESSED** |');
 
     const doc = parseXml(await readFile(junit, 'utf8'));
     expect(findAll(doc, 'failure').map((f) => f.attrs['message'])).toEqual([expect.stringMatching(/^pre: peak memory regressed: peak memory \+50\.0%/)]);
