@@ -171,7 +171,7 @@ function runsTable(m: HistoryModel): string {
     return (
       `<tr class="${cls}" data-dir="${escapeHtml(r.dir)}"><th scope="row">${escapeHtml(r.dir)}</th><td>${escapeHtml(runLabel(r))}</td>` +
       `<td title="${escapeHtml(r.commit ?? '')}"><code>${escapeHtml(shortCommit(r))}</code></td><td>${escapeHtml(r.toolVersion)}</td><td>${escapeHtml(agents)}</td>` +
-      `<td>${escapeHtml(r.status)}</td><td>${escapeHtml(r.verdict)}</td>${cells.join('')}<td>${gate}</td></tr>`
+      `<td>${escapeHtml(r.status)}${r.upgradedFrom !== null ? ` <small>(schemaVersion ${r.upgradedFrom}, converted)</small>` : ''}</td><td>${escapeHtml(r.verdict)}</td>${cells.join('')}<td>${gate}</td></tr>`
     );
   });
   return `<div class="table-wrap"><table data-testid="history-runs"><thead><tr>${head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>\n${rows.join('\n')}\n</tbody></table></div>`;

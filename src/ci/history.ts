@@ -3,7 +3,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { RESULTS_SCHEMA_VERSION, type RunResults } from '../contract/index.js';
+import { READABLE_SCHEMA_VERSIONS, RESULTS_SCHEMA_VERSION, upgradeResults, type RunResults } from '../contract/index.js';
 import { compareWithBaseline, type BaselineComparison } from './baseline.js';
 import { changeText } from './baseline-table.js';
 import { bystandersOf } from './figures.js';
@@ -31,6 +31,8 @@ export interface HistoryRun {
   dirty: boolean | null;
   toolVersion: string;
   scenarioHash: string | null;
+  /** Set when the folder was written in an older results schema and converted for the trend. */
+  upgradedFrom: number | null;
   byVariant: Record<string, HistoryPoint>;
   /** The gate against the previous run; null for the first. */
   gate: { against: string; regressions: string[]; regressedVariants: string[]; improved: number; notes: string[] } | { against: string; refused: string } | null;
@@ -48,6 +50,12 @@ export interface HistoryModel {
 }
 
 const MAX_DEPTH = 4;
+
+interface Loaded {
+  dir: string;
+  results: RunResults;
+  upgradedFrom: number | null;
+}
 
 /** Every folder under `root` holding a results.json (not descending into a run folder). */
 export function findRunFolders(root: string): string[] {
@@ -88,19 +96,29 @@ export function loadHistory(folder: string, opts: HistoryOptions = {}): HistoryM
   }
   if (!isDir) throw new ConfigError(`history: ${folder} is not a folder (give the folder that holds the run folders)`);
   const skipped: string[] = [];
-  const loaded: { dir: string; results: RunResults }[] = [];
+  const loaded: Loaded[] = [];
   for (const dir of findRunFolders(root)) {
     const rel = path.relative(root, dir) || '.';
     try {
-      const { results } = readResultsFile(dir, 'history:');
-      if (results.schemaVersion !== RESULTS_SCHEMA_VERSION) skipped.push(`${rel}: results schemaVersion ${results.schemaVersion}, this report reads ${RESULTS_SCHEMA_VERSION}`);
-      else loaded.push({ dir: rel, results });
+      const { results: raw } = readResultsFile(dir, 'history:');
+      // Older folders join the trend converted (as `attestorm report` reads them); they are not gated across the change.
+      const upgradedFrom = raw.schemaVersion === RESULTS_SCHEMA_VERSION ? null : raw.schemaVersion;
+      if (upgradedFrom !== null && !(READABLE_SCHEMA_VERSIONS as readonly number[]).includes(upgradedFrom)) {
+        skipped.push(`${rel}: results schemaVersion ${upgradedFrom}, this report reads ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
+        continue;
+      }
+      const results = upgradedFrom === null ? raw : upgradeResults(raw as unknown as Record<string, unknown>);
+      if (Number.isNaN(Date.parse(results.startedAt)) || !Array.isArray(results.variants)) {
+        skipped.push(`${rel}: results.json has no valid startedAt or variants`);
+        continue;
+      }
+      loaded.push({ dir: rel, results, upgradedFrom });
     } catch (err) {
       skipped.push(`${rel}: ${(err as Error).message}`);
     }
   }
   if (loaded.length === 0) {
-    throw new ConfigError(`history: no run folder with a schemaVersion ${RESULTS_SCHEMA_VERSION} results.json under ${folder}${skipped.length ? ` (${skipped.join('; ')})` : ''}`);
+    throw new ConfigError(`history: no readable run folder under ${folder}${skipped.length ? ` (${skipped.join('; ')})` : ''}`);
   }
   const names = [...new Set(loaded.map((l) => l.results.scenario.name))];
   let scenario = opts.scenario;
@@ -140,6 +158,7 @@ export function loadHistory(folder: string, opts: HistoryOptions = {}): HistoryM
       dirty: prov?.git?.dirty ?? null,
       toolVersion: r.results.tool.version,
       scenarioHash: prov?.scenarioHash ?? null,
+      upgradedFrom: r.upgradedFrom,
       byVariant,
       gate: i === 0 ? null : gateAgainst(runs[i - 1]!, r, tolerances),
     };
@@ -147,7 +166,11 @@ export function loadHistory(folder: string, opts: HistoryOptions = {}): HistoryM
   return { scenario, folder: root, tolerance: opts.toleranceText ?? '10% (defaults)', variants, runs: model, skipped };
 }
 
-function gateAgainst(prev: { dir: string; results: RunResults }, cur: { dir: string; results: RunResults }, tolerances: Tolerances): HistoryRun['gate'] {
+function gateAgainst(prev: Loaded, cur: Loaded, tolerances: Tolerances): HistoryRun['gate'] {
+  if (prev.upgradedFrom !== cur.upgradedFrom) {
+    const v = (l: Loaded) => l.upgradedFrom ?? RESULTS_SCHEMA_VERSION;
+    return { against: prev.dir, refused: `results schemaVersion ${v(prev)} → ${v(cur)}: a baseline gate refuses another schema` };
+  }
   let cmp: BaselineComparison;
   try {
     cmp = compareWithBaseline(prev.results, cur.results, tolerances, { from: prev.dir });

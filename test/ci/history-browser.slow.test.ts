@@ -1,4 +1,4 @@
-// Opens history.html over four real run folders in headless Chromium (Debian's chromium driven by
+// Opens history.html over five real run folders (one in the older schema) in headless Chromium (Debian's chromium driven by
 // playwright-core): every chart drawn, the failing run marked in the table and on the charts, commit
 // and versions in the tooltip on hover, no request and no error.
 import { existsSync } from 'node:fs';
@@ -80,25 +80,26 @@ describe.skipIf(!haveChromium)('history.html in Chromium', () => {
     const rows = await page.$$eval('table[data-testid="history-runs"] tbody tr', (trs) =>
       trs.map((tr) => ({ dir: tr.getAttribute('data-dir'), cls: tr.getAttribute('class'), text: tr.textContent })),
     );
-    expect(rows.map((r) => r.dir)).toEqual(['nightly-1', 'nightly-2', 'nightly-3', 'nested/nightly-4']);
-    expect(rows.map((r) => r.cls)).toEqual(['passed', 'passed', 'passed', 'failed']);
-    expect(rows[3]!.text).toContain('gate vs nightly-3: FAILED — 3 regressed');
-    expect(rows[3]!.text).toContain('pre-attestation peak memory +40.0%');
-    expect(await page.textContent('[data-testid="verdict"]')).toContain('1 of 3 gated runs would have failed');
+    expect(rows.map((r) => r.dir)).toEqual(['old', 'nightly-1', 'nightly-2', 'nightly-3', 'nested/nightly-4']);
+    expect(rows.map((r) => r.cls)).toEqual(['passed', 'passed', 'passed', 'passed', 'failed']);
+    expect(rows[0]!.text).toContain('(schemaVersion 1, converted)');
+    expect(rows[4]!.text).toContain('gate vs nightly-3: FAILED — 3 regressed');
+    expect(rows[4]!.text).toContain('pre-attestation peak memory +40.0%');
+    expect(await page.textContent('[data-testid="verdict"]')).toContain('1 of 4 gated runs would have failed');
 
     // On the chart the regressed variant's point in the failing run is a triangle; post-attestation did not regress.
     const styles = await page.evaluate(() =>
       (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(0).data.map((p) => p.options.pointStyle),
     );
-    expect(styles).toEqual(['circle', 'circle', 'circle', 'triangle']);
+    expect(styles).toEqual(['circle', 'circle', 'circle', 'circle', 'triangle']);
     const postStyles = await page.evaluate(() =>
       (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(1).data.map((p) => p.options.pointStyle),
     );
-    expect(postStyles).toEqual(['circle', 'circle', 'circle', 'circle']);
+    expect(postStyles).toEqual(['circle', 'circle', 'circle', 'circle', 'circle']);
 
-    // Hover the fourth run's point: the tooltip names its commit, the tool and agent versions and the gate.
+    // Hover the last run's point: the tooltip names its commit, the tool and agent versions and the gate.
     const point = await page.evaluate(() => {
-      const p = (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(0).data[3]!;
+      const p = (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(0).data[4]!;
       return { x: p.x, y: p.y };
     });
     const box = (await page.locator('#chart-peak-memory').boundingBox())!;
@@ -132,7 +133,7 @@ describe.skipIf(!haveChromium)('history.html in Chromium', () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(pathToFileURL(html).href);
-    expect(await page.$$eval('table[data-testid="history-runs"] tbody tr', (trs) => trs.length)).toBe(4);
+    expect(await page.$$eval('table[data-testid="history-runs"] tbody tr', (trs) => trs.length)).toBe(5);
     expect(await page.getByText('The charts need JavaScript').isVisible()).toBe(true);
     await context.close();
   });

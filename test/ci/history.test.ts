@@ -24,22 +24,26 @@ afterAll(async () => {
 describe('loadHistory', () => {
   it('needs --scenario when the folder holds runs of several scenarios', () => {
     expect(() => loadHistory(root)).toThrow(ConfigError);
-    expect(() => loadHistory(root)).toThrow(`history: ${root} holds runs of several scenarios: quick (4 runs), scaled (1 runs); pick one with --scenario`);
+    expect(() => loadHistory(root)).toThrow(`history: ${root} holds runs of several scenarios: quick (5 runs), scaled (1 runs); pick one with --scenario`);
     expect(() => loadHistory(root, { scenario: 'nope' })).toThrow('history --scenario nope: no run of that scenario under');
   });
 
   it('orders runs by start time, gates each against the one before, and says what it left out', () => {
     const m = loadHistory(root, { scenario: 'quick' });
-    expect(m.runs.map((r) => r.dir)).toEqual(['nightly-1', 'nightly-2', 'nightly-3', 'nested/nightly-4']);
-    expect(m.runs.map((r) => gateFailed(r))).toEqual([false, false, false, true]);
-    const gate = m.runs[3]!.gate!;
+    expect(m.runs.map((r) => r.dir)).toEqual(['old', 'nightly-1', 'nightly-2', 'nightly-3', 'nested/nightly-4']);
+    expect(m.runs.map((r) => gateFailed(r))).toEqual([false, false, false, false, true]);
+    // The schemaVersion 1 folder joins the trend converted, but is not gated across the change.
+    expect(m.runs[0]!.upgradedFrom).toBe(1);
+    expect(m.runs[0]!.byVariant['pre-attestation']!.peakMemoryBytes).toBe(97 * 2 ** 20);
+    expect(m.runs[1]!.gate).toEqual({ against: 'old', refused: 'results schemaVersion 1 → 2: a baseline gate refuses another schema' });
+    const gate = m.runs[4]!.gate!;
     expect('regressions' in gate && gate.regressions).toEqual([
       'pre-attestation peak memory +40.0% (new 140.0 MiB > baseline 100.0 MiB + 10% (10.0 MiB) = 110.0 MiB)',
       'pre-attestation OOM kills +1 (new 1 > baseline 0 + 0 = 0)',
       'pre-attestation bystander success −2.0 pt (new 97.0% < baseline 99.0% − 1 pt = 98.0%)',
     ]);
-    expect(m.runs[3]!.commit).toBe('4'.repeat(40));
-    expect(m.skipped).toEqual(['old: results schemaVersion 1, this report reads 2', 'other-scenario: scenario scaled']);
+    expect(m.runs[4]!.commit).toBe('4'.repeat(40));
+    expect(m.skipped).toEqual([expect.stringMatching(/^broken: history: .*broken\/results\.json is not valid JSON/), 'other-scenario: scenario scaled']);
   });
 
   it('a looser gate passes the same history', () => {
@@ -49,7 +53,7 @@ describe('loadHistory', () => {
 
   it('a folder with no run folder is a clear error', () => {
     expect(() => loadHistory(path.join(root, 'old', 'nothing'))).toThrow(/is not a folder/);
-    expect(() => loadHistory(path.join(root, 'old'))).toThrow(/no run folder with a schemaVersion 2 results\.json under .*old \(\.: results schemaVersion 1/);
+    expect(() => loadHistory(path.join(root, 'broken'))).toThrow(/^history: no readable run folder under .*broken \(\.: history: .* is not valid JSON/);
   });
 });
 
@@ -72,10 +76,11 @@ describe('renderHistoryHtml', () => {
     const data = JSON.parse(json) as { charts: { id: string; config: { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } }[]; runs: { commit: string; gate: string }[] };
     expect(data.charts.map((c) => c.id)).toEqual(['peak-memory', 'oom-kills', 'bystander-success']);
     const mem = data.charts[0]!.config.data;
-    expect(mem.labels).toEqual(['2026-11-27 02:00', '2026-11-28 02:00', '2026-11-29 02:00', '2026-11-30 02:00']);
-    expect(mem.datasets.find((d) => d.label === 'pre-attestation')!.data).toEqual([98, 101, 100, 140]);
+    expect(mem.labels).toEqual(['2026-11-26 02:00', '2026-11-27 02:00', '2026-11-28 02:00', '2026-11-29 02:00', '2026-11-30 02:00']);
+    expect(mem.datasets.find((d) => d.label === 'pre-attestation')!.data).toEqual([97, 98, 101, 100, 140]);
     expect(data.charts[2]!.config.data.datasets.map((d) => d.label)).toEqual(['pre-attestation']);
-    expect(data.runs[3]).toMatchObject({ commit: '444444444444', gate: 'gate vs nightly-3: FAILED — 3 regressed' });
+    expect(data.runs[1]!.gate).toBe('not gated: results schemaVersion 1 → 2: a baseline gate refuses another schema');
+    expect(data.runs[4]).toMatchObject({ commit: '444444444444', gate: 'gate vs nightly-3: FAILED — 3 regressed' });
   });
 });
 
@@ -85,9 +90,9 @@ describe('attestorm history (CLI)', { timeout: 90_000 }, () => {
     const out = path.join(tmp, 'out');
     const { stdout, stderr } = await run(process.execPath, [CLI, 'history', root, '--scenario', 'quick', '--out', out]);
     expect(stdout.trim().split('\n')).toEqual([path.join(out, 'history.html'), path.join(out, 'history.json')]);
-    expect(stderr).toContain('quick: 4 runs, 1 would have failed a baseline gate against the previous run (nested/nightly-4); 2 folders left out');
+    expect(stderr).toContain('quick: 5 runs, 1 would have failed a baseline gate against the previous run (nested/nightly-4); 2 folders left out');
     const json = JSON.parse(await readFile(path.join(out, 'history.json'), 'utf8')) as HistoryModel;
-    expect(json.runs).toHaveLength(4);
+    expect(json.runs).toHaveLength(5);
   });
 
   it('bad flags exit 2 with the rule, before reading anything', async () => {
