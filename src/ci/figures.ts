@@ -38,8 +38,8 @@ export interface BystanderFigures {
   calls: number;
   ok: number;
   successRatio: number;
-  p50Ms: number;
-  p99Ms: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
   longestGapMs: number;
   byStatus: Record<string, number>;
 }
@@ -48,6 +48,8 @@ export function bystandersOf(v: VariantResult): BystanderFigures | null {
   const b = (v as unknown as { bystanders?: unknown }).bystanders;
   if (!b || typeof b !== 'object') return null;
   const f = b as Partial<BystanderFigures>;
+  // No call made means nothing measured (successRatio is then 0), not a 0% success.
+  if (typeof f.calls === 'number' && f.calls <= 0) return null;
   return typeof f.successRatio === 'number' && typeof f.longestGapMs === 'number' ? (f as BystanderFigures) : null;
 }
 

@@ -78,6 +78,13 @@ describe('compareWithBaseline', () => {
     expect(verdictOf(loose, 'pre', 'bystanderSuccess')).toBe('unchanged');
   });
 
+  it('bystanders that made no call are absent, not 0% success', () => {
+    const after = results({ variants: [{ name: 'pre', peakMiB: 100, okRps: 500, p99Ms: 20, bystanders: { successRatio: 0, longestGapMs: 0 } }] });
+    (after.variants[0] as unknown as { bystanders: { calls: number } }).bystanders.calls = 0;
+    const c = compareWithBaseline(base(), after);
+    expect(c.figures.filter((f) => f.figure.startsWith('bystander'))).toEqual([]);
+  });
+
   it('ranges: overlapping repetitions are unchanged even when the medians moved beyond the tolerance', () => {
     const before = results({ variants: [{ name: 'pre', peakMiB: [90, 100, 125], reps: 3 }] });
     const after = results({ variants: [{ name: 'pre', peakMiB: [105, 115, 140], reps: 3 }] });
