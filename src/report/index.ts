@@ -10,3 +10,4 @@ export { PAGE_CSS } from './html-assets.js';
 export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';
+export { findIncompleteRuns, markIncomplete } from './mark-incomplete.js';
