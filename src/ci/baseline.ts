@@ -154,8 +154,9 @@ function compareFigure(def: FigureDef, b: VariantResult, a: VariantResult, toler
   const allowText = (x: number) => (def.kind === 'relative' ? `${tolText} (${f(allowance(x))})` : def.kind === 'count' ? `${tol}` : tolText);
 
   // Thresholds on either side of the baseline's range.
+  // Every figure is a count, rate, size, time or ratio: a threshold below zero reads as zero.
   const upper = before.max + allowance(before.max);
-  const lower = before.min - allowance(before.min);
+  const lower = Math.max(0, before.min - allowance(before.min));
   let verdict: FigureVerdict;
   let rule: string;
   if (def.better === 'lower') {
@@ -198,15 +199,22 @@ function compareFigure(def: FigureDef, b: VariantResult, a: VariantResult, toler
   };
 }
 
-const AGENT_FIELDS = ['kind', 'placement', 'key', 'binary', 'version'] as const;
+const AGENT_FIELDS = ['kind', 'placement', 'key', 'version'] as const;
 
-/** "version 1.9.0 → 1.10.0, key pod-uid → os-uid", or null when the records agree. */
+/**
+ * "version 1.9.0 → 1.10.0, key pod-uid → os-uid", or null when the records agree. The binary's path
+ * differs between checkouts and CI workspaces (and the reference agent's bundle name changes with any
+ * source change, which is what a gate is for), so it counts only when neither side knows its version.
+ */
 export function agentDifference(b: VariantAgentRecord, a: VariantAgentRecord): string | null {
   const diffs: string[] = [];
   for (const k of AGENT_FIELDS) {
     const x = b?.[k] ?? null;
     const y = a?.[k] ?? null;
     if (x !== y) diffs.push(`${k} ${JSON.stringify(x)} → ${JSON.stringify(y)}`);
+  }
+  if (!b?.version && !a?.version && (b?.binary ?? null) !== (a?.binary ?? null)) {
+    diffs.push(`binary ${JSON.stringify(b?.binary ?? null)} → ${JSON.stringify(a?.binary ?? null)}`);
   }
   return diffs.length > 0 ? diffs.join(', ') : null;
 }

@@ -99,6 +99,11 @@ describe('compareWithBaseline', () => {
     expect(c2.figures[0]!.beforeRange).toEqual({ min: 90 * 2 ** 20, median: 100 * 2 ** 20, max: 125 * 2 ** 20 });
   });
 
+  it('a threshold below zero reads as zero', () => {
+    const c = compareWithBaseline(base(), base(), parseTolerances('300%'));
+    expect(c.figures.find((f) => f.variant === 'pre' && f.figure === 'okRps')!.rule).toBe('new 500/s ≥ baseline 500/s − 300% (1500/s) = 0.0/s');
+  });
+
   it('a relative tolerance never goes below the noise floor (0 → 0.5 rejected/s is not a regression)', () => {
     const before = results({ variants: [{ name: 'pre', peakMiB: 100, rejectedRps: 0 }] });
     const after = results({ variants: [{ name: 'pre', peakMiB: 100, rejectedRps: 0.5 }] });
@@ -144,6 +149,9 @@ describe('compareWithBaseline', () => {
   it('agentDifference names each field that differs', () => {
     expect(agentDifference({ kind: 'spire', placement: null, key: null, version: '1.9.0' }, { kind: 'spire', placement: null, key: null, version: '1.10.0' })).toBe('version "1.9.0" → "1.10.0"');
     expect(agentDifference({ kind: 'spire', placement: null, key: null }, { kind: 'spire', placement: null, key: null })).toBeNull();
+    // Another checkout's path to the same version is not a difference; without versions it is.
+    expect(agentDifference({ kind: 'spire', placement: null, key: null, binary: '/a/spire-agent', version: '1.9.0' }, { kind: 'spire', placement: null, key: null, binary: '/b/spire-agent', version: '1.9.0' })).toBeNull();
+    expect(agentDifference({ kind: 'external', placement: null, key: null, binary: '/a/agent' }, { kind: 'external', placement: null, key: null, binary: '/b/agent' })).toBe('binary "/a/agent" → "/b/agent"');
   });
 
   it('records the baseline commit from its provenance', () => {
