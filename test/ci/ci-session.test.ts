@@ -1,7 +1,7 @@
 // The run command's CI flags end to end on real files: flags validated before anything runs, then a
 // finished run folder post-processed (results.json gets `baseline`, JUnit written, summary appended).
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,7 +40,7 @@ describe('CiSession.fromFlags: bad input fails before anything runs', () => {
   it('a folder without results.json, a file that is not JSON', async () => {
     const empty = path.join(tmp, 'empty');
     await writeFile(path.join(tmp, 'bad.json'), '{nope');
-    await import('node:fs/promises').then((f) => f.mkdir(empty, { recursive: true }));
+    await mkdir(empty, { recursive: true });
     expect(problemsOf(() => CiSession.fromFlags({ baseline: empty }, ['quick'], quiet))[0]).toMatch(/^--baseline .*empty: cannot read .*results\.json \(ENOENT\); give a run folder or its results\.json$/);
     expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'bad.json') }, ['quick'], quiet))[0]).toMatch(/^--baseline .*bad\.json is not valid JSON/);
   });

@@ -10,7 +10,6 @@ export interface XmlElement {
 }
 
 const NAME = /^[A-Za-z_][\w.-]*/;
-// eslint-disable-next-line no-control-regex
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 
 function decode(raw: string, where: string): string {
