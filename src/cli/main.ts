@@ -8,6 +8,7 @@ import { loadCommand } from './cmd-load.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
+import { stabilityCommand } from './cmd-stability.js';
 import { historyCommand } from './cmd-history.js';
 
 export function reportFatal(err: unknown): number {
@@ -32,7 +33,8 @@ try {
     .command(historyCommand)
     .command(debugCommand)
     .command(cleanupCommand)
-    .demandCommand(1, 'Name a command: run, agent, load, report, debug or cleanup.')
+    .command(stabilityCommand)
+    .demandCommand(1, 'Name a command: run, agent, load, report, debug, cleanup or stability.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {

@@ -126,6 +126,8 @@ export interface RunReport {
   scenarioDescription: string;
   scenarioFile: string | null;
   scenarioResolved: unknown;
+  /** The scenario as the user wrote it (units as written); null for older run folders. */
+  scenarioWritten: unknown;
   modeledCosts: Record<string, unknown>;
   command: string;
   environment: Record<string, unknown>;
