@@ -11,6 +11,7 @@ import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
 import { stabilityCommand } from './cmd-stability.js';
+import { historyCommand } from './cmd-history.js';
 
 try {
   await yargs(hideBin(process.argv))
@@ -20,6 +21,7 @@ try {
     .command(agentCommand)
     .command(loadCommand)
     .command(reportCommand)
+    .command(historyCommand)
     .command(debugCommand)
     .command(cleanupCommand)
     .command(stabilityCommand)

@@ -15,7 +15,7 @@ import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
 let chartJsSource: string | null = null;
 
 /** The UMD build of the installed Chart.js (not an export of the package, so found next to its entry). */
-function chartJs(): string {
+export function chartJs(): string {
   if (chartJsSource === null) {
     const entry = createRequire(import.meta.url).resolve('chart.js');
     chartJsSource = scriptForInline(readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8'));
