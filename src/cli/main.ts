@@ -11,6 +11,7 @@ import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
 import { stabilityCommand } from './cmd-stability.js';
+import { sweepCommand } from './cmd-sweep.js';
 import { historyCommand } from './cmd-history.js';
 
 try {
@@ -25,7 +26,8 @@ try {
     .command(debugCommand)
     .command(cleanupCommand)
     .command(stabilityCommand)
-    .demandCommand(1, 'Name a command: run, agent, load, report, debug, cleanup or stability.')
+    .command(sweepCommand)
+    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup or stability.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {
