@@ -89,7 +89,7 @@ export class FaultScheduler {
   records(): FaultRecord[] {
     return this.#states.map((s) => {
       const r: FaultRecord = { ...s.record, recovery: { ...s.record.recovery } };
-      if (r.startedAtMs !== null && r.endedAtMs !== null && this.#bystanders.length > 0) Object.assign(r.recovery, this.#bystanderRecovery(r.startedAtMs, r.endedAtMs));
+      if (r.startedAtMs !== null && r.endedAtMs !== null && this.#bystanders.length > 0) Object.assign(r.recovery, this.#bystanderRecovery(r));
       return r;
     });
   }
@@ -153,13 +153,35 @@ export class FaultScheduler {
     );
   }
 
-  /** From the bystander seconds: when they succeeded again after the fault ended, and what failed meanwhile. */
-  #bystanderRecovery(startedAtMs: number, endedAtMs: number): { bystanderOkMs: number | null; callsLost: number } {
-    const firstOk = this.#bystanders.find((s) => s.t > endedAtMs && s.ok > 0);
-    const until = firstOk?.t ?? Infinity;
+  /**
+   * From the bystander seconds: when they succeeded again after the fault ended, and what failed
+   * meanwhile. A second is known only as a whole, so the second holding the end counts when every
+   * call in it succeeded (0 ms), or when it had successes and the agent answered the probe within it
+   * (its end: an upper bound). Otherwise it is the end of the first later second with a success.
+   */
+  #bystanderRecovery(r: FaultRecord): { bystanderOkMs: number | null; callsLost: number } {
+    const endedAtMs = r.endedAtMs!;
+    const agentAt = r.recovery.agentReadyMs === null ? null : endedAtMs + r.recovery.agentReadyMs;
+    const at = this.#bystanders.findIndex((s) => s.t > endedAtMs);
+    const first = at >= 0 ? this.#bystanders[at]! : null;
+    let okMs: number | null = null;
+    let until = Infinity;
+    if (first && first.calls > 0 && first.ok === first.calls) {
+      okMs = 0;
+      until = first.t;
+    } else if (first && first.ok > 0 && agentAt !== null && agentAt <= first.t) {
+      okMs = first.t - endedAtMs;
+      until = first.t;
+    } else if (at >= 0) {
+      const later = this.#bystanders.slice(at + 1).find((s) => s.ok > 0);
+      if (later) {
+        okMs = later.t - endedAtMs;
+        until = later.t;
+      }
+    }
     let lost = 0;
-    for (const s of this.#bystanders) if (s.t > startedAtMs && s.t <= until) lost += Math.max(0, s.calls - s.ok);
-    return { bystanderOkMs: firstOk ? firstOk.t - endedAtMs : null, callsLost: lost };
+    for (const s of this.#bystanders) if (s.t > r.startedAtMs! && s.t <= until) lost += Math.max(0, s.calls - s.ok);
+    return { bystanderOkMs: okMs, callsLost: lost };
   }
 
   /** Waits until the wall-clock time `at`, or until stop. */

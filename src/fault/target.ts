@@ -48,7 +48,12 @@ export interface FaultEvent {
 export interface FaultRecovery {
   /** ms from the fault's end until the agent answered a real call; null when it did not before the load ended. */
   agentReadyMs: number | null;
-  /** ms from the fault's end until the first second with a successful bystander call; null without bystanders or success. */
+  /**
+   * ms from the fault's end until bystanders succeeded again, from whole seconds: 0 when every call
+   * of the second holding the end succeeded; that second's end when it had successes and the agent
+   * answered within it; else the end of the first later second with a success (upper bounds, 1 s
+   * resolution). null without bystanders or without a success before the load ended.
+   */
   bystanderOkMs: number | null;
   /** Bystander calls that failed from the fault's start until bystanders succeeded again; null without bystanders. */
   callsLost: number | null;

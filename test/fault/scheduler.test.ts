@@ -222,4 +222,22 @@ describe('fault scheduler', () => {
     expect(r!.recovery.bystanderOkMs).toBe(3000 - r!.endedAtMs!);
     expect(r!.recovery.callsLost).toBe(16);
   });
+
+  it('bystanders served through the end recover in 0 ms, mixed seconds count with the agent answering, never served again is null', async () => {
+    const target: FaultTarget = { socket: join(dir, 'none.sock'), agentPid: () => null, agentCgroup: null, kubelet: null, waitAgentAnswers: async () => {}, ...fakeStorm() };
+    const run = async (seconds: Array<[number, number, number]>) => {
+      const sched = new FaultScheduler({ faults: parseFaults([{ at: '1200ms', action: 'pod-churn', count: 1 }]), target, loadStart: Date.now() - 1200 });
+      sched.start();
+      for (const [t, calls, ok] of seconds) sched.bystanderSecond({ t, calls, ok });
+      await sleep(50);
+      return (await sched.stop())[0]!.recovery;
+    };
+    expect(await run([[1000, 5, 5], [2000, 5, 5], [3000, 5, 5]])).toMatchObject({ bystanderOkMs: 0, callsLost: 0 });
+    // Successes in the second holding the end, with the agent answering in it: that second's end.
+    const mixed = await run([[1000, 5, 5], [2000, 5, 2], [3000, 5, 5]]);
+    expect(mixed.bystanderOkMs).toBeGreaterThan(0);
+    expect(mixed.bystanderOkMs).toBeLessThanOrEqual(800);
+    expect(mixed.callsLost).toBe(3);
+    expect(await run([[1000, 5, 5], [2000, 5, 0], [3000, 5, 0]])).toMatchObject({ bystanderOkMs: null, callsLost: 10 });
+  });
 });
