@@ -214,7 +214,8 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   // down/up share one promise chain so a quick down-up-down never interleaves listen and close.
   let listenerChange: Promise<void> = Promise.resolve();
   const changeListener = (down: boolean) =>
-    (listenerChange = listenerChange.then(async () => {
+    // A failed change (the port taken meanwhile) must not poison the changes after it, nor close().
+    (listenerChange = listenerChange.catch(() => {}).then(async () => {
       if (closing || fault.down === down) return;
       fault.down = down;
       if (down) {
@@ -277,7 +278,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     },
     faults,
     close: () =>
-      (closing ??= listenerChange.then(
+      (closing ??= listenerChange.catch(() => {}).then(
         () =>
           new Promise<void>((resolve) => {
             for (const t of timers) clearTimeout(t);

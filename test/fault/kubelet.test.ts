@@ -1,7 +1,7 @@
 // Kubelet faults on the real emulator over real HTTP on loopback: extra latency, HTTP 500s, down
 // (connection refused on the same port) and stall (accepted, never answered) — each switched on,
 // seen by a real request, switched off and recovered; stalled connections destroyed on clear and close.
-import { request } from 'node:http';
+import { createServer, request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startKubeletEmulator, type KubeletEmulator } from '../../src/sandbox/index.js';
 
@@ -71,6 +71,17 @@ describe('kubelet emulator faults', () => {
     // Close while down resolves too (nothing listening to close).
     await k.faults.goDown();
     await k.close();
+  });
+
+  it('coming up on a port taken meanwhile fails with the address, and close still resolves', async () => {
+    const k = await start();
+    await k.faults.goDown();
+    const squatter = createServer();
+    await new Promise<void>((r) => squatter.listen(k.port, '127.0.0.1', r));
+    await expect(k.faults.comeUp()).rejects.toThrow(`kubelet emulator cannot listen again on 127.0.0.1:${k.port}: listen EADDRINUSE`);
+    expect(k.faults.faultState().down).toBe(true);
+    await k.close();
+    await new Promise((r) => squatter.close(r));
   });
 
   it('stall accepts and never answers; clearing destroys the held connections, then it answers again', async () => {
