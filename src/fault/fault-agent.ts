@@ -44,7 +44,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export const agentKill: FaultStarter<'agent-kill'> = async (f, target) => {
   const pid = pidOf(target);
   const sentAt = Date.now();
-  if (!signal(pid, f.signal)) throw new FaultNotApplied(`the agent (pid ${pid}) exited before the ${f.signal}`);
+  if (target.killAgent) target.killAgent(f.signal);
+  else if (!signal(pid, f.signal)) throw new FaultNotApplied(`the agent (pid ${pid}) exited before the ${f.signal}`);
   // Recovery is measured from the death, not the signal: after SIGTERM the agent may drain for a while.
   while (alive(pid) && target.agentPid() === pid && Date.now() - sentAt < KILL_WAIT_MS) await sleep(20);
   const took = Date.now() - sentAt;

@@ -27,6 +27,12 @@ export interface FaultTarget {
    * probe.ts); must give up when the signal aborts. Restarts after a kill are the supervisor's job.
    */
   waitAgentAnswers(signal: AbortSignal): Promise<void>;
+  /**
+   * Sends the signal to the agent on the supervisor's behalf, so that it records the death as a
+   * fault's kill and not as an OOM kill (an unexplained SIGKILL in a memory cgroup looks like one),
+   * then restarts it with its back-off. Without it the scheduler signals agentPid() itself.
+   */
+  killAgent?(signal: 'SIGKILL' | 'SIGTERM'): void;
   /** Replaces `count` storm pods at once by new ones (new UIDs, not yet listed by the kubelet). */
   churnPods?(count: number): Promise<void>;
   /** Starts `workers` extra storm workers; the scheduler stops them at the window's end. */

@@ -32,10 +32,12 @@ function cgroup(name: string, opts: { cpu?: boolean; freezer?: boolean } = {}): 
   return cg;
 }
 
-/** A shell spinning on one core: CPU time is its only progress. */
-function spinner(cg: Cgroup | null): ChildProcess {
+/** A shell spinning on one core (CPU time is its only progress), returned once it is inside the cgroup. */
+async function spinner(cg: Cgroup | null): Promise<ChildProcess> {
   const c = spawnInCgroup(cg, '/bin/sh', ['-c', 'while :; do :; done'], { stdio: 'ignore' });
   children.push(c);
+  // spawnInCgroup's wrapper shell writes itself into every procs file, then execs the command.
+  while (cg && readFileSync(`/proc/${c.pid}/cmdline`, 'utf8').includes('attestorm-cgroup-exec')) await sleep(10);
   return c;
 }
 
@@ -61,7 +63,7 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
   it('agent-pause freezes the cgroup: no CPU progress while frozen, progress again after the thaw', async () => {
     const cg = cgroup('pause', { freezer: true });
     expect(cg.canFreeze()).toBe(true);
-    const child = spinner(cg);
+    const child = await spinner(cg);
     await sleep(200);
     const started = await agentPause(fault({ action: 'agent-pause', for: '1s' }), target(cg, child));
     expect(started.detail).toMatch(/^froze the agent's cgroup \((v1 freezer|cgroup\.freeze), 1 processes\)$/);
@@ -77,7 +79,7 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
 
   it('a frozen cgroup is still removed (remove thaws, then kills)', async () => {
     const cg = Cgroup.create(host!, `${root}/frozen-remove`, { freezer: true });
-    const child = spinner(cg);
+    const child = await spinner(cg);
     await cg.freeze();
     const exited = new Promise((r) => child.once('exit', r));
     await cg.remove();
@@ -86,7 +88,7 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
   });
 
   it('agent-pause without a freezer falls back to SIGSTOP and SIGCONT', async () => {
-    const child = spinner(null);
+    const child = await spinner(null);
     await sleep(100);
     const started = await agentPause(fault({ action: 'agent-pause', for: '1s' }), target(null, child));
     expect(started.detail).toBe(`stopped the agent with SIGSTOP (pid ${child.pid}; no freezer cgroup)`);
@@ -103,7 +105,7 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
     const cg = cgroup('throttle', { cpu: true });
     expect(cg.canLimitCpu()).toBe(true);
     expect(cg.readCpuQuota()).toBeNull();
-    const child = spinner(cg);
+    const child = await spinner(cg);
     const started = await cpuThrottle(fault({ action: 'cpu-throttle', for: '1s', cores: 0.1 }), target(cg, child));
     expect(started.detail).toBe('CPU quota unlimited → 0.1 cores');
     expect(cg.readCpuQuota()).toBeCloseTo(0.1, 5);
@@ -154,5 +156,15 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
     await new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once('exit', r)));
     expect(child.signalCode).toBe('SIGKILL');
     await expect(agentKill(fault({ action: 'agent-kill', signal: 'SIGTERM' }), t)).rejects.toThrow(/the agent is down \(no pid\)/);
+  });
+
+  it("agent-kill goes through the supervisor's killAgent when the target has one", async () => {
+    const child = spawn('/bin/sh', ['-c', 'sleep 60'], { stdio: 'ignore' });
+    children.push(child);
+    const asked: string[] = [];
+    const t: FaultTarget = { ...target(null, child), killAgent: (sig) => void (asked.push(sig), child.kill(sig)) };
+    const started = await agentKill(fault({ action: 'agent-kill', signal: 'SIGTERM' }), t);
+    expect(asked).toEqual(['SIGTERM']);
+    expect(started.detail).toMatch(/^sent SIGTERM to the agent \(pid \d+\), gone after \d+ ms/);
   });
 });
