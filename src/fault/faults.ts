@@ -17,6 +17,11 @@ export interface FaultSchedulerOptions {
   signal?: AbortSignal;
 }
 
+/** End details that add nothing to the record's detail (the start already said it all). */
+const INSTANT_END = 'instantaneous';
+const NOT_APPLIED_END = 'not applied';
+const END_WITHOUT_NEWS = new Set([INSTANT_END, NOT_APPLIED_END]);
+
 interface FaultState {
   index: number;
   fault: Fault;
@@ -98,11 +103,13 @@ export class FaultScheduler {
     return Date.now() - this.#opts.loadStart;
   }
 
+  /** A start event carries the time the action began (a kill's starter returns only after the death). */
   #emit(st: FaultState, type: FaultEvent['type'], detail: string): void {
     const d = `faults[${st.index}] ${st.fault.action}: ${detail}`;
-    st.record.detail = st.record.detail ? `${st.record.detail}; ${detail}` : detail;
+    if (!END_WITHOUT_NEWS.has(detail)) st.record.detail = st.record.detail ? `${st.record.detail}; ${detail}` : detail;
+    const t = type === 'fault-start' ? st.record.startedAtMs! : this.#t();
     try {
-      this.#opts.onEvent?.({ type, index: st.index, action: st.fault.action, t: this.#t(), detail: d });
+      this.#opts.onEvent?.({ type, index: st.index, action: st.fault.action, t, detail: d });
     } catch {
       // The runner's writer failing must not leave a fault in force.
     }
@@ -121,11 +128,11 @@ export class FaultScheduler {
       st.record.error = why;
       this.#emit(st, 'fault-start', `not applied: ${why}`);
       st.record.endedAtMs = this.#t();
-      this.#emit(st, 'fault-end', 'not applied');
+      this.#emit(st, 'fault-end', NOT_APPLIED_END);
       return;
     }
     this.#emit(st, 'fault-start', started.detail);
-    let endDetail = 'instantaneous';
+    let endDetail = INSTANT_END;
     if (started.end) {
       await this.#sleepUntil(this.#opts.loadStart + f.at + (f.for ?? 0));
       const early = this.#wake.signal.aborted && Date.now() < this.#opts.loadStart + f.at + (f.for ?? 0);

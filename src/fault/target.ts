@@ -45,6 +45,7 @@ export interface FaultEvent {
   /** Index in the scenario's `faults` list. */
   index: number;
   action: FaultAction;
+  /** ms since the load start: for fault-start the moment the action began, for fault-end when it was over. */
   t: number;
   /** What was done, e.g. "froze the agent's cgroup (v1 freezer)" or "not applied: the agent is down". */
   detail: string;

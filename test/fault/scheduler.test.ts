@@ -190,6 +190,8 @@ describe('fault scheduler', () => {
       'faults[1] kubelet-stall: not applied',
     ]);
     expect(records[0]!.error).toBe('the agent is down (no pid), e.g. restarting after an earlier fault');
+    expect(records[0]!.detail).toBe('not applied: the agent is down (no pid), e.g. restarting after an earlier fault');
+    expect(events[0]!.t).toBe(records[0]!.startedAtMs);
     expect(() => sched.start()).toThrow(/twice/);
   });
 
