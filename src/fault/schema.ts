@@ -15,35 +15,35 @@ const agentKill = z.strictObject({
   at: zAt,
   for: zFor,
   signal: z.enum(['SIGKILL', 'SIGTERM']).default('SIGKILL'),
-});
-const agentPause = z.strictObject({ action: z.literal('agent-pause'), at: zAt, for: zFor });
+}).describe('Kill the agent (SIGKILL, or SIGTERM); its supervisor restarts it with the crash-loop back-off');
+const agentPause = z.strictObject({ action: z.literal('agent-pause'), at: zAt, for: zFor }).describe('Freeze the agent for `for` (cgroup freezer, or SIGSTOP/SIGCONT), as when its node stalls');
 const memorySqueeze = z.strictObject({
   action: z.literal('memory-squeeze'),
   at: zAt,
   for: zFor,
   // Below a few MiB a Node agent cannot even start again; the kernel would refuse some values anyway.
   to: zBytes.refine((b) => b >= 4 * MiB, { message: 'must be at least 4Mi' }),
-});
+}).describe("Lower the agent's memory limit to `to` for `for` (node memory pressure; the kernel may OOM-kill), then restore it");
 const cpuThrottle = z.strictObject({
   action: z.literal('cpu-throttle'),
   at: zAt,
   for: zFor,
   // The CFS floor is 1 ms of quota per 100 ms period.
   cores: z.number().min(0.01).max(1024),
-});
+}).describe("A CPU quota of `cores` on the agent's cgroup for `for`");
 const kubeletLatency = z.strictObject({
   action: z.literal('kubelet-latency'),
   at: zAt,
   for: zFor,
   value: zDuration.refine((ms) => ms > 0 && ms <= 600_000, { message: 'must be more than 0 and at most 10m' }),
-});
-const kubeletErrors = z.strictObject({ action: z.literal('kubelet-errors'), at: zAt, for: zFor, rate: z.number().min(0).max(1) });
-const kubeletDown = z.strictObject({ action: z.literal('kubelet-down'), at: zAt, for: zFor });
-const kubeletStall = z.strictObject({ action: z.literal('kubelet-stall'), at: zAt, for: zFor });
-const podChurn = z.strictObject({ action: z.literal('pod-churn'), at: zAt, for: zFor, count: zCount(1000) });
+}).describe('The kubelet answers `value` later than configured, for `for`');
+const kubeletErrors = z.strictObject({ action: z.literal('kubelet-errors'), at: zAt, for: zFor, rate: z.number().min(0).max(1) }).describe('The kubelet answers a `rate` (0..1) of /pods requests with HTTP 500, for `for`');
+const kubeletDown = z.strictObject({ action: z.literal('kubelet-down'), at: zAt, for: zFor }).describe('The kubelet refuses connections for `for`');
+const kubeletStall = z.strictObject({ action: z.literal('kubelet-stall'), at: zAt, for: zFor }).describe('The kubelet accepts requests and never answers, for `for`');
+const podChurn = z.strictObject({ action: z.literal('pod-churn'), at: zAt, for: zFor, count: zCount(1000) }).describe('`count` storm pods replaced at once by new ones (new UIDs, not yet listed by the kubelet)');
 // Each slow client holds one file descriptor here and one in the agent.
-const slowClients = z.strictObject({ action: z.literal('slow-clients'), at: zAt, for: zFor, count: zCount(5000) });
-const burst = z.strictObject({ action: z.literal('burst'), at: zAt, for: zFor, workers: zCount(2000) });
+const slowClients = z.strictObject({ action: z.literal('slow-clients'), at: zAt, for: zFor, count: zCount(5000) }).describe("`count` connections that open the agent's socket and never finish the HTTP/2 preface, held for `for`");
+const burst = z.strictObject({ action: z.literal('burst'), at: zAt, for: zFor, workers: zCount(2000) }).describe('`workers` extra storm workers join for `for` (a deploy wave)');
 
 export const FAULT_ACTIONS = [
   'agent-kill',
