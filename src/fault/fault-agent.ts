@@ -56,7 +56,13 @@ export const agentKill: FaultStarter<'agent-kill'> = async (f, target) => {
 export const agentPause: FaultStarter<'agent-pause'> = async (_f, target) => {
   const cg = target.agentCgroup;
   if (cg?.canFreeze()) {
-    await cg.freeze();
+    try {
+      await cg.freeze();
+    } catch (err) {
+      // Half frozen (FREEZING) must not outlive a fault that did not start.
+      cg.thaw();
+      throw err;
+    }
     const how = cg.version === 'v1' ? 'v1 freezer' : 'cgroup.freeze';
     return {
       detail: `froze the agent's cgroup (${how}, ${cg.pids().length} processes)`,

@@ -38,6 +38,7 @@ export class FaultScheduler {
   readonly #probeAbort = new AbortController();
   readonly #bystanders: BystanderSecond[] = [];
   #started = false;
+  readonly #onAbort = () => void this.stop();
   #stopped: Promise<FaultRecord[]> | null = null;
 
   constructor(opts: FaultSchedulerOptions) {
@@ -65,7 +66,7 @@ export class FaultScheduler {
     this.#started = true;
     const signal = this.#opts.signal;
     if (signal?.aborted) return void this.stop();
-    signal?.addEventListener('abort', () => void this.stop(), { once: true });
+    signal?.addEventListener('abort', this.#onAbort, { once: true });
     for (const st of this.#states) st.run = this.#run(st);
   }
 
@@ -81,6 +82,7 @@ export class FaultScheduler {
    */
   stop(): Promise<FaultRecord[]> {
     this.#stopped ??= (async () => {
+      this.#opts.signal?.removeEventListener('abort', this.#onAbort);
       this.#wake.abort();
       await Promise.allSettled(this.#states.map((s) => s.run));
       this.#probeAbort.abort();
