@@ -26,8 +26,6 @@ export interface FaultCapabilities {
   storm: boolean;
   /** Why cgroups are missing for a built-in agent ("no writable cgroup memory hierarchy ..."). */
   noCgroupReason?: string;
-  /** Length of the load phase: a fault starting at or after it would never run. */
-  loadDurationMs?: number;
 }
 
 /** A built-in agent: everything, with cgroup handles as far as the machine's hierarchy allows. */
@@ -105,13 +103,16 @@ export function faultProblems(faults: readonly Fault[], capabilities: FaultCapab
   faults.forEach((f, i) => {
     const name = `faults[${i}] (${f.action})`;
     const n = need(f.action, capabilities);
-    if (n && !n[0]) {
-      out.push(`${name}: ${n[1]}; ${lacks(capabilities, n[2])}`);
-    }
-    const d = capabilities.loadDurationMs;
-    if (d !== undefined && f.at >= d) {
-      out.push(`${name}: starts at ${formatDuration(f.at)}, at or after the end of the load phase (${formatDuration(d)}); it would never run`);
-    }
+    if (n && !n[0]) out.push(`${name}: ${n[1]}; ${lacks(capabilities, n[2])}`);
   });
   return out;
+}
+
+/** Faults that would never run because they start at or after the end of the load phase (same for every variant). */
+export function faultScheduleProblems(faults: readonly Fault[], loadDurationMs: number): string[] {
+  return faults.flatMap((f, i) =>
+    f.at >= loadDurationMs
+      ? [`faults[${i}] (${f.action}): starts at ${formatDuration(f.at)}, at or after the end of the load phase (${formatDuration(loadDurationMs)}); it would never run`]
+      : [],
+  );
 }

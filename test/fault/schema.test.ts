@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { builtinCapabilities, externalCapabilities, faultProblems, parseFaults, type Fault } from '../../src/fault/index.js';
+import { builtinCapabilities, externalCapabilities, faultProblems, faultScheduleProblems, parseFaults, type Fault } from '../../src/fault/index.js';
 
 function problems(input: unknown): string[] {
   try {
@@ -131,7 +131,8 @@ describe('faultProblems', () => {
   it('kind has no emulator to switch, and a fault after the load phase never runs', () => {
     const kind = { ...builtinCapabilities('k', { version: 'v1', memoryBase: '/m', cpuBase: '/c', freezerBase: '/f' }), kind: 'kind' as const, kubeletEmulator: false };
     expect(faultProblems(all, kind)).toEqual(["faults[4] (kubelet-stall): needs the harness's kubelet emulator; variant 'k' runs in a kind cluster, which offers none"]);
-    const caps = { ...builtinCapabilities('pre', { version: 'v1', memoryBase: '/m', cpuBase: '/c', freezerBase: '/f' }), loadDurationMs: 1000 };
-    expect(faultProblems(all.slice(0, 1), caps)).toEqual(['faults[0] (agent-kill): starts at 1s, at or after the end of the load phase (1s); it would never run']);
+    expect(faultScheduleProblems(all, 1000)).toHaveLength(6);
+    expect(faultScheduleProblems(all.slice(0, 1), 1000)).toEqual(['faults[0] (agent-kill): starts at 1s, at or after the end of the load phase (1s); it would never run']);
+    expect(faultScheduleProblems(all, 1001)).toEqual([]);
   });
 });
