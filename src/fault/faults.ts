@@ -1,6 +1,7 @@
 // Runs a scenario's fault schedule against one target: each fault starts at load start + `at`,
 // windowed ones end at `at + for` (or at once on stop/abort, which undoes everything still in force),
 // every start and end is an event, and each fault's recovery is measured after it ends.
+import { setMaxListeners } from 'node:events';
 import { FaultNotApplied, type StartedFault } from './action.js';
 import { FAULT_STARTERS } from './actions.js';
 import type { Fault } from './schema.js';
@@ -43,6 +44,8 @@ export class FaultScheduler {
 
   constructor(opts: FaultSchedulerOptions) {
     this.#opts = opts;
+    // Every pending fault and every recovery probe waits on these: one listener each, by design.
+    setMaxListeners(0, this.#wake.signal, this.#probeAbort.signal);
     this.#states = opts.faults.map((fault, index) => ({
       index,
       fault,

@@ -172,6 +172,20 @@ describe('fault scheduler', () => {
     await kubelet.close();
   });
 
+  it('many faults wait on one signal without a MaxListeners warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const target: FaultTarget = { socket: join(dir, 'none.sock'), agentPid: () => null, agentCgroup: null, kubelet: null, waitAgentAnswers: async () => {} };
+    const faults = parseFaults(Array.from({ length: 15 }, (_, i) => ({ at: `${10 + i}s`, for: '1s', action: 'agent-pause' })));
+    const sched = new FaultScheduler({ faults, target, loadStart: Date.now() });
+    sched.start();
+    await sched.stop();
+    await sleep(20);
+    process.off('warning', onWarning);
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('a fault the target cannot take at that moment is an event and a record, not a crash', async () => {
     const events: FaultEvent[] = [];
     const target: FaultTarget = { socket: join(dir, 'none.sock'), agentPid: () => null, agentCgroup: null, kubelet: null, waitAgentAnswers: async () => {} };
