@@ -299,11 +299,35 @@ function collectPids(dir: string): number[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Thaws the v1 freezer cgroup a process is in, if frozen: a frozen task cannot act on SIGKILL, so a
+ * run that died during an agent-pause fault would otherwise leave an agent nobody can remove.
+ */
+function thawV1FreezerOf(pid: number, root = '/sys/fs/cgroup'): void {
+  try {
+    const path = parseSelfCgroupLine(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), 'freezer');
+    if (path === null) return;
+    const state = join(root, 'freezer', path, 'freezer.state');
+    if (readFileSync(state, 'utf8').trim() !== 'THAWED') writeFileSync(state, 'THAWED');
+  } catch {
+    // Gone, no freezer hierarchy, or not ours to write.
+  }
+}
+
+function parseSelfCgroupLine(text: string, controller: string): string | null {
+  for (const line of text.split('\n')) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line.trim());
+    if (m && m[1]!.split(',').includes(controller)) return m[2]!;
+  }
+  return null;
+}
+
 /** Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. */
 export async function removeTree(dir: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (existsSync(dir)) {
     for (const pid of collectPids(dir)) {
+      thawV1FreezerOf(pid);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

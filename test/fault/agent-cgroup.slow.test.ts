@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { Cgroup, detectCgroupHost, removeIfEmpty, spawnInCgroup } from '../../src/cgroup/index.js';
+import { Cgroup, detectCgroupHost, removeIfEmpty, removeTree, spawnInCgroup } from '../../src/cgroup/index.js';
 import { agentKill, agentPause, cpuThrottle, memorySqueeze } from '../../src/fault/fault-agent.js';
 import { parseFaults, type Fault, type FaultTarget } from '../../src/fault/index.js';
 import { statCpuSeconds } from '../../src/util/procfs-stat.js';
@@ -83,6 +83,17 @@ describe.skipIf(!host)(`agent faults in real cgroups (${reason})`, () => {
     await cg.freeze();
     const exited = new Promise((r) => child.once('exit', r));
     await cg.remove();
+    await exited;
+    expect(child.signalCode).toBe('SIGKILL');
+  });
+
+  it('removeTree of the memory directory kills a process frozen in the freezer hierarchy (a run that died mid-pause)', async () => {
+    const cg = cgroup('frozen-orphan', { freezer: true });
+    const child = await spinner(cg);
+    await cg.freeze();
+    const exited = new Promise((r) => child.once('exit', r));
+    // What `attestorm cleanup` does for a dead run: the memory and cpu trees, with no Cgroup object.
+    await removeTree(cg.path);
     await exited;
     expect(child.signalCode).toBe('SIGKILL');
   });
