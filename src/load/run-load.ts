@@ -3,7 +3,7 @@
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 import type { ChildProcess } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
-import type { LatencySummary, LoadSample, Outcome } from '../scenario/index.js';
+import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
