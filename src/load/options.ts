@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { parseOrThrow } from '../util/index.js';
+import type { BystanderLoadOptions } from './bystanders-schema.js';
 import type { ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './worker/messages.js';
 
 export type { ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './worker/messages.js';
@@ -49,11 +50,16 @@ export interface LoadOptions {
   /** Method weights, e.g. { FetchJWTSVID: 9, ValidateJWTSVID: 1 }; default { FetchJWTSVID: 1 }. */
   methods?: Partial<Record<LoadMethod, number>>;
   audience?: string;
-  /** Optional overall bound on the number of calls. */
+  /** Optional overall bound on the number of calls (the storm's). */
   maxCalls?: number;
+  /**
+   * Well-behaved pods beside the storm, counted apart from it (LoadSummary.bystanders). Validated
+   * by runLoad with validateBystanderLoadOptions; the sandbox must host as many bystander pods.
+   */
+  bystanders?: BystanderLoadOptions;
 }
 
-export type ResolvedLoadOptions = Required<Omit<LoadOptions, 'rate' | 'maxCalls'>> & Pick<LoadOptions, 'rate' | 'maxCalls'>;
+export type ResolvedLoadOptions = Required<Omit<LoadOptions, 'rate' | 'maxCalls' | 'bystanders'>> & Pick<LoadOptions, 'rate' | 'maxCalls'>;
 
 const positiveInt = (max: number) =>
   z.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);

@@ -22,6 +22,7 @@ const merging = new Map<number, IntervalMerger>();
 let t0 = 0;
 let calls = 0;
 let cpuMs = 0;
+let longestOkGapMs = 0;
 let doneWorkers = 0;
 let closed = 0;
 let goMsg: GoMessage | null = null;
@@ -56,6 +57,8 @@ function scheduleForward(): void {
   const next = t0 + (second + 1) * 1000 + FORWARD_GRACE_MS;
   forwardTimer = setTimeout(() => {
     forward(second);
+    // Quiet seconds (a paced bystander, a worker in backoff) send no data: say they are complete.
+    if (second >= 0) send({ type: 'progress', second });
     scheduleForward();
   }, Math.max(0, next - Date.now()) + 1);
 }
@@ -72,7 +75,7 @@ function end(): void {
   ended = true;
   clearTimeout(forwardTimer);
   forward(Number.MAX_SAFE_INTEGER);
-  send({ type: 'done', calls, cpuMs });
+  send({ type: 'done', calls, cpuMs, longestOkGapMs });
 }
 
 function workerGone(): void {
@@ -117,6 +120,7 @@ function startWorkers(): Promise<number[]> {
             case 'done':
               calls += msg.calls;
               cpuMs += msg.cpuMs;
+              longestOkGapMs = Math.max(longestOkGapMs, msg.longestOkGapMs);
               gone();
               break;
             case 'fatal':

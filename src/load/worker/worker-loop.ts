@@ -34,6 +34,10 @@ export function runWorker(makeTransport: TransportFactory): void {
   let calls = 0;
   let cpuAtGo: NodeJS.CpuUsage | null = null;
   let failures = 0;
+  // Completion times (epoch ms) of successes, for the longest stretch without one.
+  let lastOkAt = 0;
+  let endAt = 0;
+  let longestOkGapMs = 0;
   let inFlight = false;
   let stopping = false;
   let finished = false;
@@ -83,6 +87,8 @@ export function runWorker(makeTransport: TransportFactory): void {
     measureHeap();
     cpuAtGo = process.cpuUsage();
     t0 = go.t0;
+    lastOkAt = go.t0;
+    endAt = go.endAt;
     lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
     pacer = new Pacer(config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
     endTimer = setTimeout(stop, Math.max(0, go.endAt - Date.now()));
@@ -112,6 +118,7 @@ export function runWorker(makeTransport: TransportFactory): void {
       let delay = 0;
       if (outcome === 'ok') {
         failures = 0;
+        noteOk(Math.min(Date.now(), endAt));
       } else if (config.retry === 'backoff') {
         delay = backoffDelayMs(++failures);
         pacer.skipUntil(performance.now() + delay);
@@ -122,6 +129,11 @@ export function runWorker(makeTransport: TransportFactory): void {
       else issue();
     });
     sync = false;
+  }
+
+  function noteOk(at: number): void {
+    longestOkGapMs = Math.max(longestOkGapMs, at - lastOkAt);
+    lastOkAt = Math.max(lastOkAt, at);
   }
 
   function stop(): void {
@@ -139,7 +151,9 @@ export function runWorker(makeTransport: TransportFactory): void {
     ship(recorder.take());
     caller.close();
     const cpu = cpuAtGo ? process.cpuUsage(cpuAtGo) : { user: 0, system: 0 };
-    send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
+    // The stretch since the last success runs to the end of the phase (or to an early stop).
+    if (cpuAtGo) noteOk(Math.min(Date.now(), endAt));
+    send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000, longestOkGapMs }, () => process.exit(0));
   }
 
   process.on('message', (msg: ToWorker) => {
