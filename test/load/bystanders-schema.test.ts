@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.js';
+import {
+  bystanderLoadOptions,
+  bystanderSandboxOptions,
+  mergeBystanderRuns,
+  parseBystanders,
+  validateBystanderLoadOptions,
+  type BystanderRun,
+} from '../../src/load/index.js';
+import { encodeHistogram, newHistogram } from '../../src/load/histograms.js';
+import { parseSandboxOptions } from '../../src/sandbox/index.js';
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('load.bystanders schema', () => {
+  it('fills the defaults of a well-behaved workload', () => {
+    expect(parseBystanders({})).toEqual({
+      pods: 1,
+      workersPerPod: 1,
+      rate: 1,
+      deadline: 5000,
+      retry: 'backoff',
+      connection: 'per-worker',
+      method: 'FetchJWTSVID',
+      uid: 'same',
+    });
+  });
+
+  it('reads durations and maps onto runLoad and createSandbox options', () => {
+    const b = parseBystanders({ pods: 2, workersPerPod: 3, rate: 0.5, deadline: '2s', retry: 'immediate', connection: 'per-call', method: 'FetchX509SVID', uid: 'own' });
+    expect(bystanderLoadOptions(b)).toEqual({ pods: 2, workersPerPod: 3, rate: 0.5, deadlineMs: 2000, retry: 'immediate', connection: 'per-call', method: 'FetchX509SVID' });
+    expect(bystanderSandboxOptions(b)).toEqual({ pods: 2, uid: 'own' });
+    expect(validateBystanderLoadOptions({ pods: 1 })).toEqual({ pods: 1, workersPerPod: 1, rate: 1, deadlineMs: 5000, retry: 'backoff', connection: 'per-worker', method: 'FetchJWTSVID' });
+  });
+
+  it('lists every problem, each naming the key and the rule', () => {
+    const text = problems(() =>
+      parseBystanders({ pods: 0, workersPerPod: 1.5, rate: -2, deadline: 'soon', retry: 'never', connection: 'per-thread', method: 'FetchSecrets', uid: 'root', extra: 1 }),
+    ).join('\n');
+    expect(text).toMatch(/load\.bystanders\.pods: must be a positive integer, got 0/);
+    expect(text).toMatch(/load\.bystanders\.workersPerPod: must be a positive integer, got 1\.5/);
+    expect(text).toMatch(/load\.bystanders\.rate: must be a positive number of calls per second per worker, got -2/);
+    expect(text).toMatch(/load\.bystanders\.deadline must be a duration like 500ms, 30s or 2m, got "soon"/);
+    expect(text).toMatch(/load\.bystanders\.retry: must be one of immediate, backoff, got "never"/);
+    expect(text).toMatch(/load\.bystanders\.connection: must be one of per-call, per-worker, per-retry, got "per-thread"/);
+    expect(text).toMatch(/load\.bystanders\.method: must be one of FetchJWTSVID, .*, got "FetchSecrets"/);
+    expect(text).toMatch(/load\.bystanders\.uid: must be one of same, own, got "root"/);
+    expect(text).toMatch(/load\.bystanders: unknown key\(s\) extra/);
+  });
+
+  it('bounds bystanders to a few well-behaved pods', () => {
+    expect(problems(() => parseBystanders({ pods: 101 })).join()).toMatch(/pods: must be at most 100, got 101/);
+    expect(problems(() => parseBystanders({ rate: 5000 })).join()).toMatch(/rate: must be at most 1000 calls per second per worker/);
+    expect(problems(() => parseBystanders({ deadline: '11m' })).join()).toMatch(/deadline: must be at most 10 minutes/);
+    expect(problems(() => validateBystanderLoadOptions({})).join()).toMatch(/load\.bystanders\.pods: must be a positive integer, got nothing/);
+  });
+
+  it('the sandbox takes a bystander group and checks it', () => {
+    expect(parseSandboxOptions({ runId: 'r1', pods: 2, bystanders: { pods: 3 } }).bystanders).toEqual({ pods: 3, uid: 'same' });
+    expect(parseSandboxOptions({ runId: 'r1', pods: 2 }).bystanders).toBeUndefined();
+    expect(problems(() => parseSandboxOptions({ runId: 'r1', pods: 2, bystanders: { pods: 0, uid: 'x' } })).join('\n')).toMatch(/sandbox\.bystanders\.pods: must be a positive integer, got 0[\s\S]*sandbox\.bystanders\.uid/);
+  });
+});
+
+describe('bystander summary', () => {
+  function run(ok: number[], failed: Record<string, number>, gap: number): BystanderRun {
+    const h = newHistogram();
+    for (const us of ok) h.recordValue(us);
+    const enc = encodeHistogram(h);
+    h.destroy();
+    const errors = Object.values(failed).reduce((a, b) => a + b, 0);
+    const totals = { calls: ok.length + errors, ok: ok.length, rateLimited: errors, deadlineExceeded: 0, error: 0, byCode: { OK: ok.length, ...failed } };
+    return { summary: { calls: 0, ok: 0, successRatio: 0, p50Ms: null, p99Ms: null, longestGapMs: gap, byStatus: {} }, totals, latency: {}, histograms: ok.length ? { ok: enc } : {}, pods: {}, workers: 1 };
+  }
+
+  it('merges repetitions: counts and statuses summed, percentiles from merged histograms, the longest gap', () => {
+    const merged = mergeBystanderRuns([run([1000, 2000, 3000], { UNAVAILABLE: 1 }, 1200), run([100_000], { UNAVAILABLE: 3 }, 4500)]);
+    expect(merged.calls).toBe(8);
+    expect(merged.ok).toBe(4);
+    expect(merged.successRatio).toBe(0.5);
+    expect(merged.byStatus).toEqual({ OK: 4, UNAVAILABLE: 4 });
+    expect(merged.p50Ms).toBeCloseTo(2, 1);
+    expect(merged.p99Ms).toBeCloseTo(100, -1);
+    expect(merged.longestGapMs).toBe(4500);
+  });
+
+  it('a run where no bystander call succeeded has no latency and a zero success ratio', () => {
+    const merged = mergeBystanderRuns([run([], { UNAVAILABLE: 5 }, 6000)]);
+    expect(merged).toMatchObject({ calls: 5, ok: 0, successRatio: 0, p50Ms: null, p99Ms: null, longestGapMs: 6000 });
+    expect(mergeBystanderRuns([])).toMatchObject({ calls: 0, successRatio: 0, p50Ms: null });
+  });
+});
