@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { FromWorker, GoMessage, IntervalData, ToWorker, WorkerConfig } from './messages.js';
+import { OkGapTracker } from './ok-gap.js';
 import { Pacer, backoffDelayMs, classify, latencyUs, makePicker } from './policy.js';
 import { SecondRecorder } from './recorder.js';
 import type { TransportFactory } from './transport.js';
@@ -34,10 +35,7 @@ export function runWorker(makeTransport: TransportFactory): void {
   let calls = 0;
   let cpuAtGo: NodeJS.CpuUsage | null = null;
   let failures = 0;
-  // Completion times (epoch ms) of successes, for the longest stretch without one.
-  let lastOkAt = 0;
-  let endAt = 0;
-  let longestOkGapMs = 0;
+  const okGaps = new OkGapTracker();
   let inFlight = false;
   let stopping = false;
   let finished = false;
@@ -87,8 +85,7 @@ export function runWorker(makeTransport: TransportFactory): void {
     measureHeap();
     cpuAtGo = process.cpuUsage();
     t0 = go.t0;
-    lastOkAt = go.t0;
-    endAt = go.endAt;
+    okGaps.start(go.t0, go.endAt);
     lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
     pacer = new Pacer(config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
     endTimer = setTimeout(stop, Math.max(0, go.endAt - Date.now()));
@@ -118,7 +115,7 @@ export function runWorker(makeTransport: TransportFactory): void {
       let delay = 0;
       if (outcome === 'ok') {
         failures = 0;
-        noteOk(Math.min(Date.now(), endAt));
+        okGaps.ok(Date.now());
       } else if (config.retry === 'backoff') {
         delay = backoffDelayMs(++failures);
         pacer.skipUntil(performance.now() + delay);
@@ -129,11 +126,6 @@ export function runWorker(makeTransport: TransportFactory): void {
       else issue();
     });
     sync = false;
-  }
-
-  function noteOk(at: number): void {
-    longestOkGapMs = Math.max(longestOkGapMs, at - lastOkAt);
-    lastOkAt = Math.max(lastOkAt, at);
   }
 
   function stop(): void {
@@ -152,7 +144,7 @@ export function runWorker(makeTransport: TransportFactory): void {
     caller.close();
     const cpu = cpuAtGo ? process.cpuUsage(cpuAtGo) : { user: 0, system: 0 };
     // The stretch since the last success runs to the end of the phase (or to an early stop).
-    if (cpuAtGo) noteOk(Math.min(Date.now(), endAt));
+    const longestOkGapMs = okGaps.finish(Date.now());
     send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000, longestOkGapMs }, () => process.exit(0));
   }
 

@@ -9,6 +9,7 @@ import {
   type BystanderRun,
 } from '../../src/load/index.js';
 import { encodeHistogram, newHistogram } from '../../src/load/histograms.js';
+import { OkGapTracker } from '../../src/load/worker/ok-gap.js';
 import { parseSandboxOptions } from '../../src/sandbox/index.js';
 
 function problems(fn: () => unknown): string[] {
@@ -97,5 +98,39 @@ describe('bystander summary', () => {
     const merged = mergeBystanderRuns([run([], { UNAVAILABLE: 5 }, 6000)]);
     expect(merged).toMatchObject({ calls: 5, ok: 0, successRatio: 0, p50Ms: null, p99Ms: null, longestGapMs: 6000 });
     expect(mergeBystanderRuns([])).toMatchObject({ calls: 0, successRatio: 0, p50Ms: null });
+  });
+});
+
+describe('OkGapTracker (worker side)', () => {
+  it('measures the longest stretch between successes, from the start and to the end of the phase', () => {
+    const g = new OkGapTracker();
+    g.start(1000, 7000);
+    g.ok(1400); // start → first: 400
+    g.ok(1900); // 500
+    g.ok(4900); // 3000
+    g.ok(5000);
+    expect(g.finish(7000)).toBe(3000);
+  });
+
+  it('closes the last gap at the end: a worker that stopped succeeding early has a long gap', () => {
+    const g = new OkGapTracker();
+    g.start(0, 6000);
+    g.ok(500);
+    expect(g.finish(6000)).toBe(5500);
+  });
+
+  it('never succeeding is the whole phase; an answer after the end counts at the end; no phase, no gap', () => {
+    const none = new OkGapTracker();
+    none.start(0, 6000);
+    expect(none.finish(6000)).toBe(6000);
+    const late = new OkGapTracker();
+    late.start(0, 6000);
+    late.ok(9000);
+    expect(late.finish(9500)).toBe(6000);
+    const early = new OkGapTracker();
+    early.start(0, 6000);
+    early.ok(1000);
+    expect(early.finish(2500)).toBe(1500); // stopped (aborted) at 2.5 s
+    expect(new OkGapTracker().finish(100)).toBe(0);
   });
 });
