@@ -3,6 +3,8 @@ import { ConfigError } from '../../src/errors.js';
 import {
   bystanderLoadOptions,
   bystanderSandboxOptions,
+  formatBystanderLine,
+  formatStatusLine,
   mergeBystanderRuns,
   parseBystanders,
   validateBystanderLoadOptions,
@@ -92,6 +94,16 @@ describe('bystander summary', () => {
     expect(merged.p50Ms).toBeCloseTo(2, 1);
     expect(merged.p99Ms).toBeCloseTo(100, -1);
     expect(merged.longestGapMs).toBe(4500);
+  });
+
+  it('renders one line for the CLI, and the live status line gains the bystanders\' second', () => {
+    const r = run([1000, 2000, 3000], { UNAVAILABLE: 1 }, 1200);
+    r.summary = mergeBystanderRuns([r]);
+    r.pods = { u1: { name: 'bystander-abc', ok: 3, rateLimited: 1, error: 0 } };
+    expect(formatBystanderLine(r)).toMatch(/^bystanders: 4 calls from 1 workers in 1 pod, 75\.0% ok, p50 2\.0 ms, p99 3\.0 ms, longest gap 1\.20 s; OK 3, UNAVAILABLE 1$/);
+    const sample = { kind: 'load' as const, t: 0, ok: 10, rateLimited: 5, deadlineExceeded: 0, error: 0, byCode: {}, histograms: {} };
+    expect(formatStatusLine(sample)).not.toMatch(/bystanders/);
+    expect(formatStatusLine({ ...sample, bystanders: { ok: 1, rateLimited: 2, deadlineExceeded: 0, error: 0, byCode: {}, histograms: {} } })).toMatch(/bystanders ok 1\/3$/);
   });
 
   it('a run where no bystander call succeeded has no latency and a zero success ratio', () => {
