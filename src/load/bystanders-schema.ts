@@ -37,7 +37,7 @@ export const bystandersSchema = z
       .default(BYSTANDER_DEFAULTS.rate)
       .describe('Calls per second per bystander worker (open loop)'),
     deadline: zDuration
-      .pipe(z.number().min(1, 'must be at least 1 ms').max(600_000, 'must be at most 10 minutes'))
+      .refine((ms) => ms >= 1 && ms <= 600_000, 'must be between 1 ms and 10 minutes')
       .default(BYSTANDER_DEFAULTS.deadlineMs)
       .describe('Client deadline of each bystander call'),
     retry: z
