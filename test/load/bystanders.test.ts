@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { ConfigError } from '../../src/errors.js';
 import {
   bystanderLoadOptions,
+  bystanderExpectProblems,
+  bystanderExpectShape,
   bystanderSandboxOptions,
+  bystandersServedSentence,
+  evaluateBystanderExpectations,
   formatBystanderLine,
   formatStatusLine,
   mergeBystanderRuns,
@@ -144,5 +149,45 @@ describe('OkGapTracker (worker side)', () => {
     early.ok(1000);
     expect(early.finish(2500)).toBe(1500); // stopped (aborted) at 2.5 s
     expect(new OkGapTracker().finish(100)).toBe(0);
+  });
+});
+
+describe('bystander expectations and the verdict sentence', () => {
+  const served = { calls: 24, ok: 24, successRatio: 1, p50Ms: 36, p99Ms: 322, longestGapMs: 567, byStatus: { OK: 24 } };
+  const starved = { calls: 17, ok: 4, successRatio: 4 / 17, p50Ms: 97, p99Ms: 293, longestGapMs: 5500, byStatus: { OK: 4, UNAVAILABLE: 13 } };
+  const expectSchema = z.strictObject(bystanderExpectShape);
+
+  it('parses the two keys with units and bounds', () => {
+    expect(expectSchema.parse({ minBystanderSuccess: 0.9, maxBystanderGap: '2s' })).toEqual({ minBystanderSuccess: 0.9, maxBystanderGap: 2000 });
+    expect(expectSchema.safeParse({ minBystanderSuccess: 1.5 }).error?.issues[0]?.message).toBe('must be a ratio between 0 and 1');
+    expect(expectSchema.safeParse({ maxBystanderGap: 'soon' }).success).toBe(false);
+  });
+
+  it('passes the served, fails the starved, with messages naming the figures', () => {
+    const rules = { minBystanderSuccess: 0.9, maxBystanderGap: 2000 };
+    expect(evaluateBystanderExpectations(rules, served).map((r) => [r.name, r.verdict, r.actual, r.message])).toEqual([
+      ['minBystanderSuccess', 'passed', 1, 'bystanders served 100.0% (24/24) >= 90.0%'],
+      ['maxBystanderGap', 'passed', 567, 'longest bystander gap without a success 567ms <= 2s'],
+    ]);
+    expect(evaluateBystanderExpectations(rules, starved).map((r) => [r.verdict, r.basis, r.message])).toEqual([
+      ['failed', 'measured', 'bystanders served 23.5% (4/17) < 90.0%'],
+      ['failed', 'measured', 'longest bystander gap without a success 5.5s > 2s'],
+    ]);
+    expect(evaluateBystanderExpectations(rules, undefined).map((r) => r.verdict)).toEqual(['inconclusive', 'inconclusive']);
+    expect(evaluateBystanderExpectations(undefined, served)).toEqual([]);
+  });
+
+  it('bystander rules without bystanders are a scenario problem', () => {
+    expect(bystanderExpectProblems({ minBystanderSuccess: 0.5 }, false, 'expect.pre-attestation')).toEqual([
+      'expect.pre-attestation.minBystanderSuccess needs bystanders to measure: set load.bystanders (e.g. load.bystanders: {}) or drop the rule',
+    ]);
+    expect(bystanderExpectProblems({ minBystanderSuccess: 0.5 }, true)).toEqual([]);
+  });
+
+  it('leads the verdict with the share served per variant', () => {
+    expect(bystandersServedSentence([{ name: 'pre-attestation', bystanders: served }, { name: 'os-uid', bystanders: starved }, { name: 'none' }])).toBe(
+      'bystanders served: pre-attestation 100%, os-uid 24%',
+    );
+    expect(bystandersServedSentence([{ name: 'disabled' }])).toBeNull();
   });
 });
