@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig, startAgent } from '../../src/agent/index.js';
 import { runLoad, summarizeHistogram, type BystanderRun, type LoadSampleWithBystanders, type LoadSummary, type BystanderLoadOptions } from '../../src/load/index.js';
+import { ConfigError } from '../../src/errors.js';
 import { createSandbox, newRunId } from '../../src/sandbox/index.js';
+import { startBareServer } from './support/bare-server.js';
 import { waitNoLoadProcesses } from './support/leftovers.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -161,5 +163,53 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     expect(r.agent.calls('FetchJWTSVID', 'OK')).toBe(r.summary.totals.ok);
     expect(r.agent.rejected('FetchJWTSVID')).toBe(r.summary.totals.rateLimited);
     expect(Object.keys(r.bys.pods)).toHaveLength(1);
+  });
+});
+
+describe('bystanders without a sandbox, and mismatched hosts', () => {
+  it('run as plain local processes beside the storm, counted apart, and the server saw both groups\' calls', async () => {
+    const server = await startBareServer({ counting: true });
+    socketDirs.push(server.dir);
+    cleanups.push(() => server.close());
+    const summary = await runLoad({
+      socket: server.socket,
+      pods: 1,
+      workersPerPod: 1,
+      durationMs: 2000,
+      connection: 'per-worker',
+      bystanders: { pods: 2, workersPerPod: 1, rate: 5 },
+    });
+    const b = summary.bystanders!;
+    // 2 workers at 5 calls/s for 2 s: about 20 calls, all answered.
+    expect(b.totals.calls).toBeGreaterThanOrEqual(10);
+    expect(b.totals.calls).toBeLessThanOrEqual(24);
+    expect(b.summary.successRatio).toBe(1);
+    expect(Object.values(b.pods).map((p) => p.name).sort()).toEqual(['bystander-pod-0', 'bystander-pod-1']);
+    expect(Object.values(summary.pods).map((p) => p.name)).toEqual(['load-pod-0']);
+    expect(server.calls.OK).toBe(summary.totals.calls + b.totals.calls);
+    // Three connections: the storm worker's and one per bystander worker.
+    expect(server.accepted).toBe(3);
+    expect(summary.workers).toBe(1);
+    expect(b.workers).toBe(2);
+  });
+
+  it('a sandbox without bystander pods, or bystander pods without load.bystanders, is an error before any process starts', async () => {
+    // A fake PodHost that fails the test if the generator tries to start anything on it.
+    const host = (bystanderPods: number) => ({
+      bystanderPods,
+      startPods: () => Promise.reject(new Error('must not start pods')),
+      spawnInPod: () => {
+        throw new Error('must not spawn');
+      },
+      stopPods: () => Promise.resolve(),
+    });
+    const base = { socket: '/tmp/attestorm-none.sock', pods: 1, workersPerPod: 1, durationMs: 1000 };
+    await expect(runLoad({ ...base, bystanders: { pods: 2 } }, { sandbox: host(0) })).rejects.toThrow(
+      'load.bystanders.pods is 2 but the sandbox hosts 0 bystander pods: create the sandbox with bystanders: { pods: 2 }',
+    );
+    await expect(runLoad(base, { sandbox: host(1) })).rejects.toThrow(ConfigError);
+    await expect(runLoad({ ...base, bystanders: { pods: 1, rate: 0, method: 'Nope' as never } }, { sandbox: host(1) })).rejects.toThrow(
+      /load\.bystanders\.rate: must be a positive number of calls per second per worker, got 0[\s\S]*load\.bystanders\.method: must be one of/,
+    );
   });
 });
