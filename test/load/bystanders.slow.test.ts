@@ -135,7 +135,9 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     // One bucket of 5/s for everything, and the storm drains it (its rejections dwarf its successes):
     // everything that got through, storm and bystanders together, fits in that one bucket.
     expect(r.summary.totals.rateLimited).toBeGreaterThan(10 * r.summary.totals.ok);
-    expect(s.ok + r.summary.totals.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 2));
+    // (5/s over the 6 s phase, a burst of 5, and 2 s of slack for calls answered around its ends:
+    // measured 35–39; keyed by pod UID, three buckets let 90+ through.)
+    expect(s.ok + r.summary.totals.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 1 + 2));
     // Measured 0.13–0.26 of ~17 calls over four runs; above 0.6 would take ≥ 10 token grabs in 17
     // tries at that rate, a > 3σ event, so this does not flake while the storm drains the bucket.
     expect(s.successRatio).toBeLessThanOrEqual(0.6);
