@@ -20,11 +20,15 @@ afterEach(async () => {
   expect(await waitNoLoadProcesses(socketDirs.splice(0)), 'generator processes left behind').toEqual([]);
 });
 
-// Tiny storms: 2 pods × 4 per-call workers in a tight loop for 6 s; the limiter allows 5 calls/s per key.
+// Tiny storms: 2 pods × 4 per-call workers in a tight loop for 6 s; the limiter allows 2 calls/s per
+// key. A bystander call finds a token about as often as the limit is to the rate at which the agent
+// takes calls, so a low limit keeps that share small even when a busy machine slows the storm down
+// (the agent took 29 to 200 calls/s in these runs).
 const STORM = { pods: 2, workersPerPod: 4, durationMs: 6000, connection: 'per-call', retry: 'immediate' } as const;
-const LIMIT_PER_KEY = 5;
-// 2 workers × 2 calls/s = 4/s: within one key's 5/s, so a bucket of their own always serves them.
-const BYSTANDERS: BystanderLoadOptions = { pods: 1, workersPerPod: 2, rate: 2 };
+const LIMIT_PER_KEY = 2;
+// 4 pods × 1 worker × 1 call/s: half of one key's 2/s, so a bucket of their own always serves them,
+// and ~24 calls give the ratios some weight.
+const BYSTANDERS: BystanderLoadOptions = { pods: 4, workersPerPod: 1, rate: 1 };
 
 interface Agented {
   summary: LoadSummary;
@@ -79,8 +83,8 @@ function checkAccounting(r: Agented): void {
   expect(bys.summary.byStatus).toEqual(bys.totals.byCode);
   expect(Object.values(bys.totals.byCode).reduce((a, b) => a + b, 0)).toBe(bys.totals.calls);
   // Pods of each group are counted in their group only.
-  expect(Object.keys(bys.pods)).toHaveLength(1);
-  expect(bys.workers).toBe(2);
+  expect(Object.keys(bys.pods)).toHaveLength(4);
+  expect(bys.workers).toBe(4);
   expect(summary.workers).toBe(8);
   for (const uid of Object.keys(bys.pods)) expect(summary.pods[uid]).toBeUndefined();
   // Every storm second carries the bystanders' same second, and those add up to their totals.
@@ -121,8 +125,8 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     expect(s.successRatio).toBeGreaterThanOrEqual(0.9);
     expect(s.p50Ms).not.toBeNull();
     expect(s.p99Ms!).toBeGreaterThanOrEqual(s.p50Ms!);
-    // Served at 2 calls/s per worker: a worker's successes are about 500 ms apart, never the whole run.
-    expect(s.longestGapMs).toBeGreaterThanOrEqual(400);
+    // Served at 1 call/s per worker: a worker's successes are about 1 s apart, never the whole run.
+    expect(s.longestGapMs).toBeGreaterThanOrEqual(800);
     expect(s.longestGapMs).toBeLessThan(STORM.durationMs / 2);
   });
 
@@ -132,20 +136,19 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     const s = r.bys.summary;
     console.log(line('os-uid, uid same', r));
     expect(r.agent.rejected('FetchJWTSVID', 'os_uid')).toBe(r.agent.rejected('FetchJWTSVID'));
-    // One bucket of 5/s for everything, and the storm drains it (its rejections dwarf its successes):
-    // everything that got through, storm and bystanders together, fits in that one bucket.
-    expect(r.summary.totals.rateLimited).toBeGreaterThan(10 * r.summary.totals.ok);
-    // (5/s over the 6 s phase, a burst of 5, and 2 s of slack for calls answered around its ends:
-    // measured 35–39; keyed by pod UID, three buckets let 90+ through.)
+    // One bucket of 2/s for everything, and the storm drains it (its rejections dwarf its successes):
+    // everything that got through, storm and bystanders together, fits in that one bucket (2/s over
+    // the 6 s phase, a burst of 2, and 2 s of slack for calls answered around its ends).
+    expect(r.summary.totals.rateLimited).toBeGreaterThan(5 * r.summary.totals.ok);
     expect(s.ok + r.summary.totals.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 1 + 2));
-    // Measured 0.13–0.26 of ~17 calls over four runs; above 0.6 would take ≥ 10 token grabs in 17
-    // tries at that rate, a > 3σ event, so this does not flake while the storm drains the bucket.
-    expect(s.successRatio).toBeLessThanOrEqual(0.6);
+    // A bystander call finds a token about limit / (calls the agent takes per second) of the time:
+    // ≤ 0.07 even at 29 calls/s. Above 0.5 of ~15 calls would be a many-σ event.
+    expect(s.successRatio).toBeLessThanOrEqual(0.5);
     expect(r.bys.totals.rateLimited).toBeGreaterThan(0);
-    expect(s.longestGapMs).toBeGreaterThanOrEqual(1000);
+    expect(s.longestGapMs).toBeGreaterThanOrEqual(2000);
     const podUid = results.podUid?.bys.summary;
     if (podUid) {
-      expect(s.successRatio).toBeLessThan(podUid.successRatio - 0.3);
+      expect(s.successRatio).toBeLessThan(podUid.successRatio - 0.4);
       expect(s.longestGapMs).toBeGreaterThan(podUid.longestGapMs);
     }
   });
@@ -168,7 +171,7 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     expect(r.bys.totals.byCode).toEqual({ OK: r.bys.totals.calls });
     expect(r.agent.calls('FetchJWTSVID', 'OK')).toBe(r.summary.totals.ok);
     expect(r.agent.rejected('FetchJWTSVID')).toBe(r.summary.totals.rateLimited);
-    expect(Object.keys(r.bys.pods)).toHaveLength(1);
+    expect(Object.keys(r.bys.pods)).toHaveLength(4);
   });
 });
 
