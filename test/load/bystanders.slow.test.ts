@@ -21,9 +21,8 @@ afterEach(async () => {
 });
 
 // Tiny storms: 2 pods × 4 per-call workers in a tight loop for 6 s; the limiter allows 2 calls/s per
-// key. A bystander call finds a token about as often as the limit is to the rate at which the agent
-// takes calls, so a low limit keeps that share small even when a busy machine slows the storm down
-// (the agent took 29 to 200 calls/s in these runs).
+// key, so even a storm slowed down by a busy machine (the agent took 20 to 200 calls/s in these
+// runs) rejects many times what it gets through.
 const STORM = { pods: 2, workersPerPod: 4, durationMs: 6000, connection: 'per-call', retry: 'immediate' } as const;
 const LIMIT_PER_KEY = 2;
 // 4 pods × 1 worker × 1 call/s: half of one key's 2/s, so a bucket of their own always serves them,
@@ -141,9 +140,10 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     // the 6 s phase, a burst of 2, and 2 s of slack for calls answered around its ends).
     expect(r.summary.totals.rateLimited).toBeGreaterThan(5 * r.summary.totals.ok);
     expect(s.ok + r.summary.totals.ok).toBeLessThanOrEqual(LIMIT_PER_KEY * (STORM.durationMs / 1000 + 1 + 2));
-    // A bystander call finds a token about limit / (calls the agent takes per second) of the time:
-    // ≤ 0.07 even at 29 calls/s. Above 0.5 of ~15 calls would be a many-σ event.
-    expect(s.successRatio).toBeLessThanOrEqual(0.5);
+    // Measured 0.13–0.32 of ~20 calls over seven runs on a shared two-core machine (a bystander call
+    // gets a token about as often as it is among the few calls the agent takes up right after a
+    // refill). Above 0.6 would be a > 2.9σ event even at 0.32; keyed by pod UID it is 1.
+    expect(s.successRatio).toBeLessThanOrEqual(0.6);
     expect(r.bys.totals.rateLimited).toBeGreaterThan(0);
     expect(s.longestGapMs).toBeGreaterThanOrEqual(2000);
     const podUid = results.podUid?.bys.summary;
