@@ -50,6 +50,8 @@ export interface LoadEnv {
   sandbox?: PodHost<any>;
   /** Each second of the storm, with the bystanders' as `bystanders` when there are bystanders. */
   onSecond?: (sample: LoadSampleWithBystanders) => void;
+  /** Called once, with Date.now() of the moment the workers are released (second 0 starts then). */
+  onGo?: (t0: number) => void;
   signal?: AbortSignal;
 }
 
@@ -206,6 +208,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     const endAt = t0 + opts.durationMs;
     go = { type: 'go', t0, endAt };
     startedAt.setTime(t0);
+    env.onGo?.(t0);
     if (!stopping) for (const h of handles) if (h.isReady) h.go(go);
 
     const emit = (upTo: number) => {

@@ -6,3 +6,4 @@ export { FIELD_RATIOS } from './derive-table.js';
 export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';
+export { findIncompleteRuns, markIncomplete } from './mark-incomplete.js';
