@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { parseOrThrow, zDuration } from '../util/index.js';
-import { CONNECTION_MODES, LOAD_METHODS, RETRY_POLICIES, type ConnectionMode, type LoadMethod, type RetryPolicy } from './options.js';
+import { CONNECTION_MODES, LOAD_METHODS, RETRY_POLICIES } from './vocabulary.js';
+import type { ConnectionMode, LoadMethod, RetryPolicy } from './worker/messages.js';
 
 export const BYSTANDER_UID_MODES = ['same', 'own'] as const;
 export type BystanderUidMode = (typeof BYSTANDER_UID_MODES)[number];

@@ -6,7 +6,7 @@ import type { ChildProcess } from 'node:child_process';
 import { ConfigError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
-import { validateBystanderLoadOptions, type ResolvedBystanderLoadOptions } from './bystanders-schema.js';
+import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
 import { summarizeBystanders, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
@@ -77,9 +77,8 @@ function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {
 }
 
 export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<LoadSummary> {
-  const { bystanders: bystanderInput, ...stormInput } = input;
-  const opts = validateLoadOptions(stormInput);
-  const bys: ResolvedBystanderLoadOptions | null = bystanderInput === undefined ? null : validateBystanderLoadOptions(bystanderInput);
+  const opts = validateLoadOptions(input);
+  const bys: ResolvedBystanderLoadOptions | null = opts.bystanders ?? null;
   const host: PodHost<any> = env.sandbox ?? localPodHost(opts.pods, bys?.pods ?? 0);
   if ((host.bystanderPods ?? 0) !== (bys?.pods ?? 0)) {
     throw new ConfigError(

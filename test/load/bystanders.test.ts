@@ -12,6 +12,7 @@ import {
   formatStatusLine,
   mergeBystanderRuns,
   parseBystanders,
+  validateLoadOptions,
   validateBystanderLoadOptions,
   type BystanderRun,
 } from '../../src/load/index.js';
@@ -63,6 +64,15 @@ describe('load.bystanders schema', () => {
     expect(text).toMatch(/load\.bystanders\.method: must be one of FetchJWTSVID, .*, got "FetchSecrets"/);
     expect(text).toMatch(/load\.bystanders\.uid: must be one of same, own, got "root"/);
     expect(text).toMatch(/load\.bystanders: unknown key\(s\) extra/);
+  });
+
+  it('is part of the load options, so the load block of a scenario validates in one call', () => {
+    const base = { socket: '/tmp/a.sock', pods: 2, workersPerPod: 3, durationMs: 5000 };
+    expect(validateLoadOptions(base).bystanders).toBeUndefined();
+    expect(validateLoadOptions({ ...base, bystanders: { pods: 2, rate: 0.5 } }).bystanders).toEqual({
+      pods: 2, workersPerPod: 1, rate: 0.5, deadlineMs: 5000, retry: 'backoff', connection: 'per-worker', method: 'FetchJWTSVID',
+    });
+    expect(problems(() => validateLoadOptions({ ...base, bystanders: { pods: 1, uid: 'own' } })).join()).toMatch(/load\.bystanders: unknown key\(s\) uid/);
   });
 
   it('bounds bystanders to a few well-behaved pods', () => {
