@@ -25,12 +25,17 @@ export interface BystanderExpect {
   maxBystanderGap?: number;
 }
 
-/** Scenario problems (for a ConfigError before anything starts): bystander rules without bystanders. */
-export function bystanderExpectProblems(expect: BystanderExpect | undefined, hasBystanders: boolean, path = 'expect'): string[] {
+/** Bystander rules in a scenario without bystanders, as zod issues (key + message) for a superRefine. */
+export function bystanderExpectIssues(expect: BystanderExpect | undefined, hasBystanders: boolean): Array<{ key: keyof BystanderExpect; message: string }> {
   if (hasBystanders || !expect) return [];
   return (['minBystanderSuccess', 'maxBystanderGap'] as const)
     .filter((k) => expect[k] !== undefined)
-    .map((k) => `${path}.${k} needs bystanders to measure: set load.bystanders (e.g. load.bystanders: {}) or drop the rule`);
+    .map((key) => ({ key, message: 'needs bystanders to measure: set load.bystanders (e.g. load.bystanders: {}) or drop the rule' }));
+}
+
+/** The same as "<path>.<key> <message>" lines, for a ConfigError before anything starts. */
+export function bystanderExpectProblems(expect: BystanderExpect | undefined, hasBystanders: boolean, path = 'expect'): string[] {
+  return bystanderExpectIssues(expect, hasBystanders).map((i) => `${path}.${i.key} ${i.message}`);
 }
 
 const pct = (r: number) => `${(r * 100).toFixed(1)}%`;

@@ -19,5 +19,5 @@ export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystand
 export { mergeBystanderRuns, summarizeBystanders, latencyOf } from './bystanders-summary.js';
 export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
 export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
-export { bystanderExpectShape, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
+export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
 export type { BystanderExpect } from './bystanders-verdict.js';
