@@ -69,6 +69,8 @@ export type ToWorker = GoMessage | { type: 'stop' };
 export type FromWorker =
   | { type: 'ready'; pid: number }
   | { type: 'interval'; data: IntervalData }
+  /** Every second before `second + 1` has been shipped (sent each second, with or without calls). */
+  | { type: 'flushed'; second: number }
   /**
    * cpuMs: user+system CPU the worker used from 'go' to its end (its load-phase cost).
    * longestOkGapMs: the longest time between successful calls' completions over the load phase,
@@ -81,7 +83,10 @@ export type ToPod = GoMessage | { type: 'stop' };
 export type FromPod =
   | { type: 'ready'; pid: number; workerPids: number[] }
   | { type: 'interval'; data: IntervalData }
-  /** Every second up to `second` has been forwarded (sent even when the pod had no calls in it). */
+  /**
+   * Every second up to `second` has been forwarded: all its workers had shipped it (sent even when
+   * the pod had no calls in it, so a quiet pod does not hold the emission of a second back).
+   */
   | { type: 'progress'; second: number }
   /** longestOkGapMs: the largest of its workers' (0 when no worker reported one). */
   | { type: 'done'; calls: number; cpuMs: number; longestOkGapMs: number }

@@ -31,6 +31,9 @@ let stopRequested = false;
 let terminating = false;
 let forwardTimer: NodeJS.Timeout | undefined;
 let ended = false;
+/** Per worker: the last second it has shipped everything of (-1: none yet; Infinity: done or gone). */
+const flushed: number[] = [];
+let progressed = -1;
 
 function send(msg: FromPod, then?: () => void): void {
   if (!process.connected) return void then?.();
@@ -57,10 +60,24 @@ function scheduleForward(): void {
   const next = t0 + (second + 1) * 1000 + FORWARD_GRACE_MS;
   forwardTimer = setTimeout(() => {
     forward(second);
-    // Quiet seconds (a paced bystander, a worker in backoff) send no data: say they are complete.
-    if (second >= 0) send({ type: 'progress', second });
+    maybeProgress();
     scheduleForward();
   }, Math.max(0, next - Date.now()) + 1);
+}
+
+/**
+ * Reports the last second every worker has shipped (and forwards it): quiet seconds (a paced
+ * bystander, a worker in backoff) carry no data, and the generator need not wait for them. A worker
+ * starved of CPU holds it back until its own flush arrives.
+ */
+function maybeProgress(): void {
+  if (!goMsg || ended) return;
+  const byClock = Math.floor((Date.now() - t0 - FORWARD_GRACE_MS) / 1000);
+  const complete = Math.min(byClock, ...flushed);
+  if (complete <= progressed) return;
+  progressed = complete;
+  forward(complete);
+  send({ type: 'progress', second: complete });
 }
 
 function accept(data: IntervalData): void {
@@ -92,11 +109,13 @@ function startWorkers(): Promise<number[]> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     workers.push(w);
+    flushed.push(-1);
     w.on('error', () => {}); // spawn failures surface as 'exit' before ready
     let counted = false;
     const gone = () => {
       if (counted) return;
       counted = true;
+      flushed[i] = Infinity;
       workerGone();
     };
     pids.push(
@@ -116,6 +135,10 @@ function startWorkers(): Promise<number[]> {
               break;
             case 'interval':
               accept(msg.data);
+              break;
+            case 'flushed':
+              flushed[i] = Math.max(flushed[i]!, msg.second);
+              maybeProgress();
               break;
             case 'done':
               calls += msg.calls;
