@@ -160,6 +160,8 @@ export interface VariantResult {
   faults?: FaultResult[];
   /** Offered against delivered load (absent in older run folders). */
   storm?: StormRecord;
+  /** The bystander pods' service level over the load phase, all repetitions merged; absent without load.bystanders. */
+  bystanders?: BystanderSummary;
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;
@@ -256,6 +258,35 @@ export interface LoadSample {
   histograms: Partial<Record<Outcome, string>>;
   /** Per pod: ok/rejected/error this second. */
   pods?: Record<string, { ok: number; rateLimited: number; error: number }>;
+  /** The bystander pods' merged counts this second (every field above is the storm's alone). */
+  bystanders?: BystanderSecond;
+}
+
+/** LoadSample.bystanders: the bystander pods' merged counts for one second. */
+export interface BystanderSecond {
+  ok: number;
+  rateLimited: number;
+  deadlineExceeded: number;
+  error: number;
+  /** Calls per gRPC status code name. */
+  byCode: Record<string, number>;
+  /** Base64 HDR histograms (microseconds) of latency per outcome, this second only. */
+  histograms: Partial<Record<Outcome, string>>;
+}
+
+/** VariantResult.bystanders: the service level the innocent pods got over the whole load phase. */
+export interface BystanderSummary {
+  calls: number;
+  ok: number;
+  /** ok / calls; 0 when no call completed. */
+  successRatio: number;
+  /** Latency of successful calls (merged HDR histograms); null when none succeeded. */
+  p50Ms: number | null;
+  p99Ms: number | null;
+  /** The longest time any one bystander worker went without a successful call (worker-side completion times). */
+  longestGapMs: number;
+  /** Calls per gRPC status code name. */
+  byStatus: Record<string, number>;
 }
 
 /** Every second: a scrape of the reference agent's metrics endpoint. */

@@ -4,7 +4,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import type { ReportData, SeriesLine } from './report-model.js';
 
-export type ChartId = 'memory' | 'rps' | 'inflight' | 'latency' | 'rejections';
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'inflight' | 'latency' | 'rejections';
 
 export interface ChartSpec {
   id: ChartId;
@@ -139,6 +139,20 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       description:
         'Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.',
       config: { type: 'line', data: { datasets }, options: timeOptions('Calls per second by outcome', 'calls/s', series.xRange) } as ChartConfiguration,
+    });
+  }
+
+  if (series.bystanderSuccess.length > 0) {
+    specs.push({
+      id: 'bystanders',
+      title: 'Bystanders served per second',
+      unit: '',
+      description: 'Share of the well-behaved bystander pods\' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.',
+      config: {
+        type: 'line',
+        data: { datasets: series.bystanderSuccess.map((s) => lineDataset(s, { stepped: true })) },
+        options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
+      } as ChartConfiguration,
     });
   }
 

@@ -11,7 +11,7 @@ const MiB = 2 ** 20;
 const MAX_MEMORY_POINTS = 1500;
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], inflight: [], loadEnd: null, xRange: null };
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -33,6 +33,7 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         const rejected: Point[] = [];
         const deadline: Point[] = [];
         const failed: Point[] = [];
+        const bystanders: Point[] = [];
         // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
         // negative and every variant's load lines up; folders without phase events keep their origin.
         const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');
@@ -55,6 +56,12 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
               rejected.push({ x, y: s.rateLimited });
               deadline.push({ x, y: s.deadlineExceeded });
               failed.push({ x, y: s.error });
+              if (s.bystanders) {
+                const b = s.bystanders;
+                const calls = b.ok + b.rateLimited + b.deadlineExceeded + b.error;
+                // A second without a finished bystander call has no ratio: a gap, not a zero.
+                bystanders.push({ x, y: calls > 0 ? b.ok / calls : null });
+              }
               break;
             case 'metrics':
               if (s.inflightAttestations !== null) inflight.push({ x, y: s.inflightAttestations });
@@ -77,7 +84,8 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         }
         // Lines need ascending x (the charts declare their data normalized); a samples file can hold
         // lines out of order, e.g. events of a failed first agent start logged before the retry's.
-        for (const list of [memory, ok, rejected, deadline, failed, inflight, kills]) list.sort((a, b) => a.x - b.x);
+        for (const list of [memory, ok, rejected, deadline, failed, bystanders, inflight, kills]) list.sort((a, b) => a.x - b.x);
+        if (bystanders.some((p) => p.y !== null)) out.bystanderSuccess.push({ ...base, points: bystanders });
         if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
         if (ok.length > 0) {
           out.okRps.push({ ...base, points: ok });

@@ -1,6 +1,7 @@
 // The comparison table and the verdict line: one row per variant, in the brief's shape, and the
 // sentence that says which variants survived and how their peaks compare with the unlimited agent.
 import type { RunResults, VariantResult } from '../contract/index.js';
+import { bystandersServedSentence } from '../load/index.js';
 import type { TableRow, Verdict } from './report-model.js';
 
 const MiB = 2 ** 20;
@@ -41,6 +42,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     deliveredRps: v.storm?.deliveredRps ?? null,
     generatorCpuShare: v.storm?.generatorCpuShare ?? null,
     stormShrank: v.storm?.shrank ?? null,
+    bystanders: v.bystanders && v.bystanders.calls > 0 ? { successRatio: v.bystanders.successRatio, calls: v.bystanders.calls, p99Ms: v.bystanders.p99Ms, longestGapMs: v.bystanders.longestGapMs } : null,
     expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
     expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
     expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
@@ -76,7 +78,9 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 
   const parts: string[] = [];
   for (const row of rows) parts.push(describeRow(row));
-  let text = `${parts.join('; ')}.`;
+  // What the limiter is for leads: whether the innocent pods beside the storm kept getting identities.
+  const served = bystandersServedSentence(results.variants);
+  let text = `${served ? `${served[0]!.toUpperCase()}${served.slice(1)}. ` : ''}${parts.join('; ')}.`;
   const ratioText: string[] = [];
   if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
   if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);

@@ -40,6 +40,8 @@ export interface TableRow {
   deliveredRps: number | null;
   generatorCpuShare: number | null;
   stormShrank: string | null;
+  /** The bystander pods' service level; null without bystanders. */
+  bystanders: { successRatio: number; calls: number; p99Ms: number | null; longestGapMs: number } | null;
   expectationsPassed: number;
   expectationsFailed: number;
   expectationsInconclusive: number;
@@ -96,6 +98,8 @@ export interface TimeSeries {
   rejectedRps: SeriesLine[];
   deadlineExceededRps: SeriesLine[];
   errorRps: SeriesLine[];
+  /** Bystanders' success ratio per second (0..1); empty without bystanders. */
+  bystanderSuccess: SeriesLine[];
   inflight: SeriesLine[];
   /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
   loadEnd: number | null;

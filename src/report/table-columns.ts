@@ -52,6 +52,11 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
       cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`),
       numeric: true,
     },
+    {
+      header: 'bystanders served (longest gap)',
+      cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls} (${(r.bystanders.longestGapMs / 1000).toFixed(1)} s)`),
+      numeric: true,
+    },
     { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
     { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
     { header: 'deadline exceeded/s', cell: (r) => fmt(r.deadlineExceededRps), numeric: true },

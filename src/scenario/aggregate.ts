@@ -1,6 +1,7 @@
 // Folding repetitions of one variant into its VariantResult: median figures with min–max spreads,
 // summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
 // merged across repetitions.
+import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
 import type { DeathRecord, FaultResult, LatencySummary, Outcome, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
@@ -23,6 +24,8 @@ export interface RepMeasurement {
   workerMemoryBytes: number | null;
   /** Calls started, workers started, worker CPU seconds (absent when the load did not run). */
   generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number };
+  /** The bystander pods' run (load.bystanders). */
+  bystanders?: BystanderRun;
   deaths: DeathRecord[];
   faults?: FaultResult[];
   samplerErrors?: Record<string, { count: number; first: string }>;
@@ -100,6 +103,7 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     peakInflightAttestations: inflight.length ? Math.max(...inflight) : null,
     rejectionsByKeyType: rejections,
     workerMemoryBytes: workers.length ? median(workers) : null,
+    ...(measured.some((r) => r.bystanders) ? { bystanders: mergeBystanderRuns(measured.flatMap((r) => (r.bystanders ? [r.bystanders] : []))) } : {}),
     expectations: [],
     verdict: 'failed',
     passed: false,

@@ -3,6 +3,7 @@
 // kernel's high-water mark at its limit, so its true demand is only known to be at least that: a
 // bound. A bound that decides a rule passes or fails it; one that cannot decide it is inconclusive.
 import type { ExpectationResult, Verdict, VariantResult } from '../contract/index.js';
+import { evaluateBystanderExpectations } from '../load/index.js';
 import { formatMiB, parseBytes } from '../util/index.js';
 import type { ExpectInput } from './schema.js';
 
@@ -49,6 +50,7 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
     out.push(result('run', 'carried out', 'failed', 'failed', 'none', `the variant could not be run: ${self.error}`));
     return out;
   }
+  out.push(...evaluateBystanderExpectations(expect, self.bystanders));
   if (expect.oomKilled !== undefined) {
     const killed = self.oomKills > 0;
     const ok = killed === expect.oomKilled;

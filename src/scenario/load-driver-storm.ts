@@ -1,6 +1,6 @@
 // The real load driver: the scenario's load block handed to src/load's forking-worker generator,
 // its per-second samples placed on the variant run's timeline.
-import { mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
+import { bystanderLoadOptions, mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
 import type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 import type { Scenario } from './schema.js';
 
@@ -17,6 +17,7 @@ export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
     retry: s.load.retry,
     methods: s.load.methods,
     audience: s.load.audience,
+    ...(s.load.bystanders ? { bystanders: bystanderLoadOptions(s.load.bystanders) } : {}),
   };
 }
 
@@ -50,6 +51,7 @@ export const stormLoadDriver: LoadDriver = {
       calls: summary.totals.calls,
       workersStarted: summary.workers,
       workerCpuSeconds: summary.workerCpuSeconds,
+      ...(summary.bystanders ? { bystanders: summary.bystanders } : {}),
     };
   },
 

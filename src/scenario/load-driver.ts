@@ -1,5 +1,6 @@
 // The seam between the runner and the load generator: what the runner needs from one load phase.
 // The real driver (load-driver-storm.ts) wraps src/load's runLoad.
+import type { BystanderRun } from '../load/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import type { Scenario } from './schema.js';
@@ -30,6 +31,8 @@ export interface LoadPhaseResult {
   calls?: number;
   workersStarted?: number;
   workerCpuSeconds?: number;
+  /** The bystander pods' run, when the scenario has load.bystanders. */
+  bystanders?: BystanderRun;
 }
 
 export interface LoadDriver {

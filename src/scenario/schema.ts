@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { PlacementName } from '../contract/index.js';
 import { ConfigError } from '../errors.js';
 import { faultsSchema } from '../fault/index.js';
+import { bystanderExpectIssues, bystanderExpectShape, bystandersSchema } from '../load/index.js';
 import { parseBytes, zBytes, zDuration } from '../util/index.js';
 
 export const PLACEMENT_NAMES = ['pre-attestation', 'post-attestation', 'disabled'] as const;
@@ -312,6 +313,7 @@ const loadSchema = z
     podLifetime: zDuration.optional().describe('Each pod is replaced by a new one (new UID, not yet visible to the kubelet) after this long'),
     uidMode: z.enum(['same', 'per-pod']).default('same').describe('OS uid of pods: all the same, or one per pod (needs root)'),
     cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs').describe('Kubelet cgroup naming of the pods\' cgroups'),
+    bystanders: bystandersSchema.optional(),
   })
   .describe('The storm: identical for every variant');
 
@@ -322,6 +324,7 @@ const ratioSchema = z.strictObject({
 
 const expectSchema = z
   .strictObject({
+    ...bystanderExpectShape,
     oomKilled: z.boolean().optional().describe('Whether the agent must (true) or must not (false) be OOM-killed'),
     maxPeakMemory: zSizeAsWritten.optional().describe('Peak memory at most this'),
     minPeakMemory: zSizeAsWritten.optional().describe('Peak memory at least this'),
@@ -454,6 +457,7 @@ export const scenarioSchema = z
         }
         if (r && r.to === name) ctx.addIssue({ code: 'custom', path: ['expect', name, key, 'to'], message: `must name another variant, got "${r.to}"` });
       }
+      for (const i of bystanderExpectIssues(e, s.load.bystanders !== undefined)) ctx.addIssue({ code: 'custom', path: ['expect', name, i.key], message: i.message });
     }
     if (s.warmup >= 10 * 60_000) ctx.addIssue({ code: 'custom', path: ['warmup'], message: `must be under 10m, got ${s.warmup}ms` });
   })

@@ -27,6 +27,7 @@ function row(v: VariantResult): string[] {
     String(v.oomKills),
     String(v.restarts),
     v.storm ? `${v.storm.offeredRps.toFixed(0)}→${v.storm.deliveredRps.toFixed(0)}` : '-',
+    v.bystanders && v.bystanders.calls > 0 ? `${Math.round(100 * v.bystanders.successRatio)}% (${(v.bystanders.longestGapMs / 1000).toFixed(1)}s)` : '-',
     v.okRps.toFixed(1),
     v.rejectedRps.toFixed(1),
     v.deadlineExceededRps.toFixed(1),
@@ -37,7 +38,7 @@ function row(v: VariantResult): string[] {
 }
 
 export function comparisonTable(results: RunResults): string {
-  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'offered→answered/s', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
+  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'offered→answered/s', 'bystanders (gap)', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
   const rows = [head, ...results.variants.map(row)];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;

@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import { bystanderSandboxOptions } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
@@ -146,6 +147,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       pods: s.load.pods,
       cgroupDriver: s.load.cgroupDriver,
       uidMode: s.load.uidMode,
+      ...(s.load.bystanders ? { bystanders: bystanderSandboxOptions(s.load.bystanders) } : {}),
       ...(s.load.podLifetime !== undefined ? { podLifetimeMs: s.load.podLifetime } : {}),
       ...(kubelet
         ? {
@@ -198,6 +200,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
 
     // The warm-up may have been cut short by an interrupt; the load starts now either way.
     const loadOrigin = Date.now();
+    let callsAt: number | null = null;
     timeline.fix(loadOrigin);
     timeline.enter('starting-pods', loadOrigin);
     timeline.event('load-start');
@@ -209,11 +212,19 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       signal: ctx.signal,
       origin: loadOrigin,
       onCallsStarted: (at) => {
+        callsAt = at;
         timeline.enter('load', at);
         // Faults count from the moment the calls start: pods take a while to come up here.
         if (s.faults.length && target && sandbox) faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
       },
-      onSecond: (sample) => loop!.emit(sample),
+      onSecond: (sample) => {
+        loop!.emit(sample);
+        // Recovery after a fault is measured on the bystanders' seconds (t: the second's end, from the calls' start).
+        if (faults && sample.bystanders && callsAt !== null) {
+          const b = sample.bystanders;
+          (faults as FaultScheduler).bystanderSecond({ t: sample.t - (callsAt - loadOrigin) + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
+        }
+      },
     });
     if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
     timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
@@ -234,6 +245,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
         cores: cpus().length,
       };
     }
+    m.bystanders = result.bystanders;
     return m;
   } catch (err) {
     if (!timeline.fixed) timeline.fix(Date.now());
