@@ -13,3 +13,7 @@ export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
 export { formatSummaryTable, formatStatusLine } from './format.js';
+// Kind mode runs one pod process per generator pod and merges pods' seconds on the runner.
+export { LoadAggregator } from './aggregator.js';
+export { PodHandle } from './pod-handle.js';
+export type { IntervalData, PodConfig } from './worker/messages.js';
