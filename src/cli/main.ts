@@ -8,6 +8,7 @@ import { loadCommand } from './cmd-load.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
+import { kindCommand } from './cmd-kind.js';
 
 export function reportFatal(err: unknown): number {
   if (err instanceof ConfigError) {
@@ -30,6 +31,7 @@ try {
     .command(reportCommand)
     .command(debugCommand)
     .command(cleanupCommand)
+    .command(kindCommand)
     .demandCommand(1, 'Name a command: run, agent, load, report, debug or cleanup.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))

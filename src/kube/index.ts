@@ -21,3 +21,4 @@ export { nodeCgroupRoot, KindAgentCgroup, readCgroupMemory, podSliceCandidates, 
 export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';
 export { runVariantInCluster } from './run-variant.js';
 export type { RunVariantInClusterOptions } from './run-variant.js';
+export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cli.js';
