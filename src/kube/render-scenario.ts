@@ -52,8 +52,12 @@ export function renderChecked(ctx: RenderContext): KubeObject[] {
 
 export function kindVariants(s: Scenario, opts: RenderOptions): KindVariant[] {
   const images = { ...DEFAULT_IMAGES, ...opts.images };
-  const variants = adaptScenario(s);
-  if (opts.withSpire) variants.push(spireVariant(s, { serverImage: images.spireServer, agentImage: images.spireAgent }));
+  const spire = { serverImage: images.spireServer, agentImage: images.spireAgent };
+  const variants = adaptScenario(s, spire);
+  if (opts.withSpire && !variants.some((v) => v.kind === 'spire')) {
+    const like = variants[0]!;
+    variants.push(spireVariant(like, spire, like.rateLimits));
+  }
   return variants;
 }
 

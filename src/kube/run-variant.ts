@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import type { EventSample, RepMeasurement, SampleLine, Scenario } from '../scenario/index.js';
+import type { DeathRecord, EventSample, Phase, RepMeasurement, SampleLine, Scenario } from '../scenario/index.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
@@ -61,16 +61,24 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
 
   let origin: number | null = null;
-  const held: Array<{ at: number; type: EventSample['type']; detail?: string }> = [];
+  const held: Array<{ at: number; type: EventSample['type']; detail?: string; phase?: Phase }> = [];
   const t = () => Date.now() - (origin ?? Date.now());
   const emit = (line: SampleLine) => {
     writer.write(line);
     o.onSample?.(line);
   };
-  const event = (type: EventSample['type'], detail?: string) => {
-    if (origin === null) held.push({ at: Date.now(), type, ...(detail ? { detail } : {}) });
-    else emit({ kind: 'event', t: t(), type, ...(detail ? { detail } : {}) });
+  const event = (type: EventSample['type'], detail?: string, phase?: Phase) => {
+    const extra = { ...(phase ? { phase } : {}), ...(detail ? { detail } : {}) };
+    if (origin === null) held.push({ at: Date.now(), type, ...extra });
+    else emit({ kind: 'event', t: t(), type, ...extra });
   };
+  // Phases on the timeline, as the local runner marks them; every death carries the phase it fell in.
+  const phases: Array<{ at: number; phase: Phase }> = [];
+  const enter = (phase: Phase) => {
+    phases.push({ at: Date.now(), phase });
+    event('phase', undefined, phase);
+  };
+  const phaseAt = (at: number): Phase => [...phases].reverse().find((p) => p.at <= at)?.phase ?? 'starting-pods';
 
   const m: RepMeasurement = {
     runDir: o.dirName,
@@ -85,6 +93,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     peakInflightAttestations: null,
     rejectionsByKeyType: {},
     workerMemoryBytes: null,
+    deaths: [],
   };
 
   const facts = await preflight(o.kc, all, { localImages: [images.project] });
@@ -124,6 +133,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   o.signal.addEventListener('abort', onAbort, { once: true });
 
   try {
+    enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     event('note', `agent applied in ${ctx.namespace}`);
     const agentReady = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => tracker.ready, {
@@ -147,11 +157,12 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
 
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
       origin = Date.now() + s.warmup;
-      for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.detail ? { detail: h.detail } : {}) });
+      for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.phase ? { phase: h.phase } : {}), ...(h.detail ? { detail: h.detail } : {}) });
       const samplers: Sampler[] = [memory];
       loop = new SamplerLoop(samplers, writer, t);
       if (o.onSample) loop.onSample(o.onSample);
       loop.start();
+      enter('warmup');
       event('warmup-start');
       await sleep(s.warmup, o.signal);
       if (o.signal.aborted) return m;
@@ -160,6 +171,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       const endAt = t0 + s.duration;
       origin = t0;
       await collector.release(t0, endAt);
+      enter('load');
       event('load-start');
       const hardEnd = endAt + s.load.deadline + END_GRACE_MS;
       while (Date.now() < hardEnd && !o.signal.aborted) {
@@ -167,6 +179,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
         await collector.pull();
         for (const line of collector.emitComplete()) loop.emit(line);
         if (Date.now() >= endAt) {
+          if (phases.at(-1)?.phase === 'load') enter('drain');
           await collector.collectFinals();
           if (collector.allFinished()) break;
         }
@@ -175,6 +188,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       }
       m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
       event('load-end');
+      enter('stop');
       if (o.signal.aborted) await collector.stop();
       await collector.pull();
       for (const line of collector.agg.emitAll()) loop.emit(line);
@@ -189,10 +203,14 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     loop?.stop();
     watch.stop();
     m.peakMemoryBytes = memory.peakBytes();
-    m.oomKills = tracker.oomKills;
     m.restarts = tracker.restarts;
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
+    m.deaths = deaths.map((d): DeathRecord => {
+      const phase = phaseAt(d.seenAt);
+      return { rep: o.rep, atMs: d.seenAt - (origin ?? d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
+    });
+    m.oomKills = m.deaths.filter((d) => d.counted).length;
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();

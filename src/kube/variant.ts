@@ -1,8 +1,9 @@
 // What kind mode needs to know about one variant, independent of the scenario file's shape: the
-// renderer and the orchestrator code against KindVariant, and an adapter builds it from a Scenario.
-// When scenarios grow `variants:` only adaptScenario changes.
+// renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
+// the scenario's variants (reference and spire agents; an external agent lives on this machine).
 import { ConfigError } from '../errors.js';
-import { buildAgentConfig, scenarioPlacements, type Scenario } from '../scenario/index.js';
+import type { Scenario, Variant } from '../scenario/index.js';
+import { buildAgentConfig } from '../target/index.js';
 
 export type KindAgentKind = 'reference' | 'spire';
 export type KindPlacement = 'pre-attestation' | 'post-attestation' | 'disabled';
@@ -64,31 +65,45 @@ export function kindLoad(s: Scenario): KindLoad {
   return { pods: s.load.pods, workersPerPod: s.load.workersPerPod, durationMs: s.duration, warmupMs: s.warmup, generatorArgs: generatorArgs(s) };
 }
 
-/**
- * Today's scenarios (placements list) as kind variants: one reference-agent variant per placement.
- * A scenario with an external target cannot run in a cluster (its socket is on this machine).
- */
-export function adaptScenario(s: Scenario, opts: { spire?: SpireImages } = {}): KindVariant[] {
-  if (s.target) {
-    throw new ConfigError(`scenario ${s.name}: target (an external agent on this machine) cannot run in kind mode; remove target or run it locally`);
+/** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
+export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
+  const a = v.agent;
+  if (a.kind === 'external') {
+    throw new ConfigError(`variants.${v.name}: an external agent (socket ${a.socket} on this machine) cannot run in kind mode; run this variant locally`);
   }
-  return scenarioPlacements(s).map((p) => {
-    const placement = p as KindPlacement;
-    const cfg = buildAgentConfig(s, placement, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250', tokenFile: null, caFile: null });
+  if (a.kind === 'spire') {
+    const rateLimits: Record<string, number> = {};
+    for (const [k, n] of Object.entries(a.rateLimits ?? {})) if (n !== undefined) rateLimits[k] = n;
+    const limited = Object.values(rateLimits).some((n) => n > 0);
     return {
-      name: placement,
-      kind: 'reference',
-      memoryLimitBytes: s.agent.memoryLimit,
-      placement,
-      key: placement === 'disabled' ? null : s.agent.keys[placement],
-      rateLimits: { ...s.agent.rateLimits },
-      referenceConfig: cfg,
-      ...(opts.spire ? { spire: opts.spire } : {}),
-    } satisfies KindVariant;
-  });
+      name: v.name,
+      kind: 'spire',
+      memoryLimitBytes: a.memoryLimit,
+      placement: limited ? 'post-attestation' : 'disabled',
+      key: limited ? 'selector-set' : null,
+      rateLimits,
+      spire: images,
+    };
+  }
+  const cfg = buildAgentConfig(a, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250', tokenFile: null, caFile: null });
+  return {
+    name: v.name,
+    kind: 'reference',
+    memoryLimitBytes: a.memoryLimit,
+    placement: a.placement,
+    key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement],
+    rateLimits: { ...a.rateLimits },
+    referenceConfig: cfg,
+  };
 }
 
-/** A SPIRE variant (real spire-server and spire-agent) with the scenario's memory limit and rate limits. */
-export function spireVariant(s: Scenario, images: SpireImages, name = 'spire'): KindVariant {
-  return { name, kind: 'spire', memoryLimitBytes: s.agent.memoryLimit, placement: null, key: null, rateLimits: { ...s.agent.rateLimits }, spire: images };
+/** Every variant of a scenario as kind mode runs it; an external variant is a ConfigError naming it. */
+export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] {
+  return s.variants.map((v) => kindVariant(v, images));
+}
+
+/** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
+export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
+  const limited = Object.values(rateLimits).some((n) => n > 0);
+  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, placement: limited ? 'post-attestation' : 'disabled', key: limited ? 'selector-set' : null, rateLimits, spire: images };
 }

@@ -56,7 +56,7 @@ describe('attestorm kind', () => {
   it('render of a scenario with an external target is refused by name', async () => {
     const r = await cli(['kind', 'render', join(ROOT, 'test/kube/fixtures/external-target.yaml')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('target (an external agent on this machine) cannot run in kind mode');
+    expect(r.stderr).toMatch(/variants\.\S+: an external agent \(socket \/run\/spire\/sockets\/agent.sock on this machine\) cannot run in kind mode/);
   });
 
   it('cleanup --dry-run lists, cleanup removes leftovers by label (fake API server)', async () => {

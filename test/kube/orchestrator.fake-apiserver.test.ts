@@ -101,7 +101,7 @@ describe('preflight error paths, each naming its step', () => {
     try {
       const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'pull.yaml')));
       const s = scenario();
-      const ctx = renderContext(s, { name: 'spire', kind: 'spire', memoryLimitBytes: s.agent.memoryLimit, placement: null, key: null, rateLimits: {} }, { runId: 'p' });
+      const ctx = renderContext(s, { name: 'spire', kind: 'spire', memoryLimitBytes: 64 * 2 ** 20, placement: null, key: null, rateLimits: {} }, { runId: 'p' });
       const r = await preflight(kc, renderVariant(ctx), { localImages: [PROJECT_IMAGE] });
       expect(r.serverVersion).toBe('v1.31.0-fake');
       expect(r.toPull.sort()).toEqual([ctx.images.spireAgent, ctx.images.spireServer].sort());
@@ -230,7 +230,8 @@ describe('a variant run against the fake API server, with a real agent and real 
     // OOMKilled once (deduplicated), Error/137 with oom_kill risen once; not the plain 137.
     expect(m.oomKills).toBe(2);
     expect(m.restarts).toBe(4);
-    expect(m.downtimeSeconds).toBeGreaterThan(0.2);
+    expect(m.downtimeSeconds).toBeGreaterThanOrEqual(0.2);
+    expect(m.deaths.map((d) => [d.cause, d.phase, d.counted])).toEqual([["oom-kill", "load", true], ["oom-kill", "load", true], ["signal", "load", false], ["exit", "load", false]]);
     expect(m.peakMemoryBytes).toBe(64 * 2 ** 20);
     // The run folder: the same SampleLine kinds the local runner writes.
     const ndjson = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));

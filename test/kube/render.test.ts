@@ -22,7 +22,8 @@ describe('kind render: every shipped scenario', () => {
     it(`${file}: every object of every variant (and a SPIRE variant) passes the OpenAPI schema and our checks`, async () => {
       const { scenario } = await readScenarioFile(join(scenarioDir, file));
       const rendered = renderScenario(scenario, { runId: `${scenario.name}-20261201-040000`, withSpire: true });
-      expect(rendered.map((r) => r.variant.name)).toEqual(['pre-attestation', 'post-attestation', 'disabled', 'spire']);
+      const names = scenario.variants.map((v) => v.name);
+      expect(rendered.map((r) => r.variant.name)).toEqual(scenario.variants.some((v) => v.agent.kind === 'spire') ? names : [...names, 'spire']);
       for (const r of rendered) {
         for (const o of r.objects) {
           const Model = MODELS[o.kind];
@@ -32,7 +33,8 @@ describe('kind render: every shipped scenario', () => {
         expect(manifestProblems(r.objects, r.ctx)).toEqual([]);
         const agent = r.objects.find((o) => o.kind === 'DaemonSet') as any;
         const c = agent.spec.template.spec.containers[0];
-        expect(c.resources.limits.memory).toBe(quantity(scenario.agent.memoryLimit));
+        const own = scenario.variants.find((v) => v.name === r.variant.name)?.agent ?? scenario.variants[0]!.agent;
+        expect(c.resources.limits.memory).toBe(quantity(own.memoryLimit!));
         expect(c.resources.requests.memory).toBe(c.resources.limits.memory);
         expect(r.objects.filter((o) => o.kind === 'Pod')).toHaveLength(scenario.load.pods);
       }
