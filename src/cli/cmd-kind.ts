@@ -131,6 +131,7 @@ interface GeneratorArgs {
   audience: string;
   method: string[];
   rate?: number;
+  'probe-timeout'?: string;
 }
 
 const generatorCommand: CommandModule<object, GeneratorArgs> = {
@@ -147,11 +148,15 @@ const generatorCommand: CommandModule<object, GeneratorArgs> = {
       .option('retry', { type: 'string', default: 'immediate', describe: 'immediate or backoff' })
       .option('audience', { type: 'string', default: 'attestorm', describe: 'JWT-SVID audience' })
       .option('method', { type: 'string', array: true, default: ['FetchJWTSVID'], describe: 'Method[=weight], repeatable' })
-      .option('rate', { type: 'number', describe: 'Calls per second per worker (open loop)' }) as Argv<GeneratorArgs>,
+      .option('rate', { type: 'number', describe: 'Calls per second per worker (open loop)' })
+      .option('probe-timeout', { type: 'string', describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)' }) as Argv<GeneratorArgs>,
   handler: async (args: ArgumentsCamelCase<GeneratorArgs>) => {
     const deadlineMs = parseDurationMs(args.deadline);
     if (deadlineMs === null) throw new ConfigError(`--deadline must be a duration like 200ms or 1s, got "${args.deadline}"`);
+    const probeMs = args['probe-timeout'] === undefined ? null : parseDurationMs(args['probe-timeout']);
+    if (probeMs === null && args['probe-timeout'] !== undefined) throw new ConfigError(`--probe-timeout must be a duration like 120s, got "${args['probe-timeout']}"`);
     const gen = await startGenerator({
+      ...(probeMs !== null ? { probe: { timeoutMs: probeMs } } : {}),
       podName: process.env.HOSTNAME ?? 'generator',
       port: args.port,
       load: {

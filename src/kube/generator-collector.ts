@@ -34,10 +34,10 @@ export class GeneratorCollector {
 
   /** True when every pod's workers are forked and waiting. */
   async allReady(): Promise<boolean> {
-    const states = await Promise.all(
-      this.#pods.map((p) => this.#get<GeneratorFinal>(p, 'ready').then((f) => f.ready, () => false)),
-    );
-    return states.every(Boolean);
+    const states = await Promise.all(this.#pods.map((p) => this.#get<GeneratorFinal>(p, 'ready').catch((err: unknown) => readyFromError(err))));
+    const failed = states.find((f) => f?.failure);
+    if (failed) throw new RunError(`generator pod ${this.#namespace}/${failed.pod} failed: ${failed.failure}`);
+    return states.every((f) => f?.ready);
   }
 
   /** Releases every pod with the same origin and end (epoch ms). */
@@ -92,5 +92,15 @@ export class GeneratorCollector {
 
   allFinished(): boolean {
     return this.#pods.every((p) => this.finals.get(p)?.finished);
+  }
+}
+
+/** The 503 of a pod not ready yet carries its state in the body (ApiException.body). */
+function readyFromError(err: unknown): GeneratorFinal | null {
+  const body = (err as { body?: unknown }).body;
+  try {
+    return typeof body === 'string' ? (JSON.parse(body) as GeneratorFinal) : ((body as GeneratorFinal) ?? null);
+  } catch {
+    return null;
   }
 }

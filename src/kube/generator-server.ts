@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitForSvid } from './svid-probe.js';
 import { loadBundles, PodHandle, validateLoadOptions, WORKER_ENV, WORKER_EXEC_ARGV, podStartTimeoutMs, type IntervalData, type LoadOptions, type PodConfig } from '../load/index.js';
 
 export interface GeneratorOptions {
@@ -14,6 +15,8 @@ export interface GeneratorOptions {
   host?: string;
   /** The pod's name, reported back (the runner keys pods by it). */
   podName: string;
+  /** Report ready only after one FetchJWTSVID succeeded on the socket (SPIRE: the entry has arrived). */
+  probe?: { timeoutMs: number };
   /** Log lines (stdout in a pod). */
   log?: (line: string) => void;
 }
@@ -67,6 +70,17 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   const pod = { uid: opts.podName, name: opts.podName };
   const handle = new PodHandle(pod, child, startTimeoutMs, (_p, data) => void seconds.push(data));
   let released = false;
+  // Without a probe the pod is ready when its workers are; with one, also once an SVID was fetched.
+  let probed = !opts.probe;
+  let probeFailure: string | null = null;
+  if (opts.probe) {
+    void waitForSvid(load.socket, load.audience, { timeoutMs: opts.probe.timeoutMs, stopped: () => handle.isFinished }).then((failure) => {
+      probed = failure === null;
+      probeFailure = failure;
+      log(JSON.stringify({ event: 'svid-probe', pod: opts.podName, ok: probed, ...(failure ? { failure } : {}) }));
+    });
+  }
+  const isReady = () => handle.isReady && probed;
   handle.ready.then(
     (pids) => log(JSON.stringify({ event: 'ready', pod: opts.podName, workers: pids.length })),
     (err: Error) => log(JSON.stringify({ event: 'failed', pod: opts.podName, message: err.message })),
@@ -74,14 +88,14 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
 
   const final = (): GeneratorFinal => ({
     pod: opts.podName,
-    ready: handle.isReady,
+    ready: isReady(),
     released,
     finished: handle.isFinished,
     calls: handle.calls,
     cpuMs: handle.cpuMs,
     workerPids: handle.workerPids,
     seconds: seconds.length,
-    failure: handle.failure?.message ?? null,
+    failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
   });
 
   const server: Server = createServer((req, res) => {
@@ -91,14 +105,14 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
       res.end(JSON.stringify(body));
     };
     let m: RegExpExecArray | null;
-    if (req.method === 'GET' && path === 'ready') return send(handle.isReady ? 200 : 503, final());
+    if (req.method === 'GET' && path === 'ready') return send(isReady() ? 200 : 503, final());
     if (req.method === 'GET' && path === 'final') return send(200, final());
     if (req.method === 'GET' && (m = /^seconds-from-(\d+)$/.exec(path))) {
       const from = Number(m[1]);
       return send(200, { pod: opts.podName, finished: handle.isFinished, seconds: seconds.filter((s) => s.second >= from) });
     }
     if (req.method === 'POST' && (m = /^go-(\d+)-(\d+)$/.exec(path))) {
-      if (!handle.isReady) return send(409, { error: 'workers are not ready yet' });
+      if (!isReady()) return send(409, { error: 'workers are not ready yet' });
       if (!released) {
         released = true;
         handle.go({ type: 'go', t0: Number(m[1]), endAt: Number(m[2]) });

@@ -19,6 +19,8 @@ export function generatorArgv(ctx: RenderContext): string[] {
     '--port',
     String(GENERATOR_PORT),
     ...ctx.load.generatorArgs,
+    // SPIRE: ready only once an SVID was fetched (the registration entry reaches the agent in ~10 s).
+    ...(ctx.variant.kind === 'spire' ? ['--probe-timeout', '120s'] : []),
   ];
 }
 

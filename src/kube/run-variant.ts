@@ -21,6 +21,7 @@ import { renderChecked, renderContext } from './render-scenario.js';
 import { kindMemorySampler } from './sampler-kind-memory.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, type KindImages, type KindVariant } from './variant.js';
+import { createGeneratorEntry } from './spire-entries.js';
 import { sleep, waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
 
@@ -142,6 +143,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       failure,
     });
     if (!agentReady) return m;
+    // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
+    if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
 
     const podNames = Array.from({ length: ctx.load.pods }, (_, i) => generatorPodName(i));
     const collector = new GeneratorCollector(o.kc, ctx.namespace, podNames);
