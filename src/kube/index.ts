@@ -22,3 +22,6 @@ export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';
 export { runVariantInCluster } from './run-variant.js';
 export type { RunVariantInClusterOptions } from './run-variant.js';
 export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cli.js';
+export { openCluster } from './open-cluster.js';
+export type { OpenCluster } from './open-cluster.js';
+export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';

@@ -10,6 +10,8 @@ export interface PreflightResult {
   nodes: Array<{ name: string; uid: string; kubeletVersion: string; containerRuntime: string; kernel: string; images: string[] }>;
   /** Images not on any node that the node will pull (public registries). */
   toPull: string[];
+  /** Image → digest as the node lists it (`repo@sha256:…`), for results.json; absent when unknown. */
+  digests: Record<string, string>;
 }
 
 /** docker.io/library/attestorm:dev and attestorm:dev are the same image; so are tags with and without docker.io. */
@@ -47,6 +49,7 @@ export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { l
     throw new RunError(`preflight (api-server): the API server of context ${kc.getCurrentContext()} at ${server} is not reachable: ${describe(err)}`, { cause: err });
   }
   let nodes: PreflightResult['nodes'];
+  const imageEntries: string[][] = [];
   try {
     const list = await kc.makeApiClient(CoreV1Api).listNode();
     nodes = list.items.map((n) => ({
@@ -57,6 +60,7 @@ export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { l
       kernel: n.status?.nodeInfo?.kernelVersion ?? '',
       images: (n.status?.images ?? []).flatMap((i) => i.names ?? []).map(normalizeImage),
     }));
+    for (const n of list.items) for (const i of n.status?.images ?? []) imageEntries.push(i.names ?? []);
   } catch (err) {
     throw new RunError(`preflight (nodes): cannot list the cluster's nodes: ${describe(err)}`, { cause: err });
   }
@@ -74,7 +78,14 @@ export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { l
     }
     toPull.push(image);
   }
-  return { serverVersion, nodes, toPull };
+  // One node image entry lists a tag name and the repo@sha256 digest name of the same image.
+  const digests: Record<string, string> = {};
+  for (const image of imagesOf(objects)) {
+    const entry = imageEntries.find((names) => names.map(normalizeImage).includes(normalizeImage(image)));
+    const digest = entry?.find((n) => n.includes('@sha256:'));
+    if (digest) digests[image] = digest;
+  }
+  return { serverVersion, nodes, toPull, digests };
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -45,8 +45,8 @@ export interface ApplyRecord {
 }
 
 export interface FakeApiServerOptions {
-  /** Images listed in the node's status (what `kind load` put there). */
-  nodeImages?: string[];
+  /** Images listed in the node's status (what `kind load` put there): one entry's names each (tag and digest names). */
+  nodeImages?: Array<string | string[]>;
   /** UID given to the agent pod the fake creates for the agent DaemonSet. */
   agentPodUid?: string;
   /** The agent container's state when it is created: running and ready, or stuck pulling its image. */
@@ -201,7 +201,7 @@ current-context: ${context}
       metadata: { name: 'fake-control-plane', uid: 'node-uid-1' },
       status: {
         nodeInfo: { kubeletVersion: 'v1.31.0-fake', containerRuntimeVersion: 'containerd://fake', kernelVersion: '6.1.0' },
-        images: (this.#opts.nodeImages ?? []).map((n) => ({ names: [n], sizeBytes: 1 })),
+        images: (this.#opts.nodeImages ?? []).map((n) => ({ names: Array.isArray(n) ? n : [n], sizeBytes: 1 })),
       },
     };
   }

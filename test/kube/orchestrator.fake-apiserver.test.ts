@@ -97,7 +97,8 @@ describe('preflight error paths, each naming its step', () => {
   });
 
   it('public images absent from the node are left to the node to pull; the project image (as docker.io/library/…) is found', async () => {
-    const fake = await new FakeApiServer({ nodeImages: [`docker.io/library/${PROJECT_IMAGE}`] }).start();
+    const digest = `docker.io/library/attestorm@sha256:${'c'.repeat(64)}`;
+    const fake = await new FakeApiServer({ nodeImages: [[`docker.io/library/${PROJECT_IMAGE}`, digest]] }).start();
     try {
       const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'pull.yaml')));
       const s = scenario();
@@ -105,6 +106,8 @@ describe('preflight error paths, each naming its step', () => {
       const r = await preflight(kc, renderVariant(ctx), { localImages: [PROJECT_IMAGE] });
       expect(r.serverVersion).toBe('v1.31.0-fake');
       expect(r.toPull.sort()).toEqual([ctx.images.spireAgent, ctx.images.spireServer].sort());
+      expect(r.digests).toEqual({ [PROJECT_IMAGE]: digest });
+      expect(r.nodes).toEqual([expect.objectContaining({ name: 'fake-control-plane', uid: 'node-uid-1', kubeletVersion: 'v1.31.0-fake' })]);
     } finally {
       await fake.close();
     }
