@@ -19,6 +19,7 @@ import { renderAgentSide } from './render.js';
 import { renderGenerators } from './render-generators.js';
 import { renderChecked, renderContext } from './render-scenario.js';
 import { kindMemorySampler } from './sampler-kind-memory.js';
+import { podMetricsSampler } from './sampler-pod-metrics.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
@@ -118,6 +119,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
   const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
   let loop: SamplerLoop | null = null;
+  const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
   const watch = watchPods(
     o.kc,
     ctx.namespace,
@@ -162,6 +164,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       origin = Date.now() + s.warmup;
       for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.phase ? { phase: h.phase } : {}), ...(h.detail ? { detail: h.detail } : {}) });
       const samplers: Sampler[] = [memory];
+      if (o.variant.kind === 'reference') samplers.push(metrics);
       loop = new SamplerLoop(samplers, writer, t);
       if (o.onSample) loop.onSample(o.onSample);
       loop.start();
@@ -207,6 +210,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     watch.stop();
     m.peakMemoryBytes = memory.peakBytes();
     m.restarts = tracker.restarts;
+    m.peakInflightAttestations = metrics.peakInflight();
+    m.rejectionsByKeyType = metrics.rejections();
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
     m.deaths = deaths.map((d): DeathRecord => {
