@@ -260,4 +260,34 @@ describe('a variant run against the fake API server, with a real agent and real 
     expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
     expect([...fake.objects.keys()].filter((k) => k.includes(ns))).toEqual([]);
   }, 120_000);
+
+  it('an interrupt (the runner\'s SIGINT aborts the signal) during the load: generators stopped, data kept, namespace deleted', async () => {
+    const s = scenario();
+    const variant = adaptScenario(s)[0]!;
+    const runId = 'abort-1';
+    const ns = namespaceName(runId, variant.name, 1);
+    for (let i = 0; i < s.load.pods; i++) {
+      const g = await startGenerator({ podName: `generator-${i}`, port: 0, host: '127.0.0.1', log: () => {}, load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 } });
+      generators.push(g);
+      fake.proxies.set(`${ns}/generator-${i}`, g.url);
+    }
+    const ac = new AbortController();
+    const released = (async () => {
+      while (!fake.requests.some((r) => r.includes(`/namespaces/${ns}/`) && r.includes('/proxy/go-'))) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 1500));
+      ac.abort();
+    })();
+    const runDir = join(dir, 'run-abort');
+    const m = await runVariantInCluster({
+      kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'abort.yaml'))),
+      clusterName: 'fake', scenario: { ...s, duration: 60_000 }, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
+      nodeCgroup: null, signal: ac.signal,
+    });
+    await released;
+    expect(m.loadSeconds).toBeLessThan(30);
+    expect(fake.requests.filter((r) => r.includes(`/namespaces/${ns}/`) && r.endsWith('/proxy/stop'))).toHaveLength(2);
+    expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
+    const events = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'event').map((l) => l.type);
+    expect(events).toContain('interrupted');
+  }, 120_000);
 });
