@@ -152,8 +152,10 @@ export interface RunResults {
     description: string;
     /** Path of the scenario file as given on the command line. */
     file: string | null;
-    /** The fully resolved scenario (defaults applied), as plain JSON. */
+    /** The fully resolved scenario (defaults applied), as plain JSON (durations in ms, sizes in bytes). */
     resolved: unknown;
+    /** The scenario as written (file plus flag overrides), units as the user wrote them. */
+    written?: unknown;
     /** Modeled costs in effect (non-default model.* settings), e.g. { attestationWorkingSet: "256Ki" }. */
     modeledCosts: Record<string, unknown>;
   };

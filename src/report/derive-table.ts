@@ -54,7 +54,9 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 
   // The brief's ratios are between the reference agent's placements; the first variant of each counts.
   const byPlacement = (p: string) => ran.find((r) => r.agent.kind === 'reference' && r.agent.placement === p);
-  const disabled = byPlacement('disabled');
+  // The unlimited agent's measured peak (one that was not OOM-killed) is the honest denominator.
+  const disabledRows = ran.filter((r) => r.agent.kind === 'reference' && r.agent.placement === 'disabled');
+  const disabled = disabledRows.find((r) => r.oomKills === 0) ?? disabledRows[0];
   const ratio = (p: string): number | null => {
     const row = byPlacement(p);
     if (!row || !disabled || disabled.peakMemoryMiB <= 0) return null;
@@ -75,7 +77,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
   if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
-    text += ` Peak memory ratios: ${ratioText.join(', ')}`;
+    text += ` Peak memory ratios (to ${disabled!.placement}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
     text += ratios.disabledCapped
       ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the field's.`

@@ -89,7 +89,11 @@ export interface TimeSeries {
   oomKills: SeriesLine[];
   okRps: SeriesLine[];
   rejectedRps: SeriesLine[];
+  deadlineExceededRps: SeriesLine[];
+  errorRps: SeriesLine[];
   inflight: SeriesLine[];
+  /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
+  loadEnd: number | null;
   /** Span of x over all series, for drawing the limit lines across the chart. */
   xRange: { min: number; max: number } | null;
 }
@@ -122,6 +126,8 @@ export interface RunReport {
   scenarioDescription: string;
   scenarioFile: string | null;
   scenarioResolved: unknown;
+  /** The scenario as the user wrote it (units as written); null for older run folders. */
+  scenarioWritten: unknown;
   modeledCosts: Record<string, unknown>;
   command: string;
   environment: Record<string, unknown>;
