@@ -10,10 +10,11 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY proto ./proto
-# One ESM bundle of the CLI; packages stay external and load from the production node_modules.
-# It lives two levels below /app so the sources' project-root lookups (../../) still find /app.
-RUN npx esbuild src/cli/main.ts --bundle --platform=node --format=esm --target=node20 \
-      --packages=external --outfile=dist/cli/main.mjs
+# ESM bundles of the CLI and of the agent's own entry (the agent's process loads nothing else);
+# packages stay external and load from the production node_modules. They live two levels below
+# /app so the sources' project-root lookups (../../) still find /app.
+RUN npx esbuild src/cli/main.ts src/cli/agent-main.ts --bundle --platform=node --format=esm \
+      --target=node20 --packages=external --outdir=dist/cli --out-extension:.js=.mjs
 
 FROM node:20-bookworm-slim AS deps
 WORKDIR /app
@@ -33,4 +34,4 @@ COPY proto ./proto
 RUN mkdir -p node_modules/.cache/attestorm && chown -R node:node node_modules/.cache
 # uid 1000: the agent DaemonSet's init container hands the hostPath socket directory to this user.
 USER node
-ENTRYPOINT ["node", "/app/dist/cli/main.mjs", "agent"]
+ENTRYPOINT ["node", "/app/dist/cli/agent-main.mjs", "agent"]

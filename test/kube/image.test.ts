@@ -29,7 +29,10 @@ describe('Dockerfile', () => {
     const users = [...text.matchAll(/^USER (\S+)$/gm)].map((m) => m[1]);
     expect(users.at(-1)).toBe('node'); // uid 1000 in node images
     expect(PROJECT_UID).toBe(1000);
-    expect(text).toContain(`ENTRYPOINT ["node", "${PROJECT_CLI}", "agent"]`);
+    expect(text).toContain('ENTRYPOINT ["node", "/app/dist/cli/agent-main.mjs", "agent"]');
+    // The generator pods run the full CLI bundle built next to it.
+    expect(PROJECT_CLI).toBe('/app/dist/cli/main.mjs');
+    expect(text).toMatch(/esbuild src\/cli\/main\.ts src\/cli\/agent-main\.ts .*--packages=external --outdir=dist\/cli --out-extension:\.js=\.mjs/s);
     expect(text).not.toMatch(/ENTRYPOINT.*tsx/);
   });
 
@@ -37,13 +40,14 @@ describe('Dockerfile', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const { build } = await import('esbuild');
     const result = await build({
-      entryPoints: [join(ROOT, 'src/cli/main.ts')],
+      entryPoints: [join(ROOT, 'src/cli/main.ts'), join(ROOT, 'src/cli/agent-main.ts')],
       bundle: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
       packages: 'external',
-      outfile: join(out, 'cli/main.mjs'),
+      outdir: join(out, 'cli'),
+      outExtension: { '.js': '.mjs' },
       metafile: true,
       logLevel: 'silent',
     });
@@ -58,5 +62,8 @@ describe('Dockerfile', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('kind: DaemonSet');
     expect(r.stdout).toContain('hostPID: true');
+    const agent = spawnSync(process.execPath, [join(out, 'cli/agent-main.mjs'), 'agent', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(agent.status, agent.stderr).toBe(0);
+    expect(agent.stdout).toContain('--socket');
   });
 });
