@@ -45,7 +45,7 @@ describe('attestorm kind', () => {
     const out = join(dir, 'render');
     const r = await cli(['kind', 'render', 'scenarios/quick.yaml', '--out', out, '--spire', '--spire-tag', '1.13.3']);
     expect(r.code, r.stderr).toBe(0);
-    expect(readdirSync(out).sort()).toEqual(['disabled.yaml', 'post-attestation.yaml', 'pre-attestation.yaml', 'spire.yaml']);
+    expect(readdirSync(out).sort()).toEqual(['disabled-unbounded.yaml', 'disabled.yaml', 'post-attestation.yaml', 'pre-attestation.yaml', 'spire.yaml']);
     const docs = parseAllDocuments(readFileSync(join(out, 'pre-attestation.yaml'), 'utf8')).map((d) => d.toJS());
     expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'ServiceAccount', 'Pod', 'Pod']);
     const spire = parseAllDocuments(readFileSync(join(out, 'spire.yaml'), 'utf8')).map((d) => d.toJS());

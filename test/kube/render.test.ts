@@ -94,6 +94,6 @@ describe('the checks kubernetes-models does not make', () => {
     const { scenario } = await readScenarioFile(join(scenarioDir, 'quick.yaml'));
     const rendered = renderScenario(scenario, { runId: `${'x'.repeat(80)}-20261201`, rep: 12 });
     for (const r of rendered) expect(r.ctx.namespace.length).toBeLessThanOrEqual(63);
-    expect(new Set(rendered.map((r) => r.ctx.namespace)).size).toBe(3);
+    expect(new Set(rendered.map((r) => r.ctx.namespace)).size).toBe(rendered.length);
   });
 });
