@@ -29,10 +29,13 @@ export function nodeCgroupRoot(pid: number, opts: { procRoot?: string; cgroupRoo
     throw new PlatformError(`kind cgroup: cannot read ${procRoot}/${pid}/cgroup of the node container (${(err as Error).message})`);
   }
   const lines = text.split('\n').filter(Boolean).map((l) => l.split(':'));
+  // On cgroup v2 kind's entrypoint moves the node's own processes into <node>/init.scope (a cgroup
+  // with children may hold no processes): the node's root is its parent.
+  const nodeRoot = (p: string) => p.replace(/\/init\.scope$/, '');
   const memory = lines.find((l) => l[1]?.split(',').includes('memory'));
-  if (memory && existsSync(join(cgroupRoot, 'memory'))) return { version: 'v1', dir: join(cgroupRoot, 'memory', memory.slice(2).join(':')) };
+  if (memory && existsSync(join(cgroupRoot, 'memory'))) return { version: 'v1', dir: join(cgroupRoot, 'memory', nodeRoot(memory.slice(2).join(':'))) };
   const unified = lines.find((l) => l[0] === '0' && l[1] === '');
-  if (unified) return { version: 'v2', dir: join(cgroupRoot, unified.slice(2).join(':')) };
+  if (unified) return { version: 'v2', dir: join(cgroupRoot, nodeRoot(unified.slice(2).join(':'))) };
   throw new PlatformError(`kind cgroup: ${procRoot}/${pid}/cgroup names neither a memory controller nor the unified hierarchy`);
 }
 
