@@ -4,7 +4,7 @@
 // host. The container scope changes on every restart (re-resolved by container ID); the pod slice
 // is continuous across restarts and is the series kept.
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PlatformError } from '../errors.js';
 
 export type CgroupFlavour = 'v1' | 'v2';
@@ -29,13 +29,20 @@ export function nodeCgroupRoot(pid: number, opts: { procRoot?: string; cgroupRoo
     throw new PlatformError(`kind cgroup: cannot read ${procRoot}/${pid}/cgroup of the node container (${(err as Error).message})`);
   }
   const lines = text.split('\n').filter(Boolean).map((l) => l.split(':'));
-  // On cgroup v2 kind's entrypoint moves the node's own processes into <node>/init.scope (a cgroup
-  // with children may hold no processes): the node's root is its parent.
-  const nodeRoot = (p: string) => p.replace(/\/init\.scope$/, '');
+  // On cgroup v2 the node's own processes cannot sit in its root once it has children: its init is
+  // moved into a child (systemd's init.scope, or /init). The node's root is the nearest ancestor
+  // that holds kubelet.slice; before the kubelet has made one, the init cgroup's parent if it is one
+  // of those children.
+  const nodeRoot = (p: string, base: string) => {
+    for (let rel = p, i = 0; i < 3 && rel !== '/' && rel !== ''; i++, rel = dirname(rel)) {
+      if (existsSync(join(base, rel, 'kubelet.slice'))) return rel;
+    }
+    return p.replace(/\/(init\.scope|init)$/, '');
+  };
   const memory = lines.find((l) => l[1]?.split(',').includes('memory'));
-  if (memory && existsSync(join(cgroupRoot, 'memory'))) return { version: 'v1', dir: join(cgroupRoot, 'memory', nodeRoot(memory.slice(2).join(':'))) };
+  if (memory && existsSync(join(cgroupRoot, 'memory'))) return { version: 'v1', dir: join(cgroupRoot, 'memory', nodeRoot(memory.slice(2).join(':'), join(cgroupRoot, 'memory'))) };
   const unified = lines.find((l) => l[0] === '0' && l[1] === '');
-  if (unified) return { version: 'v2', dir: join(cgroupRoot, nodeRoot(unified.slice(2).join(':'))) };
+  if (unified) return { version: 'v2', dir: join(cgroupRoot, nodeRoot(unified.slice(2).join(':'), cgroupRoot)) };
   throw new PlatformError(`kind cgroup: ${procRoot}/${pid}/cgroup names neither a memory controller nor the unified hierarchy`);
 }
 

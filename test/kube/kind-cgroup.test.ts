@@ -34,6 +34,10 @@ describe('paths (systemd driver, cgroupRoot /kubelet)', () => {
     // kind's entrypoint on v2 puts the node's init into <node>/init.scope.
     writeFileSync(join(proc, '42', 'cgroup'), '0::/system.slice/docker-abc123.scope/init.scope\n');
     expect(nodeCgroupRoot(42, { procRoot: proc, cgroupRoot: cg }).dir).toBe(join(cg, 'system.slice/docker-abc123.scope'));
+    // Wherever the init sits below the node's root, the ancestor holding kubelet.slice is the root.
+    mkdirSync(join(cg, 'system.slice/docker-def456.scope/kubelet.slice'), { recursive: true });
+    writeFileSync(join(proc, '42', 'cgroup'), '0::/system.slice/docker-def456.scope/init.scope/sub\n');
+    expect(nodeCgroupRoot(42, { procRoot: proc, cgroupRoot: cg }).dir).toBe(join(cg, 'system.slice/docker-def456.scope'));
     mkdirSync(join(cg, 'memory'));
     writeFileSync(join(proc, '42', 'cgroup'), '4:memory:/docker/abc123\n1:cpu,cpuacct:/docker/abc123\n0::/\n');
     expect(nodeCgroupRoot(42, { procRoot: proc, cgroupRoot: cg })).toEqual({ version: 'v1', dir: join(cg, 'memory/docker/abc123') });
