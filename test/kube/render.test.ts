@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { Pod, Namespace, ServiceAccount, ConfigMap, Service } from 'kubernetes-models/v1';
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { parse as parseYaml } from 'yaml';
+import { parseAgentConfig } from '../../src/agent/index.js';
 import { readScenarioFile } from '../../src/scenario/index.js';
 import { manifestProblems, renderScenario, renderContext, kindVariants, renderVariant, quantity } from '../../src/kube/index.js';
 
@@ -37,6 +39,20 @@ describe('kind render: every shipped scenario', () => {
         expect(c.resources.limits.memory).toBe(quantity(own.memoryLimit!));
         expect(c.resources.requests.memory).toBe(c.resources.limits.memory);
         expect(r.objects.filter((o) => o.kind === 'Pod')).toHaveLength(scenario.load.pods);
+        if (r.variant.kind === 'reference') {
+          // The ConfigMap is what the agent in the pod reads: the agent's own schema accepts it.
+          const cm = r.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agent-config') as any;
+          const cfg = parseAgentConfig(parseYaml(cm.data['agent.yaml']));
+          expect(cfg.socket).toBe('/run/attestorm/sockets/agent.sock');
+          expect(cfg.k8s).toMatchObject({ kubeletUrl: 'https://127.0.0.1:10250', skipVerify: true, tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
+          expect(cfg.rateLimit.placement).toBe(r.variant.placement);
+        } else {
+          const agentConf = (r.objects.find((o) => o.metadata.name === 'spire-agent-config') as any).data['agent.conf'];
+          expect(agentConf).toContain(`cluster = "attestorm"`);
+          expect(agentConf).toContain('skip_kubelet_verification = true');
+          const serverConf = (r.objects.find((o) => o.metadata.name === 'spire-server-config') as any).data['server.conf'];
+          expect(serverConf).toContain(`service_account_allow_list = ["${r.ctx.namespace}:agent"]`);
+        }
       }
     });
   }
