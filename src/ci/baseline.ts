@@ -54,7 +54,7 @@ export const RULE =
   'For a figure where lower is better, it regressed when the new minimum is above the baseline maximum plus the tolerance, ' +
   'and improved when the new maximum is below the baseline minimum minus the tolerance; mirrored where higher is better. ' +
   'Overlapping ranges are unchanged. Relative tolerances are a percentage of the baseline value with a per-figure noise floor ' +
-  '(1 MiB, 1/s, 1 ms, 100 ms for gaps); OOM kills and restarts compare as absolute counts per repetition; bystander success in percentage points.';
+  '(1 MiB, 1/s, 1 ms, 100 ms for gaps); OOM kills and restarts compare as the mean count per repetition against an absolute tolerance (default 0); bystander success in percentage points.';
 
 export interface CompareOptions {
   /** Path shown as `from` (default "baseline"). */
@@ -144,11 +144,14 @@ function compareFigure(def: FigureDef, b: VariantResult, a: VariantResult, toler
   if (!before || !after) return null;
   const tol = tolerances.byFigure[def.id];
   const tolText = tolerances.text[def.id];
-  const ranges = b.runDirs.length > 1 || a.runDirs.length > 1 || before.min !== before.max || after.min !== after.max;
+  const reps = b.runDirs.length > 1 || a.runDirs.length > 1;
+  // Counts come as a mean per repetition (a point); the other figures as ranges over repetitions.
+  const ranges = def.kind !== 'count' && (reps || before.min !== before.max || after.min !== after.max);
   const allowance = (x: number) => (def.kind === 'relative' ? Math.max(tol * Math.abs(x), def.floor) : Math.max(tol, def.floor));
   const f = def.format;
-  const newLo = ranges ? 'new min' : 'new';
-  const newHi = ranges ? 'new max' : 'new';
+  const perRep = def.kind === 'count' && reps ? ' per repetition' : '';
+  const newLo = ranges ? 'new min' : `new${perRep}`;
+  const newHi = ranges ? 'new max' : `new${perRep}`;
   const baseLo = ranges ? 'baseline min' : 'baseline';
   const baseHi = ranges ? 'baseline max' : 'baseline';
   const allowText = (x: number) => (def.kind === 'relative' ? `${tolText} (${f(allowance(x))})` : def.kind === 'count' ? `${tol}` : tolText);

@@ -56,6 +56,12 @@ export function bystandersOf(v: VariantResult): BystanderFigures | null {
 const point = (n: number | null | undefined): Range | null =>
   typeof n === 'number' && Number.isFinite(n) ? { min: n, median: n, max: n } : null;
 
+/**
+ * Counts are summed over repetitions; they compare as the mean per repetition, not as a range: with
+ * ranges, one kill in one of three repetitions would overlap a baseline of none and pass.
+ */
+const perRepetition = (v: VariantResult, total: number): Range | null => point(total / Math.max(1, v.runDirs.length));
+
 const num = (n: number, digits: number) => (Math.abs(n) >= 100 ? n.toFixed(0) : n.toFixed(digits));
 
 export const FIGURES: readonly FigureDef[] = [
@@ -76,8 +82,8 @@ export const FIGURES: readonly FigureDef[] = [
     better: 'lower',
     kind: 'count',
     floor: 0,
-    read: (v) => v.spread.oomKills ?? point(v.oomKills),
-    format: (n) => String(+n.toFixed(1)),
+    read: (v) => perRepetition(v, v.oomKills),
+    format: (n) => String(+n.toFixed(2)),
   },
   {
     id: 'restarts',
@@ -86,8 +92,8 @@ export const FIGURES: readonly FigureDef[] = [
     better: 'lower',
     kind: 'count',
     floor: 0,
-    read: (v) => v.spread.restarts ?? point(v.restarts),
-    format: (n) => String(+n.toFixed(1)),
+    read: (v) => perRepetition(v, v.restarts),
+    format: (n) => String(+n.toFixed(2)),
   },
   {
     id: 'okRps',

@@ -87,6 +87,22 @@ export interface DeathRecord {
   counted: boolean;
 }
 
+/** What the generator offered and what reached the agent: a starved storm shows here. */
+export interface StormRecord {
+  /** pods × workersPerPod as the scenario asked. */
+  offeredWorkers: number;
+  /** Worker processes that really started (replacement pods included), median across repetitions. */
+  startedWorkers: number;
+  /** Calls the workers started per second of the load phase (closed loop: as fast as they could). */
+  offeredRps: number;
+  /** Calls the agent answered per second (any status but deadline exceeded). */
+  deliveredRps: number;
+  /** CPU seconds the workers spent per second of load, divided by the machine's cores (1 = every core busy). */
+  generatorCpuShare: number | null;
+  /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
+  shrank?: string;
+}
+
 export interface VariantResult {
   /** The variant's name as written in the scenario (placements shorthand: the placement's name). */
   name: string;
@@ -120,6 +136,8 @@ export interface VariantResult {
   rejectionsByKeyType: Record<string, number>;
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;
+  /** Offered against delivered load (absent in older run folders). */
+  storm?: StormRecord;
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;
@@ -174,6 +192,13 @@ export interface RunResults {
   droppedExpectations: string[];
   /** failed if any variant failed; inconclusive if none failed and one was; passed only if every variant ran and passed. */
   verdict: Verdict;
+  /**
+   * What CI needs to correlate runs: git commit of the checkout, tool version, scenario hash,
+   * machine and CI facts (src/ci/provenance.ts fills it; its shape is documented there).
+   */
+  provenance?: Record<string, unknown>;
+  /** The comparison with a baseline run, when `--baseline` was given (src/ci/baseline.ts). */
+  baseline?: Record<string, unknown>;
   /** True when the verdict is not failed, the run completed and every variant ran. */
   passed: boolean;
 }

@@ -37,6 +37,10 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     okP50Ms: ok ? ok.p50Ms : null,
     okP99Ms: ok ? ok.p99Ms : null,
     peakInflightAttestations: v.peakInflightAttestations,
+    offeredRps: v.storm?.offeredRps ?? null,
+    deliveredRps: v.storm?.deliveredRps ?? null,
+    generatorCpuShare: v.storm?.generatorCpuShare ?? null,
+    stormShrank: v.storm?.shrank ?? null,
     expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
     expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
     expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
@@ -88,6 +92,8 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (runVerdict === 'passed') text += ' All expectations met.';
   else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive (only a bound was measured).`;
   else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
+  const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.placement} (${r.stormShrank})`);
+  if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
   if (results.status !== 'complete') text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
   return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
 }

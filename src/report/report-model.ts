@@ -35,6 +35,11 @@ export interface TableRow {
   okP50Ms: number | null;
   okP99Ms: number | null;
   peakInflightAttestations: number | null;
+  /** Calls the workers started / the agent answered, per second; null in older run folders. */
+  offeredRps: number | null;
+  deliveredRps: number | null;
+  generatorCpuShare: number | null;
+  stormShrank: string | null;
   expectationsPassed: number;
   expectationsFailed: number;
   expectationsInconclusive: number;

@@ -69,6 +69,15 @@ describe('compareWithBaseline', () => {
     expect(verdictOf(lenient, 'pre', 'oomKills')).toBe('unchanged');
   });
 
+  it('counts compare as the mean per repetition: one kill in one of three repetitions regresses', () => {
+    const before = results({ variants: [{ name: 'pre', peakMiB: [90, 100, 110], reps: 3, oomKills: 0 }] });
+    const after = results({ variants: [{ name: 'pre', peakMiB: [90, 100, 110], reps: 3, oomKills: 1 }] });
+    const c = compareWithBaseline(before, after);
+    expect(verdictOf(c, 'pre', 'oomKills')).toBe('regressed');
+    expect(c.figures.find((f) => f.figure === 'oomKills')!.rule).toBe('new per repetition 0.33 > baseline 0 + 0 = 0');
+    expect(verdictOf(compareWithBaseline(after, before), 'pre', 'oomKills')).toBe('improved');
+  });
+
   it('bystander success compares in percentage points, the gap relatively', () => {
     const after = results({ variants: [{ name: 'pre', peakMiB: 100, okRps: 500, p99Ms: 20, bystanders: { successRatio: 0.98, longestGapMs: 2000 } }] });
     const c = compareWithBaseline(base(), after);
