@@ -13,6 +13,7 @@ import { reportCommand } from './cmd-report.js';
 import { stabilityCommand } from './cmd-stability.js';
 import { sweepCommand } from './cmd-sweep.js';
 import { historyCommand } from './cmd-history.js';
+import { kindCommand } from './cmd-kind.js';
 
 try {
   await yargs(hideBin(process.argv))
@@ -27,7 +28,8 @@ try {
     .command(cleanupCommand)
     .command(stabilityCommand)
     .command(sweepCommand)
-    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup or stability.')
+    .command(kindCommand)
+    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup, stability or kind.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {

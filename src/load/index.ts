@@ -21,3 +21,7 @@ export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summar
 export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
 export type { BystanderExpect } from './bystanders-verdict.js';
+// Kind mode runs one pod process per generator pod and merges pods' seconds on the runner.
+export { LoadAggregator } from './aggregator.js';
+export { PodHandle } from './pod-handle.js';
+export type { IntervalData, PodConfig } from './worker/messages.js';

@@ -1,0 +1,37 @@
+# syntax=docker/dockerfile:1
+# The project's image for kind mode: the reference agent (entrypoint `attestorm agent`) and the
+# generator pods (`attestorm kind generator`), as bundled JavaScript on plain node (no tsx).
+# Build: docker build -t attestorm:dev .   Load: kind load docker-image attestorm:dev --name <cluster>
+
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY proto ./proto
+# ESM bundles of the CLI and of the agent's own entry (the agent's process loads nothing else);
+# packages stay external and load from the production node_modules. They live two levels below
+# /app so the sources' project-root lookups (../../) still find /app.
+RUN npx esbuild src/cli/main.ts src/cli/agent-main.ts --bundle --platform=node --format=esm \
+      --target=node20 --packages=external --outdir=dist/cli --out-extension:.js=.mjs
+
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+WORKDIR /app
+ENV NODE_ENV=production
+COPY package.json ./
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Generator pods bundle their worker entries from the sources on first start (src/load/worker),
+# and the agent loads the Workload API proto at run time.
+COPY src ./src
+COPY proto ./proto
+RUN mkdir -p node_modules/.cache/attestorm && chown -R node:node node_modules/.cache
+# uid 1000: the agent DaemonSet's init container hands the hostPath socket directory to this user.
+USER node
+ENTRYPOINT ["node", "/app/dist/cli/agent-main.mjs", "agent"]

@@ -1,0 +1,196 @@
+// `attestorm kind`: render a scenario's manifests, create/delete a kind cluster, remove leftovers
+// from a cluster, and (inside generator pods) run one generator pod's processes.
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { ConfigError } from '../errors.js';
+import { parseMethodMix, type ConnectionMode, type LoadClient, type RetryPolicy } from '../load/index.js';
+import { readScenarioFile } from '../scenario/index.js';
+import {
+  cleanupCluster,
+  DEFAULT_IMAGES,
+  DEFAULT_KIND_CLUSTER,
+  kindDown,
+  kindUp,
+  loadKubeConfig,
+  parseClusterTarget,
+  renderScenario,
+  startGenerator,
+  toYaml,
+  writeRendered,
+} from '../kube/index.js';
+import { parseDurationMs } from '../util/index.js';
+
+const nameOption = { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: 'kind cluster name' } as const;
+
+function checkName(name: string): string {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ConfigError(`--name must be a kind cluster name (lowercase letters, digits, "-"), got "${name}"`);
+  return name;
+}
+
+interface RenderArgs {
+  scenario: string;
+  out?: string;
+  spire: boolean;
+  image: string;
+  'spire-tag': string;
+  'cluster-name': string;
+  'run-id': string;
+}
+
+const renderCommand: CommandModule<object, RenderArgs> = {
+  command: 'render <scenario>',
+  describe: 'Write the manifests a kind run would apply, one YAML file per variant (no cluster needed)',
+  builder: (y: Argv) =>
+    y
+      .positional('scenario', { type: 'string', demandOption: true, describe: 'Scenario YAML file' })
+      .option('out', { type: 'string', describe: 'Directory for <variant>.yaml files; default: print to stdout' })
+      .option('spire', { type: 'boolean', default: false, describe: 'Add a variant with real spire-server and spire-agent' })
+      .option('image', { type: 'string', default: DEFAULT_IMAGES.project, describe: "The project's image (reference agent, generators)" })
+      .option('spire-tag', { type: 'string', default: DEFAULT_IMAGES.spireAgent.split(':').pop()!, describe: 'Tag of ghcr.io/spiffe/spire-server and spire-agent (no leading v)' })
+      .option('cluster-name', { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: "Cluster name for spire-server's k8s_psat" })
+      .option('run-id', { type: 'string', default: 'render', describe: 'Run id used in namespace names' })
+      .example('$0 kind render scenarios/quick.yaml --out manifests/quick', 'one file per placement')
+      .example('$0 kind render scenarios/quick.yaml --spire --spire-tag 1.13.3', 'with a SPIRE variant, to stdout') as Argv<RenderArgs>,
+  handler: async (args: ArgumentsCamelCase<RenderArgs>) => {
+    const tag = args['spire-tag'];
+    if (!/^[0-9A-Za-z][0-9A-Za-z._-]*$/.test(tag) || tag.startsWith('v')) throw new ConfigError(`--spire-tag must be an image tag without a leading v (e.g. 1.13.3), got "${tag}"`);
+    const { scenario } = readScenarioFile(args.scenario);
+    const rendered = renderScenario(scenario, {
+      runId: args['run-id'],
+      withSpire: args.spire,
+      clusterName: args['cluster-name'],
+      images: { project: args.image, spireServer: `ghcr.io/spiffe/spire-server:${tag}`, spireAgent: `ghcr.io/spiffe/spire-agent:${tag}` },
+    });
+    if (!args.out) {
+      for (const r of rendered) process.stdout.write(`# variant ${r.variant.name}\n${toYaml(r.objects)}`);
+      return;
+    }
+    for (const f of writeRendered(rendered, args.out)) process.stdout.write(`${f}\n`);
+  },
+};
+
+interface NameArgs {
+  name: string;
+  'node-image'?: string;
+}
+
+const upCommand: CommandModule<object, NameArgs> = {
+  command: 'up',
+  describe: 'Create a single-node kind cluster for kind mode (needs `kind` and a container engine)',
+  builder: (y: Argv) =>
+    y
+      .option('name', nameOption)
+      .option('node-image', { type: 'string', describe: 'kindest/node image, e.g. kindest/node:v1.31.0' })
+      .example('$0 kind up', 'create cluster "attestorm" (context kind-attestorm)') as Argv<NameArgs>,
+  handler: async (args: ArgumentsCamelCase<NameArgs>) => {
+    await kindUp(checkName(args.name), args['node-image'] ? { nodeImage: args['node-image'] } : {});
+  },
+};
+
+const downCommand: CommandModule<object, NameArgs> = {
+  command: 'down',
+  describe: 'Delete the kind cluster',
+  builder: (y: Argv) => y.option('name', nameOption).example('$0 kind down --name ci', 'delete cluster "ci"') as Argv<NameArgs>,
+  handler: async (args: ArgumentsCamelCase<NameArgs>) => {
+    await kindDown(checkName(args.name));
+  },
+};
+
+interface CleanupArgs {
+  cluster?: string;
+  context?: string;
+  kubeconfig?: string;
+  'dry-run': boolean;
+}
+
+const cleanupCommand: CommandModule<object, CleanupArgs> = {
+  command: 'cleanup',
+  describe: 'Remove what kind runs left in a cluster (namespaces, ClusterRoles, bindings labelled app.kubernetes.io/managed-by=attestorm)',
+  builder: (y: Argv) =>
+    y
+      .option('cluster', { type: 'string', describe: 'kind[:<name>] (default kind:attestorm)' })
+      .option('context', { type: 'string', describe: 'A kubeconfig context instead of a kind cluster' })
+      .option('kubeconfig', { type: 'string', describe: 'Kubeconfig file (default: KUBECONFIG or ~/.kube/config)' })
+      .option('dry-run', { type: 'boolean', default: false, describe: 'List, remove nothing' })
+      .example('$0 kind cleanup --cluster kind:ci --dry-run', 'list leftovers in cluster "ci"') as Argv<CleanupArgs>,
+  handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
+    const kc = loadKubeConfig(parseClusterTarget({ cluster: args.cluster, context: args.context }), args.kubeconfig);
+    const found = await cleanupCluster(kc, { dryRun: args['dry-run'] });
+    for (const f of found) process.stdout.write(`${args['dry-run'] ? 'would delete' : 'deleted'} ${f}\n`);
+    process.stderr.write(found.length ? `attestorm kind cleanup: ${found.length} object(s)\n` : 'attestorm kind cleanup: nothing left behind\n');
+  },
+};
+
+interface GeneratorArgs {
+  socket: string;
+  workers: number;
+  port: number;
+  connection: ConnectionMode;
+  client: LoadClient;
+  deadline: string;
+  retry: RetryPolicy;
+  audience: string;
+  method: string[];
+  rate?: number;
+  'probe-timeout'?: string;
+}
+
+const generatorCommand: CommandModule<object, GeneratorArgs> = {
+  command: 'generator',
+  describe: 'Inside a generator pod: fork the workers, wait for the release, serve per-second counts on --port',
+  builder: (y: Argv) =>
+    y
+      .option('socket', { type: 'string', demandOption: true, describe: 'Workload API socket' })
+      .option('workers', { type: 'number', demandOption: true, describe: 'Worker processes to fork' })
+      .option('port', { type: 'number', default: 9100, describe: 'Port of the stats endpoint' })
+      .option('connection', { type: 'string', default: 'per-call', describe: 'per-call, per-worker or per-retry' })
+      .option('client', { type: 'string', default: 'h2', describe: 'h2 or grpc-js' })
+      .option('deadline', { type: 'string', default: '1s', describe: 'Deadline of each call' })
+      .option('retry', { type: 'string', default: 'immediate', describe: 'immediate or backoff' })
+      .option('audience', { type: 'string', default: 'attestorm', describe: 'JWT-SVID audience' })
+      .option('method', { type: 'string', array: true, default: ['FetchJWTSVID'], describe: 'Method[=weight], repeatable' })
+      .option('rate', { type: 'number', describe: 'Calls per second per worker (open loop)' })
+      .option('probe-timeout', { type: 'string', describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)' }) as Argv<GeneratorArgs>,
+  handler: async (args: ArgumentsCamelCase<GeneratorArgs>) => {
+    const deadlineMs = parseDurationMs(args.deadline);
+    if (deadlineMs === null) throw new ConfigError(`--deadline must be a duration like 200ms or 1s, got "${args.deadline}"`);
+    const probeMs = args['probe-timeout'] === undefined ? null : parseDurationMs(args['probe-timeout']);
+    if (probeMs === null && args['probe-timeout'] !== undefined) throw new ConfigError(`--probe-timeout must be a duration like 120s, got "${args['probe-timeout']}"`);
+    const gen = await startGenerator({
+      ...(probeMs !== null ? { probe: { timeoutMs: probeMs } } : {}),
+      podName: process.env.HOSTNAME ?? 'generator',
+      port: args.port,
+      load: {
+        socket: args.socket,
+        workersPerPod: args.workers,
+        connection: args.connection,
+        client: args.client,
+        deadlineMs,
+        retry: args.retry,
+        audience: args.audience,
+        methods: parseMethodMix(args.method),
+        ...(args.rate !== undefined ? { rate: args.rate } : {}),
+      },
+    });
+    const stop = () => void gen.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    await gen.finished;
+    // Serve the final dump until the runner has read it and deletes the namespace (SIGTERM); a
+    // runner that never comes back does not keep the pod forever.
+    setTimeout(stop, 10 * 60_000).unref();
+  },
+};
+
+export const kindCommand: CommandModule = {
+  command: 'kind <command>',
+  describe: 'Kind mode: render manifests, create/delete a kind cluster, clean up a cluster',
+  builder: (y: Argv) =>
+    y
+      .command(renderCommand)
+      .command(upCommand)
+      .command(downCommand)
+      .command(cleanupCommand)
+      .command(generatorCommand)
+      .demandCommand(1, 'Name a kind command: render, up, down or cleanup.'),
+  handler: () => {},
+};

@@ -1,0 +1,152 @@
+// Runs inside a generator pod: the project's pod process (which forks M workers) plus a small HTTP
+// endpoint the runner reaches through the API server's pod proxy. The pod waits paused until the
+// runner releases every pod together (POST go-<t0>-<endAt>), keeps every second it has merged, and
+// serves them (GET seconds-from-<k>) and a final dump (GET final). Paths are single segments: the
+// client URL-encodes the proxied path, so neither "/" nor "?" may appear in it.
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitForSvid } from './svid-probe.js';
+import { loadBundles, PodHandle, validateLoadOptions, WORKER_ENV, WORKER_EXEC_ARGV, podStartTimeoutMs, type IntervalData, type LoadOptions, type PodConfig } from '../load/index.js';
+
+export interface GeneratorOptions {
+  load: Omit<LoadOptions, 'pods' | 'durationMs' | 'maxCalls'>;
+  port: number;
+  host?: string;
+  /** The pod's name, reported back (the runner keys pods by it). */
+  podName: string;
+  /** Report ready only after one FetchJWTSVID succeeded on the socket (SPIRE: the entry has arrived). */
+  probe?: { timeoutMs: number };
+  /** Log lines (stdout in a pod). */
+  log?: (line: string) => void;
+}
+
+export interface GeneratorFinal {
+  pod: string;
+  ready: boolean;
+  released: boolean;
+  finished: boolean;
+  calls: number;
+  cpuMs: number;
+  workerPids: number[];
+  seconds: number;
+  failure: string | null;
+}
+
+export interface RunningGenerator {
+  url: string;
+  /** Resolves when the pod process has finished (after the release and the end time, or a stop). */
+  finished: Promise<void>;
+  final(): GeneratorFinal;
+  close(): Promise<void>;
+}
+
+export async function startGenerator(opts: GeneratorOptions): Promise<RunningGenerator> {
+  // durationMs only bounds validation here: the real end comes with the release.
+  const load = validateLoadOptions({ ...opts.load, pods: 1, durationMs: 100 });
+  const bundles = await loadBundles(load.client);
+  const startTimeoutMs = podStartTimeoutMs(load.workersPerPod, load.workersPerPod);
+  const podConfig: PodConfig = {
+    worker: {
+      socket: load.socket,
+      client: load.client,
+      connection: load.connection,
+      rate: load.rate ?? null,
+      deadlineMs: load.deadlineMs,
+      retry: load.retry,
+      methods: Object.entries(load.methods).filter(([, w]) => (w ?? 0) > 0) as PodConfig['worker']['methods'],
+      audience: load.audience,
+      maxCalls: null,
+    },
+    workers: load.workersPerPod,
+    workerBundle: bundles.worker,
+    startTimeoutMs,
+    workerExecArgv: WORKER_EXEC_ARGV,
+    workerEnv: { ...WORKER_ENV },
+  };
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const seconds: IntervalData[] = [];
+  const child = spawn(process.execPath, [bundles.pod, JSON.stringify(podConfig)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const pod = { uid: opts.podName, name: opts.podName };
+  const handle = new PodHandle(pod, child, startTimeoutMs, (_p, data) => void seconds.push(data));
+  let released = false;
+  // Without a probe the pod is ready when its workers are; with one, also once an SVID was fetched.
+  let probed = !opts.probe;
+  let probeFailure: string | null = null;
+  if (opts.probe) {
+    void waitForSvid(load.socket, load.audience, { timeoutMs: opts.probe.timeoutMs, stopped: () => handle.isFinished }).then((failure) => {
+      probed = failure === null;
+      probeFailure = failure;
+      log(JSON.stringify({ event: 'svid-probe', pod: opts.podName, ok: probed, ...(failure ? { failure } : {}) }));
+    });
+  }
+  const isReady = () => handle.isReady && probed;
+  handle.ready.then(
+    (pids) => log(JSON.stringify({ event: 'ready', pod: opts.podName, workers: pids.length })),
+    (err: Error) => log(JSON.stringify({ event: 'failed', pod: opts.podName, message: err.message })),
+  );
+
+  const final = (): GeneratorFinal => ({
+    pod: opts.podName,
+    ready: isReady(),
+    released,
+    finished: handle.isFinished,
+    calls: handle.calls,
+    cpuMs: handle.cpuMs,
+    workerPids: handle.workerPids,
+    seconds: seconds.length,
+    failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
+  });
+
+  const server: Server = createServer((req, res) => {
+    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!).replace(/^\/+/, '');
+    const send = (code: number, body: unknown) => {
+      res.writeHead(code, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    let m: RegExpExecArray | null;
+    if (req.method === 'GET' && path === 'ready') return send(isReady() ? 200 : 503, final());
+    if (req.method === 'GET' && path === 'final') return send(200, final());
+    if (req.method === 'GET' && (m = /^seconds-from-(\d+)$/.exec(path))) {
+      const from = Number(m[1]);
+      return send(200, { pod: opts.podName, finished: handle.isFinished, seconds: seconds.filter((s) => s.second >= from) });
+    }
+    if (req.method === 'POST' && (m = /^go-(\d+)-(\d+)$/.exec(path))) {
+      if (!isReady()) return send(409, { error: 'workers are not ready yet' });
+      if (!released) {
+        released = true;
+        handle.go({ type: 'go', t0: Number(m[1]), endAt: Number(m[2]) });
+        log(JSON.stringify({ event: 'released', pod: opts.podName, t0: Number(m[1]), endAt: Number(m[2]) }));
+      }
+      return send(200, final());
+    }
+    if (req.method === 'POST' && path === 'stop') {
+      handle.stop();
+      return send(200, final());
+    }
+    send(404, { error: `no such endpoint: ${req.method} ${path}` });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  void handle.finished.then(() => log(JSON.stringify({ event: 'final', ...final() })));
+
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    finished: handle.finished,
+    final,
+    async close() {
+      handle.stop();
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 3000);
+        await handle.finished;
+        clearTimeout(t);
+      }
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

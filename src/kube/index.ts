@@ -1,0 +1,27 @@
+// Kind mode: the scenarios as Kubernetes manifests, applied to a cluster and measured there.
+export * from './variant.js';
+export * from './names.js';
+export * from './objects.js';
+export { renderVariant, renderAgentSide, toYaml } from './render.js';
+export { manifestProblems } from './manifest-checks.js';
+export { renderScenario, renderContext, renderChecked, kindVariants, writeRendered } from './render-scenario.js';
+export type { RenderOptions, RenderedVariant } from './render-scenario.js';
+export { parseClusterTarget, loadKubeConfig, DEFAULT_KIND_CLUSTER } from './cluster-target.js';
+export type { ClusterTarget } from './cluster-target.js';
+export { preflight, normalizeImage, imagesOf } from './preflight.js';
+export type { PreflightResult } from './preflight.js';
+export { applyObjects } from './apply.js';
+export { AgentTracker, classifyTermination } from './agent-tracker.js';
+export type { Death } from './agent-tracker.js';
+export { startGenerator } from './generator-server.js';
+export type { GeneratorOptions, GeneratorFinal, RunningGenerator } from './generator-server.js';
+export { GeneratorCollector } from './generator-collector.js';
+export { teardownVariant, cleanupCluster } from './teardown.js';
+export { nodeCgroupRoot, KindAgentCgroup, readCgroupMemory, podSliceCandidates, containerScopeName } from './kind-cgroup.js';
+export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';
+export { runVariantInCluster } from './run-variant.js';
+export type { RunVariantInClusterOptions } from './run-variant.js';
+export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cli.js';
+export { openCluster } from './open-cluster.js';
+export type { OpenCluster } from './open-cluster.js';
+export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';

@@ -1,0 +1,52 @@
+// The plain-object form of the manifests kind mode renders, and the context every renderer gets.
+import type { KindImages, KindLoad, KindVariant } from './variant.js';
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+export interface RenderContext {
+  runId: string;
+  rep: number;
+  namespace: string;
+  variant: KindVariant;
+  load: KindLoad;
+  images: KindImages;
+  /** The cluster's name as spire-server's k8s_psat knows it (kind: the kind cluster name). */
+  clusterName: string;
+  /** Pin the agent and the generators to this node (the socket is a hostPath); absent: single-node cluster. */
+  nodeName?: string;
+  trustDomain: string;
+}
+
+/** Port of the generator pods' stats endpoint (reached through the API server's pod proxy). */
+export const GENERATOR_PORT = 9100;
+/** Port of the reference agent's metrics (host network). */
+export const AGENT_METRICS_PORT = 9988;
+/** Non-root uid of the project's image (the node image's `node` user). */
+export const PROJECT_UID = 1000;
+/** Where the project's image keeps the bundled CLI. */
+export const PROJECT_CLI = '/app/dist/cli/main.mjs';
+
+/** A memory quantity: Mi or Ki when exact, else bytes. */
+export function quantity(bytes: number): string {
+  if (bytes % 2 ** 20 === 0) return `${bytes / 2 ** 20}Mi`;
+  if (bytes % 1024 === 0) return `${bytes / 1024}Ki`;
+  return String(bytes);
+}
+
+/** Bytes of a Kubernetes memory quantity (the binary and decimal suffixes; no fractions needed here). */
+export function quantityBytes(q: string | number): number | null {
+  if (typeof q === 'number') return q;
+  const m = /^(\d+)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(q);
+  if (!m) return null;
+  const mult: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 };
+  return Number(m[1]) * mult[m[2] ?? '']!;
+}
+
+export function meta(ctx: RenderContext, name: string, labels: Record<string, string>, namespaced = true): KubeObject['metadata'] {
+  return namespaced ? { name, namespace: ctx.namespace, labels } : { name, labels };
+}

@@ -1,0 +1,50 @@
+// The namespace of one variant run and the shared socket directory every pod mounts.
+import { labels } from './names.js';
+import { meta, type KubeObject, type RenderContext } from './objects.js';
+import { SOCKET_DIR } from './variant.js';
+
+export function baseLabels(ctx: RenderContext, extra: Record<string, string> = {}): Record<string, string> {
+  return labels(ctx.runId, ctx.variant.name, extra);
+}
+
+export function renderNamespace(ctx: RenderContext): KubeObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ctx.namespace, labels: baseLabels(ctx) } };
+}
+
+/** The node directory that holds this run's socket: per namespace, so leftovers never collide. */
+export function hostSocketDir(ctx: RenderContext): string {
+  return `/run/attestorm/${ctx.namespace}`;
+}
+
+/** The socket directory as a hostPath volume (the directory, not the file: a restarted agent recreates the socket). */
+export function socketVolume(ctx: RenderContext): Record<string, unknown> {
+  return { name: 'agent-socket', hostPath: { path: hostSocketDir(ctx), type: 'DirectoryOrCreate' } };
+}
+
+export function socketMount(readOnly: boolean): Record<string, unknown> {
+  return { name: 'agent-socket', mountPath: SOCKET_DIR, readOnly };
+}
+
+export function serviceAccount(ctx: RenderContext, name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(ctx, name, baseLabels(ctx)) };
+}
+
+/** Pins a pod to the run's node when one is named (generators must share the agent's node). */
+export function nodePlacement(ctx: RenderContext): Record<string, unknown> {
+  return ctx.nodeName ? { nodeSelector: { 'kubernetes.io/hostname': ctx.nodeName } } : {};
+}
+
+/** A ClusterRole (cluster-scoped: deleted by label at teardown) and its binding to a service account. */
+export function clusterRoleFor(ctx: RenderContext, name: string, sa: string, rules: Array<Record<string, unknown>>): KubeObject[] {
+  const l = baseLabels(ctx);
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name, labels: l }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name, labels: l },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ctx.namespace }],
+    },
+  ];
+}

@@ -1,0 +1,21 @@
+// Everything one variant run applies, in apply order, and its YAML form for `attestorm kind render`.
+import { stringify } from 'yaml';
+import type { KubeObject, RenderContext } from './objects.js';
+import { renderReferenceAgent } from './render-agent-reference.js';
+import { renderSpire } from './render-agent-spire.js';
+import { renderNamespace } from './render-base.js';
+import { renderGenerators } from './render-generators.js';
+
+/** Agent side (namespace, RBAC, agent) — applied and waited for before the generators. */
+export function renderAgentSide(ctx: RenderContext): KubeObject[] {
+  const agent = ctx.variant.kind === 'spire' ? renderSpire(ctx) : renderReferenceAgent(ctx);
+  return [renderNamespace(ctx), ...agent];
+}
+
+export function renderVariant(ctx: RenderContext): KubeObject[] {
+  return [...renderAgentSide(ctx), ...renderGenerators(ctx)];
+}
+
+export function toYaml(objects: KubeObject[]): string {
+  return objects.map((o) => `---\n${stringify(o)}`).join('');
+}

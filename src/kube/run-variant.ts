@@ -1,0 +1,227 @@
+// One repetition of one variant in a cluster: preflight, apply the agent side, watch it become
+// ready, apply the generator pods, release them together, pull their seconds through the pod
+// proxy while the agent's cgroup is sampled every 100 ms, save the logs, tear the namespace down.
+// Returns the same RepMeasurement the local runner produces and writes the same run folder.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { RunError } from '../errors.js';
+import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
+import type { DeathRecord, EventSample, Phase, RepMeasurement, SampleLine, Scenario } from '../scenario/index.js';
+import { saveLogs } from './agent-logs.js';
+import { AgentTracker, type Death } from './agent-tracker.js';
+import { applyObjects } from './apply.js';
+import { GeneratorCollector } from './generator-collector.js';
+import { KindAgentCgroup, type NodeCgroupRoot } from './kind-cgroup.js';
+import { generatorPodName, ROLE_LABEL } from './names.js';
+import { preflight, type PreflightResult } from './preflight.js';
+import { renderAgentSide } from './render.js';
+import { renderGenerators } from './render-generators.js';
+import { renderChecked, renderContext } from './render-scenario.js';
+import { kindMemorySampler } from './sampler-kind-memory.js';
+import { podMetricsSampler } from './sampler-pod-metrics.js';
+import { teardownVariant } from './teardown.js';
+import { DEFAULT_IMAGES, type KindImages, type KindVariant } from './variant.js';
+import { createGeneratorEntry } from './spire-entries.js';
+import { sleep, waitFor } from './wait.js';
+import { watchPods } from './watch-pods.js';
+
+export interface RunVariantInClusterOptions {
+  /** From loadKubeConfig(parseClusterTarget({ cluster, context })). */
+  kc: KubeConfig;
+  /** The kind cluster name, or the name spire-server's k8s_psat should use for another cluster. */
+  clusterName: string;
+  scenario: Scenario;
+  variant: KindVariant;
+  runId: string;
+  rep: number;
+  /** The run folder; this writes <dirName>/samples.ndjson and the logs there. */
+  runDir: string;
+  /** Folder name of this repetition (the local runner's `<variant>.r<rep>`). */
+  dirName: string;
+  images?: Partial<KindImages>;
+  /** The node container's cgroup on this host (kind); null: no 100 ms memory series (other clusters). */
+  nodeCgroup: NodeCgroupRoot | null;
+  signal: AbortSignal;
+  onSample?(line: SampleLine): void;
+  /** Cluster and node facts for results.json (platform kind). */
+  onPreflight?(facts: PreflightResult): void;
+  timeouts?: { agentReadyMs?: number; generatorsReadyMs?: number };
+  /** Leave the namespace for inspection (--keep). */
+  keep?: boolean;
+}
+
+const END_GRACE_MS = 3000;
+
+export async function runVariantInCluster(o: RunVariantInClusterOptions): Promise<RepMeasurement> {
+  const s = o.scenario;
+  const images = { ...DEFAULT_IMAGES, ...o.images };
+  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName });
+  const all = renderChecked(ctx);
+  const dir = join(o.runDir, o.dirName);
+  mkdirSync(dir, { recursive: true });
+  const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
+
+  let origin: number | null = null;
+  const held: Array<{ at: number; type: EventSample['type']; detail?: string; phase?: Phase }> = [];
+  const t = () => Date.now() - (origin ?? Date.now());
+  const emit = (line: SampleLine) => {
+    writer.write(line);
+    o.onSample?.(line);
+  };
+  const event = (type: EventSample['type'], detail?: string, phase?: Phase) => {
+    const extra = { ...(phase ? { phase } : {}), ...(detail ? { detail } : {}) };
+    if (origin === null) held.push({ at: Date.now(), type, ...extra });
+    else emit({ kind: 'event', t: t(), type, ...extra });
+  };
+  // Phases on the timeline, as the local runner marks them; every death carries the phase it fell in.
+  const phases: Array<{ at: number; phase: Phase }> = [];
+  const enter = (phase: Phase) => {
+    phases.push({ at: Date.now(), phase });
+    event('phase', undefined, phase);
+  };
+  const phaseAt = (at: number): Phase => [...phases].reverse().find((p) => p.at <= at)?.phase ?? 'starting-pods';
+
+  const m: RepMeasurement = {
+    runDir: o.dirName,
+    memoryLimitBytes: o.variant.memoryLimitBytes,
+    peakMemoryBytes: 0,
+    oomKills: 0,
+    restarts: 0,
+    downtimeSeconds: 0,
+    loadSeconds: 0,
+    counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+    histograms: {},
+    peakInflightAttestations: null,
+    rejectionsByKeyType: {},
+    workerMemoryBytes: null,
+    deaths: [],
+  };
+
+  const facts = await preflight(o.kc, all, { localImages: [images.project] });
+  o.onPreflight?.(facts);
+
+  let cg: KindAgentCgroup | null = null;
+  let agentPod: V1Pod | null = null;
+  let stuck: string | null = null;
+  let watchError: Error | null = null;
+  const tracker = new AgentTracker({
+    container: 'agent',
+    event,
+    oomKillRose: () => cg?.oomKillRose() ?? null,
+    onContainerChange: (id) => {
+      if (cg) cg.setContainer(id);
+      event('agent-start', id);
+    },
+    onStuck: (reason) => (stuck = reason),
+  });
+  const failure = () =>
+    stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
+  const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
+  let loop: SamplerLoop | null = null;
+  const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
+  const watch = watchPods(
+    o.kc,
+    ctx.namespace,
+    `${ROLE_LABEL}=agent`,
+    (type, pod) => {
+      if (type === 'DELETED') return;
+      agentPod = pod;
+      if (!cg && o.nodeCgroup && pod.metadata?.uid) cg = new KindAgentCgroup(o.nodeCgroup, pod.metadata.uid);
+      tracker.observe(pod);
+    },
+    (err) => (watchError = err),
+  );
+  const onAbort = () => event('interrupted');
+  o.signal.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    enter('starting-pods');
+    await applyObjects(o.kc, renderAgentSide(ctx));
+    event('note', `agent applied in ${ctx.namespace}`);
+    const agentReady = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => tracker.ready, {
+      timeoutMs: o.timeouts?.agentReadyMs ?? 120_000,
+      signal: o.signal,
+      failure,
+    });
+    if (!agentReady) return m;
+    // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
+    if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
+
+    const podNames = Array.from({ length: ctx.load.pods }, (_, i) => generatorPodName(i));
+    const collector = new GeneratorCollector(o.kc, ctx.namespace, podNames);
+    try {
+      await applyObjects(o.kc, renderGenerators(ctx));
+      const ready = await waitFor(`the generator pods in ${ctx.namespace} did not fork their workers`, () => collector.allReady(), {
+        timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000,
+        pollMs: 1000,
+        signal: o.signal,
+        failure,
+      });
+      if (!ready) return m;
+
+      // t counts toward the planned load start (negative during warm-up), as in the local runner.
+      origin = Date.now() + s.warmup;
+      for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.phase ? { phase: h.phase } : {}), ...(h.detail ? { detail: h.detail } : {}) });
+      const samplers: Sampler[] = [memory];
+      if (o.variant.kind === 'reference') samplers.push(metrics);
+      loop = new SamplerLoop(samplers, writer, t);
+      if (o.onSample) loop.onSample(o.onSample);
+      loop.start();
+      enter('warmup');
+      event('warmup-start');
+      await sleep(s.warmup, o.signal);
+      if (o.signal.aborted) return m;
+
+      const t0 = Date.now() + 200;
+      const endAt = t0 + s.duration;
+      origin = t0;
+      await collector.release(t0, endAt);
+      enter('load');
+      event('load-start');
+      const hardEnd = endAt + s.load.deadline + END_GRACE_MS;
+      while (Date.now() < hardEnd && !o.signal.aborted) {
+        await sleep(1000, o.signal);
+        await collector.pull();
+        for (const line of collector.emitComplete()) loop.emit(line);
+        if (Date.now() >= endAt) {
+          if (phases.at(-1)?.phase === 'load') enter('drain');
+          await collector.collectFinals();
+          if (collector.allFinished()) break;
+        }
+        const f = failure();
+        if (f && !stuck) throw f;
+      }
+      m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
+      event('load-end');
+      enter('stop');
+      if (o.signal.aborted) await collector.stop();
+      await collector.pull();
+      for (const line of collector.agg.emitAll()) loop.emit(line);
+      m.counts = { ...collector.agg.totals };
+      m.histograms = collector.agg.encodedWholeRun();
+    } finally {
+      collector.agg.destroy();
+    }
+    return m;
+  } finally {
+    o.signal.removeEventListener('abort', onAbort);
+    loop?.stop();
+    watch.stop();
+    m.peakMemoryBytes = memory.peakBytes();
+    m.restarts = tracker.restarts;
+    m.peakInflightAttestations = metrics.peakInflight();
+    m.rejectionsByKeyType = metrics.rejections();
+    m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
+    const deaths: Death[] = tracker.deaths;
+    m.deaths = deaths.map((d): DeathRecord => {
+      const phase = phaseAt(d.seenAt);
+      return { rep: o.rep, atMs: d.seenAt - (origin ?? d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
+    });
+    m.oomKills = m.deaths.filter((d) => d.counted).length;
+    const podName = (agentPod as V1Pod | null)?.metadata?.name;
+    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
+    writer.close();
+    if (!o.keep) await teardownVariant(o.kc, ctx.namespace).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+  }
+}

