@@ -1,0 +1,25 @@
+// Real SPIRE beside attestorm: find the user's binaries, run a local spire-server and spire-agent
+// (configs generated, logs kept), register sandbox pods, prove a pod gets an SVID, read SPIRE's
+// metrics. attestorm ships no SPIRE; see the README, "Real SPIRE agents".
+export { findSpireBinaries, spireVersion } from './binaries.js';
+export type { FindSpireOptions, SpireBinaries, SpireBinaryName } from './binaries.js';
+export { renderHcl, mergeHcl } from './hcl.js';
+export type { HclTree, HclValue, HclScalar } from './hcl.js';
+export { renderServerConfig, serverConfigTree } from './config-server.js';
+export type { ServerConfigInput } from './config-server.js';
+export { renderAgentConfig, agentConfigTree, kubeletAccessFor } from './config-agent.js';
+export type { AgentConfigInput, KubeletAccess } from './config-agent.js';
+export { parseSpireOptions, spireOptionsSchema, spireRateLimitsSchema, limiterEnabled, SPIRE_RATE_LIMIT_KEYS, SPIRE_RATE_LIMIT_METHODS } from './options.js';
+export type { SpireOptions, ResolvedSpireOptions, SpireRateLimits, SpireRateLimitKey } from './options.js';
+export { startSpireServer, SpireServer, MAX_SOCKET_PATH } from './server.js';
+export type { StartSpireServerOptions } from './server.js';
+export { workloadIdFor, entriesJson, checkBatchOutput } from './entries.js';
+export type { PodForEntry, EntryJson } from './entries.js';
+export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog } from './agent.js';
+export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand } from './agent.js';
+export { probeSvid } from './svid-probe.js';
+export type { ProbeSvidOptions, ProbeResult, PodSpawner } from './svid-probe.js';
+export { scrapeSpireMetrics, spireMetricsSampleFrom } from './metrics.js';
+export type { SpireMetricsSample } from './metrics.js';
+export { lastLogLines, quoteLog } from './log-tail.js';
+export { freeLoopbackPort, freeLoopbackPorts } from './free-port.js';
