@@ -113,6 +113,15 @@ export async function prepareSpireAgent(o: PrepareSpireAgentOptions): Promise<Sp
 // "Workload API/SDS rate limiting enabled" with method=<path> limit=<n>, once per limited method.
 const LIMITER_LINE = 'rate limiting enabled';
 
+/** The limited method (and its limit) a log line announces, or null for any other line. */
+export function limiterAnnouncement(line: string): { method: string; limit: number } | null {
+  if (!line.includes(LIMITER_LINE)) return null;
+  // Text format (method=/x limit=10) or JSON ("method":"/x","limit":10).
+  const method = /\bmethod"?[=:]"?([^\s",}]+)/.exec(line)?.[1];
+  if (!method) return null;
+  return { method, limit: Number(/\blimit"?[=:]"?(\d+)/.exec(line)?.[1] ?? NaN) };
+}
+
 /** Methods (and limits) the agent's log says SPIRE's limiter is on for, reading from byte `from`. */
 export function limitedMethodsInLog(logFile: string, from = 0): Map<string, number> {
   const out = new Map<string, number>();
@@ -123,12 +132,22 @@ export function limitedMethodsInLog(logFile: string, from = 0): Map<string, numb
     return out;
   }
   for (const line of text.split('\n')) {
-    if (!line.includes(LIMITER_LINE)) continue;
-    const method = /method="?([^\s"]+)"?/.exec(line)?.[1];
-    const limit = Number(/limit="?(\d+)"?/.exec(line)?.[1]);
-    if (method) out.set(method, Number.isFinite(limit) ? limit : NaN);
+    const a = limiterAnnouncement(line);
+    if (a) out.set(a.method, a.limit);
   }
   return out;
+}
+
+/** Configured methods the agent did not announce; empty when all are (or none are configured). */
+export function unannouncedLimits(plan: SpireAgentPlan, seen: ReadonlyMap<string, number>): string[] {
+  return plan.expectedLimitedMethods().filter((m) => !seen.has(m));
+}
+
+export function limiterNotLoggedError(plan: SpireAgentPlan, missing: readonly string[], logFile: string): RunError {
+  return new RunError(
+    `spire-agent did not log "Workload API/SDS ${LIMITER_LINE}" for ${missing.join(', ')} although rateLimits set it; ` +
+      `this build (${plan.binary}) may predate SPIRE's Workload API limiter. See ${logFile}`,
+  );
 }
 
 /**
@@ -136,16 +155,8 @@ export function limitedMethodsInLog(logFile: string, from = 0): Map<string, numb
  * limiter (before SPIRE PR #6724) or a misspelled key would otherwise run unlimited in silence.
  */
 export function assertLimiterLogged(plan: SpireAgentPlan, logFile: string, from = 0): void {
-  const want = plan.expectedLimitedMethods();
-  if (want.length === 0) return;
-  const seen = limitedMethodsInLog(logFile, from);
-  const missing = want.filter((m) => !seen.has(m));
-  if (missing.length > 0) {
-    throw new RunError(
-      `spire-agent did not log "Workload API/SDS ${LIMITER_LINE}" for ${missing.join(', ')} although rateLimits set it; ` +
-        `this build (${plan.binary}) may predate SPIRE's Workload API limiter. See ${logFile}`,
-    );
-  }
+  const missing = unannouncedLimits(plan, limitedMethodsInLog(logFile, from));
+  if (missing.length > 0) throw limiterNotLoggedError(plan, missing, logFile);
 }
 
 export interface StartSpireAgentOptions {

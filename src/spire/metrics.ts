@@ -3,7 +3,7 @@
 // series the reference agent has no equal for, under `spire`. SPIRE counts no kubelet fetches and
 // no attestations in flight: those stay null.
 import type { MetricsSample } from '../scenario/index.js';
-import { parsePrometheusText, type PromSample } from '../sample/index.js';
+import { parsePrometheusText, registerSampler, type PromSample, type Sampler, type SamplerTarget } from '../sample/index.js';
 
 /** A metrics sample with SPIRE's own series; every count is cumulative since the agent started. */
 export interface SpireMetricsSample extends MetricsSample {
@@ -73,3 +73,21 @@ export async function scrapeSpireMetrics(url: string, t: number, timeoutMs = 900
     return null;
   }
 }
+
+/** The sampler of SPIRE's telemetry, once a second on the run's timeline (as the reference agent's). */
+export function spireMetricsSampler(target: SamplerTarget, opts: { intervalMs?: number } = {}): Sampler {
+  const getUrl = target.metricsUrl;
+  if (!getUrl) throw new Error('the spire-metrics sampler needs a metrics URL');
+  const intervalMs = opts.intervalMs ?? 1000;
+  return {
+    name: 'spire-metrics',
+    intervalMs,
+    async sample(t) {
+      const url = getUrl();
+      // A starving agent must not stall the sampler loop: give up well before the next scrape.
+      return url ? scrapeSpireMetrics(url, t, Math.max(200, intervalMs - 100)) : null;
+    },
+  };
+}
+
+registerSampler('spire-metrics', spireMetricsSampler);

@@ -176,3 +176,18 @@ describe('registration entries', () => {
     expect(() => checkBatchOutput('oops', 1)).toThrow(/printed no JSON/);
   });
 });
+
+describe('limiterAnnouncement', () => {
+  it("reads SPIRE's 'rate limiting enabled' line (text and JSON log formats)", async () => {
+    const { limiterAnnouncement } = await import('../../src/spire/index.js');
+    expect(limiterAnnouncement('time="2026-12-01T04:00:00Z" level=info msg="Workload API/SDS rate limiting enabled" limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID subsystem_name=endpoints')).toEqual({
+      method: '/SpiffeWorkloadAPI/FetchJWTSVID',
+      limit: 10,
+    });
+    expect(limiterAnnouncement('{"level":"info","limit":5,"method":"/SpiffeWorkloadAPI/FetchX509SVID","msg":"Workload API/SDS rate limiting enabled"}')).toEqual({
+      method: '/SpiffeWorkloadAPI/FetchX509SVID',
+      limit: 5,
+    });
+    expect(limiterAnnouncement('level=info msg="Starting agent APIs"')).toBeNull();
+  });
+});
