@@ -113,6 +113,28 @@ export async function prepareSpireAgent(o: PrepareSpireAgentOptions): Promise<Sp
 // "Workload API/SDS rate limiting enabled" with method=<path> limit=<n>, once per limited method.
 const LIMITER_LINE = 'rate limiting enabled';
 
+// SPIRE retries node attestation forever with back-off; a refused join token never heals.
+const REFUSED_TOKEN = /failed to attest: (join token [^"]*)/;
+
+/** The server's refusal of the agent's join token, from a log line; null for any other line. */
+export function joinTokenRefusal(line: string): string | null {
+  const m = REFUSED_TOKEN.exec(line);
+  return m ? `the server refused its join token (${m[1]!.replace(/\\"/g, '"')})` : null;
+}
+
+function refusalInLog(logFile: string, from: number): string | null {
+  try {
+    const text = readFileSync(logFile).subarray(from).toString('utf8');
+    for (const line of text.split('\n')) {
+      const r = joinTokenRefusal(line);
+      if (r) return r;
+    }
+  } catch {
+    // No log yet.
+  }
+  return null;
+}
+
 /** The limited method (and its limit) a log line announces, or null for any other line. */
 export function limiterAnnouncement(line: string): { method: string; limit: number } | null {
   if (!line.includes(LIMITER_LINE)) return null;
@@ -219,7 +241,14 @@ export async function startSpireAgent(plan: SpireAgentPlan, o: StartSpireAgentOp
   });
   const agent = new RunningSpireAgent(plan, child, o.logFile, logStart, o.graceMs ?? 5000);
   try {
-    await waitReady({ what: `spire-agent (${plan.binary})`, child, healthPort: plan.healthPort, timeoutMs: o.startTimeoutMs ?? 30_000, logFile: o.logFile });
+    await waitReady({
+      what: `spire-agent (${plan.binary})`,
+      child,
+      healthPort: plan.healthPort,
+      timeoutMs: o.startTimeoutMs ?? 30_000,
+      logFile: o.logFile,
+      failure: () => refusalInLog(o.logFile, logStart),
+    });
     assertLimiterLogged(plan, o.logFile, logStart);
     return agent;
   } catch (err) {

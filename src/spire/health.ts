@@ -22,6 +22,8 @@ export interface WaitReadyOptions {
   timeoutMs: number;
   logFile: string;
   pollMs?: number;
+  /** Checked on every poll: a reason to give up now (e.g. the server refused the join token). */
+  failure?: () => string | null;
 }
 
 /** Resolves once /ready answers 200; throws (quoting the log) if the process exits or time runs out. */
@@ -38,6 +40,8 @@ export async function waitReady(o: WaitReadyOptions): Promise<number> {
         exit ??= o.child.signalCode ?? `code ${o.child.exitCode}`;
         throw new ChildProcessError(`${o.what} exited before it was ready (${exit}).${quoteLog(o.logFile)}`);
       }
+      const failure = o.failure?.();
+      if (failure) throw new ChildProcessError(`${o.what} cannot become ready: ${failure}.${quoteLog(o.logFile)}`);
       if (await isReady(o.healthPort)) return Date.now() - started;
       if (Date.now() >= deadline) throw new TimeoutError(`${o.what} was not ready within ${o.timeoutMs} ms (GET http://127.0.0.1:${o.healthPort}/ready).${quoteLog(o.logFile)}`);
       await new Promise((r) => setTimeout(r, pollMs));

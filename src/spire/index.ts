@@ -15,7 +15,7 @@ export { startSpireServer, SpireServer, MAX_SOCKET_PATH } from './server.js';
 export type { StartSpireServerOptions } from './server.js';
 export { workloadIdFor, entriesJson, checkBatchOutput } from './entries.js';
 export type { PodForEntry, EntryJson } from './entries.js';
-export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement } from './agent.js';
+export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement, joinTokenRefusal } from './agent.js';
 export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand } from './agent.js';
 export { probeSvid } from './svid-probe.js';
 export type { ProbeSvidOptions, ProbeResult, PodSpawner } from './svid-probe.js';

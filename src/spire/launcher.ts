@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ChildProcessError, RunError } from '../errors.js';
 import { isRunning } from '../util/index.js';
-import { limiterAnnouncement, limiterNotLoggedError, unannouncedLimits, type SpireAgentPlan } from './agent.js';
+import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, unannouncedLimits, type SpireAgentPlan } from './agent.js';
 import { isReady } from './health.js';
 import { quoteLog } from './log-tail.js';
 import type { SpireServer } from './server.js';
@@ -52,12 +52,15 @@ export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, lo
     },
     async ready(child, onLine, signal) {
       const announced = new Map<string, number>();
+      let refused: string | null = null;
       onLine((line) => {
         const a = limiterAnnouncement(line);
         if (a) announced.set(a.method, a.limit);
+        refused ??= joinTokenRefusal(line);
       });
       // Exits and timeouts are the supervisor's to report; here only "not yet".
-      while (!signal.aborted && isRunning(child) && !(await isReady(plan.healthPort))) await sleep(POLL_MS, signal);
+      while (!signal.aborted && isRunning(child) && refused === null && !(await isReady(plan.healthPort))) await sleep(POLL_MS, signal);
+      if (refused !== null) throw new ChildProcessError(`spire-agent cannot become ready: ${refused}.${quoteLog(logFile)}`);
       const until = Date.now() + ANNOUNCE_GRACE_MS;
       while (!signal.aborted && isRunning(child) && unannouncedLimits(plan, announced).length > 0 && Date.now() < until) await sleep(POLL_MS, signal);
       if (signal.aborted) throw new RunError('spire-agent start was interrupted');

@@ -4,6 +4,7 @@
 // no attestations in flight: those stay null.
 import type { MetricsSample } from '../scenario/index.js';
 import { parsePrometheusText, registerSampler, type PromSample, type Sampler, type SamplerTarget } from '../sample/index.js';
+import { SPIRE_RATE_LIMIT_METHODS } from './options.js';
 
 /** A metrics sample with SPIRE's own series; every count is cumulative since the agent started. */
 export interface SpireMetricsSample extends MetricsSample {
@@ -14,8 +15,10 @@ export interface SpireMetricsSample extends MetricsSample {
     attestationsByStatus: Record<string, number>;
     /** Sum (ms) and count of the attestation latency summary; mean = sum / count. */
     attestationElapsed: { sumMs: number; count: number } | null;
-    /** Rate-limit rejections by gRPC method. */
+    /** Rate-limit rejections by gRPC method (/SpiffeWorkloadAPI/FetchJWTSVID). */
     rateLimitedByMethod: Record<string, number>;
+    /** Workload API connections accepted since the agent started. */
+    connectionsOpened: number | null;
     /** Every attestor's calls by attestor and status, e.g. { "k8s/OK": 10 }. */
     attestorCalls: Record<string, number>;
   };
@@ -40,9 +43,22 @@ function byLabels(samples: readonly PromSample[], name: string, labels: readonly
   return out;
 }
 
+// The Prometheus sink rewrites label values ("/SpiffeWorkloadAPI/FetchJWTSVID" becomes
+// "_SpiffeWorkloadAPI_FetchJWTSVID"): map the known methods back to their gRPC names.
+const sanitize = (m: string) => m.replace(/[^A-Za-z0-9_]/g, '_');
+const METHOD_BY_LABEL = new Map(Object.values(SPIRE_RATE_LIMIT_METHODS).map((m) => [sanitize(m), m]));
+
+function methodName(label: string): string {
+  return METHOD_BY_LABEL.get(label) ?? label;
+}
+
 /** The SPIRE metrics sample for one scrape. */
 export function spireMetricsSampleFrom(t: number, samples: readonly PromSample[]): SpireMetricsSample {
-  const rateLimitedByMethod = byLabels(samples, 'spire_agent_workload_api_rate_limit_exceeded', ['method']);
+  const rateLimitedByMethod: Record<string, number> = {};
+  for (const [label, n] of Object.entries(byLabels(samples, 'spire_agent_workload_api_rate_limit_exceeded', ['method']))) {
+    const m = methodName(label);
+    rateLimitedByMethod[m] = (rateLimitedByMethod[m] ?? 0) + n;
+  }
   const rejected = Object.values(rateLimitedByMethod).reduce((a, b) => a + b, 0);
   const elapsedSum = sumOf(samples, 'spire_agent_workload_api_workload_attestation_elapsed_time_sum');
   const elapsedCount = sumOf(samples, 'spire_agent_workload_api_workload_attestation_elapsed_time_count');
@@ -58,6 +74,7 @@ export function spireMetricsSampleFrom(t: number, samples: readonly PromSample[]
       attestationsByStatus: byLabels(samples, 'spire_agent_workload_api_workload_attestation', ['status']),
       attestationElapsed: elapsedSum !== null && elapsedCount !== null ? { sumMs: elapsedSum, count: elapsedCount } : null,
       rateLimitedByMethod,
+      connectionsOpened: sumOf(samples, 'spire_agent_workload_api_connection'),
       attestorCalls: byLabels(samples, 'spire_agent_workload_api_workload_attestor', ['attestor', 'status']),
     },
   };

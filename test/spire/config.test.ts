@@ -191,3 +191,13 @@ describe('limiterAnnouncement', () => {
     expect(limiterAnnouncement('level=info msg="Starting agent APIs"')).toBeNull();
   });
 });
+
+describe('joinTokenRefusal', () => {
+  it("recognises the server refusing a used or unknown join token in SPIRE's log", async () => {
+    const { joinTokenRefusal } = await import('../../src/spire/index.js');
+    expect(
+      joinTokenRefusal('time="x" level=warning msg="Failed to retrieve attestation result" error="failed to receive attestation response: rpc error: code = InvalidArgument desc = failed to attest: join token does not exist or has already been used" retry_interval=4.7s'),
+    ).toBe('the server refused its join token (join token does not exist or has already been used)');
+    expect(joinTokenRefusal('level=info msg="Node attestation was successful"')).toBeNull();
+  });
+});

@@ -1,4 +1,5 @@
-// SPIRE's Prometheus text (names and labels as spire-agent 1.16 prints them) read into metrics samples.
+// SPIRE's Prometheus text (names and labels as spire-agent 1.16.0-dev prints them: a host label,
+// method label values with / rewritten to _) read into metrics samples.
 import { describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '../../src/sample/index.js';
 import { spireMetricsSampleFrom } from '../../src/spire/index.js';
@@ -6,10 +7,13 @@ import { spireMetricsSampleFrom } from '../../src/spire/index.js';
 const TEXT = `
 # HELP spire_agent_workload_api_connections spire_agent_workload_api_connections
 # TYPE spire_agent_workload_api_connections gauge
-spire_agent_workload_api_connections 7
+spire_agent_workload_api_connections{host="vm"} 7
+# TYPE spire_agent_workload_api_connection counter
+spire_agent_workload_api_connection{host="vm"} 11
 # TYPE spire_agent_workload_api_rate_limit_exceeded counter
-spire_agent_workload_api_rate_limit_exceeded{method="/SpiffeWorkloadAPI/FetchJWTSVID"} 120
-spire_agent_workload_api_rate_limit_exceeded{method="/SpiffeWorkloadAPI/FetchX509SVID"} 3
+spire_agent_workload_api_rate_limit_exceeded{host="vm",method="_SpiffeWorkloadAPI_FetchJWTSVID"} 120
+spire_agent_workload_api_rate_limit_exceeded{host="vm",method="_SpiffeWorkloadAPI_FetchX509SVID"} 3
+spire_agent_workload_api_rate_limit_exceeded{host="vm",method="_some_Other"} 1
 # TYPE spire_agent_rpc_workload_api_fetch_jwtsvid counter
 spire_agent_rpc_workload_api_fetch_jwtsvid{status="OK"} 40
 spire_agent_rpc_workload_api_fetch_jwtsvid{status="Unavailable"} 123
@@ -31,13 +35,14 @@ describe('spireMetricsSampleFrom', () => {
       t: 1000,
       inflightAttestations: null,
       openConnections: 7,
-      rejectedByKeyType: { 'selector-set': 123 },
+      rejectedByKeyType: { 'selector-set': 124 },
       kubeletFetches: null,
       spire: {
         fetchJwtSvidByStatus: { OK: 40, Unavailable: 123 },
         attestationsByStatus: { OK: 163 },
         attestationElapsed: { sumMs: 815, count: 163 },
-        rateLimitedByMethod: { '/SpiffeWorkloadAPI/FetchJWTSVID': 120, '/SpiffeWorkloadAPI/FetchX509SVID': 3 },
+        rateLimitedByMethod: { '/SpiffeWorkloadAPI/FetchJWTSVID': 120, '/SpiffeWorkloadAPI/FetchX509SVID': 3, _some_Other: 1 },
+        connectionsOpened: 11,
         attestorCalls: { 'k8s/OK': 160, 'unix/OK': 163 },
       },
     });

@@ -133,6 +133,9 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     expect(m!.rejectedByKeyType['selector-set']).toBeGreaterThanOrEqual(limited);
     expect(m!.spire.fetchJwtSvidByStatus.OK).toBeGreaterThan(0);
     expect(m!.openConnections).not.toBeNull();
+    expect(m!.spire.connectionsOpened).toBeGreaterThan(0);
+    expect(m!.spire.attestationsByStatus.OK).toBeGreaterThan(0);
+    expect(m!.spire.attestorCalls['k8s/OK']).toBeGreaterThan(0);
   });
 
   it('a pod without an entry gets no SVID: the probe times out quoting PERMISSION_DENIED', async () => {
@@ -154,10 +157,13 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     console.log(`after restart: SVID after ${got.afterMs} ms`);
     await again.close();
     agents.pop();
-    // The same token a second time: SPIRE refuses it, and the error quotes the agent's log.
+    // The same token a second time: SPIRE refuses it (and would retry forever); the start fails
+    // at once, quoting the agent's log.
+    const t0 = Date.now();
     const err = await startSpireAgent(plan, { token, logFile: join(outDir, 'agent-reused.log'), startTimeoutMs: 20_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChildProcessError);
-    expect((err as Error).message).toMatch(/spire-agent .* exited before it was ready .*Last lines of .*agent-reused\.log/s);
+    expect((err as Error).message).toMatch(/spire-agent .* cannot become ready: the server refused its join token \(join token does not exist or has already been used\).*Last lines of .*agent-reused\.log/s);
+    expect(Date.now() - t0).toBeLessThan(20_000);
     console.log(`reused token: ${(err as Error).message.split('\n').slice(0, 4).join(' / ')}`);
   });
 
