@@ -83,14 +83,31 @@ export class Cgroup {
     if (this.cpuPath) writeFileSync(join(this.cpuPath, 'cgroup.procs'), String(pid));
   }
 
-  setMemoryLimit(bytes: number): void {
+  /**
+   * Sets the memory limit and keeps the cgroup from swapping instead of being OOM-killed. Returns
+   * whether swap is limited too (false where the kernel has no swap accounting: say so in results).
+   */
+  setMemoryLimit(bytes: number): { swapLimited: boolean } {
     if (this.version === 'v1') {
+      // memsw (memory + swap) must stay >= the memory limit: lower it second when shrinking, raise it first when growing.
+      const memsw = join(this.path, 'memory.memsw.limit_in_bytes');
+      const hasMemsw = existsSync(memsw);
+      if (hasMemsw) {
+        try {
+          writeFileSync(memsw, String(bytes));
+        } catch {
+          // Growing: the memory limit has to move first.
+        }
+      }
       writeFileSync(join(this.path, 'memory.limit_in_bytes'), String(bytes));
-    } else {
-      writeFileSync(join(this.path, 'memory.max'), String(bytes));
-      // Without swap limits a v2 cgroup may swap instead of being OOM-killed.
-      if (existsSync(join(this.path, 'memory.swap.max'))) writeFileSync(join(this.path, 'memory.swap.max'), '0');
+      if (hasMemsw) writeFileSync(memsw, String(bytes));
+      return { swapLimited: hasMemsw };
     }
+    writeFileSync(join(this.path, 'memory.max'), String(bytes));
+    const swap = join(this.path, 'memory.swap.max');
+    if (!existsSync(swap)) return { swapLimited: false };
+    writeFileSync(swap, '0');
+    return { swapLimited: true };
   }
 
   /** Relative CPU weight, 1..10000 in v2 terms (100 = default); mapped to cpu.shares (1024 = default) in v1. */

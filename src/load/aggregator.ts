@@ -1,7 +1,7 @@
 // The generator's merge of pods' per-second data: a per-second series (total and per pod) emitted
 // as LoadSample objects, whole-run histograms per outcome, and totals per pod.
 import type { Histogram } from 'hdr-histogram-js';
-import type { LoadSample, Outcome } from '../scenario/index.js';
+import type { LoadSample, Outcome } from '../contract/index.js';
 import { encodeHistogram, newHistogram } from './histograms.js';
 import type { LoadPod } from './pod-host.js';
 import { IntervalMerger, zeroCounts } from './worker/interval.js';

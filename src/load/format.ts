@@ -1,5 +1,5 @@
 // Human renderings of a load run for stderr: the live one-line status and the final table.
-import type { LoadSample, Outcome } from '../scenario/index.js';
+import type { LoadSample, Outcome } from '../contract/index.js';
 import { summarizeHistogram, mergeEncodedHistograms } from './histograms.js';
 import type { LoadSummary } from './run-load.js';
 

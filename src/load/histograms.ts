@@ -1,7 +1,7 @@
 // Merging and summarizing encoded latency histograms (microseconds): the only way percentiles are
 // ever produced, after all hops have merged raw counts.
 import type { Histogram } from 'hdr-histogram-js';
-import type { LatencySummary } from '../scenario/index.js';
+import type { LatencySummary } from '../contract/index.js';
 import { decodeHistogram, encodeHistogram, newHistogram } from './worker/interval.js';
 
 export { decodeHistogram, encodeHistogram, newHistogram };

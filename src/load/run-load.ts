@@ -3,7 +3,7 @@
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 import type { ChildProcess } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
-import type { LatencySummary, LoadSample, Outcome } from '../scenario/index.js';
+import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
@@ -41,6 +41,8 @@ export interface LoadEnv {
   /** Where pods run; without one, pods are plain local processes (no cgroups, no pod identity). */
   sandbox?: PodHost<any>;
   onSecond?: (sample: LoadSample) => void;
+  /** Called once, with Date.now() of the moment the workers are released (second 0 starts then). */
+  onGo?: (t0: number) => void;
   signal?: AbortSignal;
 }
 
@@ -161,6 +163,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     const endAt = t0 + opts.durationMs;
     go = { type: 'go', t0, endAt };
     startedAt.setTime(t0);
+    env.onGo?.(t0);
     if (!stopping) for (const h of handles) if (h.isReady) h.go(go);
 
     const emit = (upTo: number) => {

@@ -2,7 +2,6 @@
 // hands them to Chart.js in the browser, the PNG renderer to Chart.js on a Node canvas. They are
 // plain JSON (no callbacks) so the page can embed them verbatim.
 import type { ChartConfiguration } from 'chart.js';
-import type { PlacementName } from '../scenario/index.js';
 import type { ReportData, SeriesLine } from './report-model.js';
 
 export type ChartId = 'memory' | 'rps' | 'inflight' | 'latency' | 'rejections';
@@ -18,7 +17,7 @@ export interface ChartSpec {
 }
 
 // Colour-blind-safe hues (Okabe–Ito), one per placement so a placement keeps its colour on every chart.
-const PLACEMENT_COLORS: Record<PlacementName, string> = {
+const PLACEMENT_COLORS: Record<string, string> = {
   'pre-attestation': '#009E73',
   'post-attestation': '#E69F00',
   disabled: '#CC79A7',
@@ -29,7 +28,7 @@ const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
 const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
 export function placementColor(name: string, index = 0): string {
-  return PLACEMENT_COLORS[name as PlacementName] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
+  return PLACEMENT_COLORS[name] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
 }
 
 function lineDataset(s: SeriesLine, extra: Record<string, unknown> = {}) {

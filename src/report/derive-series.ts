@@ -1,6 +1,6 @@
 // Time series for the charts, read from the samples: memory, calls/s, attestations in flight and the
-// OOM-kill instants. x is seconds since each placement's load start, so placements line up.
-import type { SampleLine } from '../scenario/index.js';
+// OOM-kill instants. x is seconds since each variant's load start, so variants line up.
+import type { SampleLine } from '../contract/index.js';
 import { downsampleMax } from './downsample.js';
 import type { LoadedRun } from './load-run.js';
 import type { Point, TimeSeries } from './report-model.js';
@@ -18,7 +18,7 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
   const several = runs.length > 1;
 
   runs.forEach((run, runIndex) => {
-    for (const placement of run.results.placements) {
+    for (const placement of run.results.variants) {
       const reps = placement.runDirs;
       reps.forEach((repDir, i) => {
         const samples = run.samples.get(repDir) ?? [];

@@ -1,6 +1,6 @@
-// The comparison table and the verdict line: one row per placement, in the brief's shape, and the
-// sentence that says which placements survived and how their peaks compare with the unlimited agent.
-import type { PlacementName, PlacementResult, RunResults } from '../scenario/index.js';
+// The comparison table and the verdict line: one row per variant, in the brief's shape, and the
+// sentence that says which variants survived and how their peaks compare with the unlimited agent.
+import type { RunResults, VariantResult } from '../contract/index.js';
 import type { TableRow, Verdict } from './report-model.js';
 
 const MiB = 2 ** 20;
@@ -9,34 +9,40 @@ const MiB = 2 ** 20;
 export const FIELD_RATIOS = { preToDisabled: 0.41, postToDisabled: 0.9 } as const;
 
 export function deriveRows(run: string, results: RunResults): TableRow[] {
-  return results.placements.map((p) => deriveRow(run, p));
+  return results.variants.map((v) => deriveRow(run, v));
 }
 
-function deriveRow(run: string, p: PlacementResult): TableRow {
-  const limited = Number.isFinite(p.memoryLimitBytes) && p.memoryLimitBytes > 0;
-  const expectations = (p.expectations ?? []).map((e) => ({ name: e.name, passed: e.passed, message: e.message }));
-  const ok = p.latency?.ok;
+function deriveRow(run: string, v: VariantResult): TableRow {
+  const limited = Number.isFinite(v.memoryLimitBytes) && v.memoryLimitBytes > 0;
+  const expectations = (v.expectations ?? []).map((e) => ({ name: e.name, verdict: e.verdict, message: e.message }));
+  const ok = v.latency?.ok;
+  const spread = v.spread?.peakMemoryBytes;
   return {
     run,
-    placement: p.name,
-    memoryLimitMiB: limited ? p.memoryLimitBytes / MiB : null,
-    peakMemoryMiB: p.peakMemoryBytes / MiB,
-    peakPercentOfLimit: limited ? (100 * p.peakMemoryBytes) / p.memoryLimitBytes : null,
-    oomKills: p.oomKills,
-    restarts: p.restarts,
-    downtimeSeconds: p.downtimeSeconds,
-    okRps: p.okRps,
-    rejectedRps: p.rejectedRps,
-    errorRps: p.errorRps,
-    deadlineExceededRps: p.deadlineExceededRps,
+    placement: v.name,
+    agent: v.agent,
+    memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
+    peakMemoryMiB: v.peakMemoryBytes / MiB,
+    peakRangeMiB: spread && v.runDirs.length > 1 ? { min: spread.min / MiB, max: spread.max / MiB } : null,
+    repetitions: v.runDirs.length,
+    deathPhases: (v.deaths ?? []).map((d) => d.phase),
+    peakPercentOfLimit: limited ? (100 * v.peakMemoryBytes) / v.memoryLimitBytes : null,
+    oomKills: v.oomKills,
+    restarts: v.restarts,
+    downtimeSeconds: v.downtimeSeconds,
+    okRps: v.okRps,
+    rejectedRps: v.rejectedRps,
+    errorRps: v.errorRps,
+    deadlineExceededRps: v.deadlineExceededRps,
     okP50Ms: ok ? ok.p50Ms : null,
     okP99Ms: ok ? ok.p99Ms : null,
-    peakInflightAttestations: p.peakInflightAttestations,
-    expectationsPassed: expectations.filter((e) => e.passed).length,
-    expectationsFailed: expectations.filter((e) => !e.passed).length,
+    peakInflightAttestations: v.peakInflightAttestations,
+    expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
+    expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
+    expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
     expectations,
-    passed: p.passed,
-    error: p.error ?? null,
+    passed: v.passed,
+    error: v.error ?? null,
   };
 }
 
@@ -46,10 +52,11 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const oomKilled = ran.filter((r) => r.oomKills > 0).map((r) => r.placement);
   const survived = ran.filter((r) => r.oomKills === 0).map((r) => r.placement);
 
-  const byName = (name: PlacementName) => ran.find((r) => r.placement === name);
-  const disabled = byName('disabled');
-  const ratio = (name: PlacementName): number | null => {
-    const row = byName(name);
+  // The brief's ratios are between the reference agent's placements; the first variant of each counts.
+  const byPlacement = (p: string) => ran.find((r) => r.agent.kind === 'reference' && r.agent.placement === p);
+  const disabled = byPlacement('disabled');
+  const ratio = (p: string): number | null => {
+    const row = byPlacement(p);
     if (!row || !disabled || disabled.peakMemoryMiB <= 0) return null;
     return row.peakMemoryMiB / disabled.peakMemoryMiB;
   };
@@ -58,39 +65,40 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
     postToDisabled: ratio('post-attestation'),
     disabledCapped: !!disabled && disabled.oomKills > 0,
   };
-  const expectationsPassed = results.passed && rows.every((r) => r.passed);
+  const runVerdict = results.verdict;
+  const expectationsPassed = results.passed;
 
   const parts: string[] = [];
   for (const row of rows) parts.push(describeRow(row));
   let text = `${parts.join('; ')}.`;
   const ratioText: string[] = [];
-  if (ratios.preToDisabled !== null) {
-    ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
-  }
-  if (ratios.postToDisabled !== null) {
-    ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
-  }
+  if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
+  if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
     text += ` Peak memory ratios: ${ratioText.join(', ')}`;
-    // An OOM-killed agent never got to show its true peak, so dividing by it overstates the ratio.
-    text += ratios.disabledCapped ? ' — disabled was OOM-killed, so its peak is capped by the limit and these are upper bounds.' : '.';
+    // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
+    text += ratios.disabledCapped
+      ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the field's.`
+      : '.';
   }
   const failed = rows.reduce((n, r) => n + r.expectationsFailed, 0);
-  text += expectationsPassed ? ' All expectations met.' : ` Expectations not met (${failed} failed).`;
-  if (results.status !== 'complete') text += ` The run is ${results.status}; figures cover what was recorded.`;
-  return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed };
+  const inconclusive = rows.reduce((n, r) => n + r.expectationsInconclusive, 0);
+  if (runVerdict === 'passed') text += ' All expectations met.';
+  else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive (only a bound was measured).`;
+  else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
+  if (results.status !== 'complete') text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
+  return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
 }
 
 function describeRow(row: TableRow): string {
   if (row.error !== null) return `${row.placement} could not run (${row.error})`;
-  const peak = `peak ${row.peakMemoryMiB.toFixed(1)} MiB`;
-  const ofLimit =
-    row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null
-      ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}`
-      : '';
+  const peak = `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
+  const ofLimit = row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
   if (row.oomKills === 0) return `${row.placement} survived (${peak}${ofLimit})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;
-  return `${row.placement} OOM-killed ${times} (${peak}${ofLimit})`;
+  const phases = [...new Set(row.deathPhases)];
+  const during = phases.length && !(phases.length === 1 && phases[0] === 'load') ? `, during ${phases.join(', ')}` : '';
+  return `${row.placement} OOM-killed ${times} (${peak}${ofLimit}${during})`;
 }
 
 export function formatLimit(mib: number): string {

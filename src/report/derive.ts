@@ -6,7 +6,7 @@ import { deriveRows, deriveVerdict } from './derive-table.js';
 import { deriveSeries, rejectionsFromSamples } from './derive-series.js';
 import { deriveComparison } from './derive-compare.js';
 import { latencyFromSamples } from './latency.js';
-import type { LatencySummary, Outcome, SampleLine } from '../scenario/index.js';
+import type { LatencySummary, Outcome, SampleLine } from '../contract/index.js';
 
 export function deriveReport(runs: LoadedRun[]): ReportData {
   const reports = runs.map(deriveRun);
@@ -22,7 +22,7 @@ export function deriveRun(run: LoadedRun): RunReport {
   const rows = deriveRows(run.label, results);
   const latency: LatencyBar[] = [];
   const rejections: RejectionsByKey[] = [];
-  for (const p of results.placements) {
+  for (const p of results.variants) {
     const sampleLists: SampleLine[][] = p.runDirs.map((d) => run.samples.get(d) ?? []);
     let summaries: Partial<Record<Outcome, LatencySummary>> = p.latency ?? {};
     let source: LatencyBar['source'] = 'results';

@@ -2,7 +2,7 @@
 // outcome's summary — e.g. a placement cut short by an interrupted run. Merging and percentiles are
 // the load generator's own, so these figures match what the runner would have written.
 import { mergeEncodedHistograms, summarizeHistogram } from '../load/index.js';
-import type { LatencySummary, Outcome, SampleLine } from '../scenario/index.js';
+import type { LatencySummary, Outcome, SampleLine } from '../contract/index.js';
 
 const OUTCOMES: readonly Outcome[] = ['ok', 'rateLimited', 'deadlineExceeded', 'error'];
 

@@ -1,9 +1,10 @@
 // Reads one run folder (results.json plus every samples.ndjson) back into memory. Reports are rendered
 // only from what this returns, so `attestorm report` works offline on any saved run folder.
-import { readFile, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { RESULTS_SCHEMA_VERSION, type RunResults, type SampleLine } from '../scenario/index.js';
+import { READABLE_SCHEMA_VERSIONS, runnerState, upgradeResults, type RunResults, type SampleLine, type VariantResult } from '../contract/index.js';
 
 export interface LoadedRun {
   /** Absolute path of the run folder. */
@@ -28,7 +29,15 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const results = await readResults(dir, runDir);
   const samples = new Map<string, SampleLine[]>();
   const warnings: string[] = [];
-  for (const placement of results.placements) {
+  if (results.status === 'incomplete' || results.status === 'interrupted') {
+    for (const rep of unlistedRepetitions(dir, results, await readdir(dir))) {
+      const file = path.join(dir, rep, 'samples.ndjson');
+      const lines = parseSamples(await readFile(file, 'utf8'), file, warnings);
+      results.variants.push(variantFromSamples(rep, lines));
+      warnings.push(`${rep} is not in results.json (its runner died mid-run): shown from its samples`);
+    }
+  }
+  for (const placement of results.variants) {
     for (const rep of placement.runDirs) {
       const file = path.join(dir, rep, 'samples.ndjson');
       const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
@@ -61,26 +70,90 @@ async function readResults(dir: string, given: string): Promise<RunResults> {
   } catch (err) {
     throw new ConfigError(`${file} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
-  const obj = data as Partial<RunResults> | null;
-  if (!obj || typeof obj !== 'object') throw new ConfigError(`${file} must hold a JSON object`);
-  if (obj.schemaVersion !== RESULTS_SCHEMA_VERSION) {
-    throw new ConfigError(
-      `${file} has schemaVersion ${JSON.stringify(obj.schemaVersion)}, this attestorm reads schemaVersion ${RESULTS_SCHEMA_VERSION}`,
-    );
+  const raw = data as Record<string, unknown> | null;
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file} must hold a JSON object`);
+  if (!(READABLE_SCHEMA_VERSIONS as readonly unknown[]).includes(raw.schemaVersion)) {
+    throw new ConfigError(`${file} has schemaVersion ${JSON.stringify(raw.schemaVersion)}, this attestorm reads schemaVersion ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
   }
-  if (!Array.isArray(obj.placements)) throw new ConfigError(`${file}: placements must be an array`);
-  for (const [i, p] of obj.placements.entries()) {
+  const list = raw.schemaVersion === 1 ? raw.placements : raw.variants;
+  const listName = raw.schemaVersion === 1 ? 'placements' : 'variants';
+  if (!Array.isArray(list)) throw new ConfigError(`${file}: ${listName} must be an array`);
+  for (const [i, p] of (list as Array<{ name?: unknown; runDirs?: unknown }>).entries()) {
     if (!p || typeof p.name !== 'string' || !Array.isArray(p.runDirs)) {
-      throw new ConfigError(`${file}: placements[${i}] must have a name and runDirs`);
+      throw new ConfigError(`${file}: ${listName}[${i}] must have a name and runDirs`);
     }
     for (const rep of p.runDirs) {
       // Sample folders are read relative to the run folder; refuse anything that would leave it.
       if (typeof rep !== 'string' || rep.includes('/') || rep.includes('\\') || rep === '..' || rep === '.') {
-        throw new ConfigError(`${file}: placements[${i}].runDirs holds an invalid folder name ${JSON.stringify(rep)}`);
+        throw new ConfigError(`${file}: ${listName}[${i}].runDirs holds an invalid folder name ${JSON.stringify(rep)}`);
       }
     }
   }
-  return obj as RunResults;
+  const results = upgradeResults(raw);
+  if (results.status === 'running' && runnerState(results) === 'gone') {
+    results.status = 'incomplete';
+    results.statusDetail = `the folder says running, but its runner (pid ${results.runner.pid} on ${results.runner.hostname}) is gone: it was killed or its machine stopped`;
+    results.passed = false;
+    if (results.verdict === 'passed') results.verdict = 'inconclusive';
+  }
+  return results;
+}
+
+/**
+ * Repetition folders on disk that results.json does not list yet: a runner killed in the middle of
+ * a variant leaves its samples but no entry. They become variants figured from their samples alone.
+ */
+export function unlistedRepetitions(dir: string, results: RunResults, names: string[]): string[] {
+  const listed = new Set(results.variants.flatMap((v) => v.runDirs));
+  return names.filter((n) => /^[a-z0-9][a-z0-9-]*\.r\d+$/.test(n) && !listed.has(n) && existsSync(path.join(dir, n, 'samples.ndjson')));
+}
+
+/** A variant result from one repetition's samples only (the runner died before writing it). */
+export function variantFromSamples(repDir: string, samples: SampleLine[]): VariantResult {
+  let peak = 0;
+  let limit = 0;
+  let oomKills = 0;
+  const counts = { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 };
+  const seconds = new Set<number>();
+  for (const s of samples) {
+    if (s.kind === 'memory') {
+      peak = Math.max(peak, s.peakBytes);
+      limit = Math.max(limit, s.limitBytes);
+    } else if (s.kind === 'event' && s.type === 'oom-kill') oomKills++;
+    else if (s.kind === 'load') {
+      counts.ok += s.ok;
+      counts.rateLimited += s.rateLimited;
+      counts.deadlineExceeded += s.deadlineExceeded;
+      counts.error += s.error;
+      seconds.add(Math.floor(s.t / 1000));
+    }
+  }
+  const secs = Math.max(1, seconds.size);
+  const name = repDir.replace(/\.r\d+$/, '');
+  return {
+    name,
+    agent: { kind: 'reference', placement: (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : null) as VariantResult['agent']['placement'], key: null },
+    runDirs: [repDir],
+    memoryLimitBytes: limit,
+    peakMemoryBytes: peak,
+    oomKills,
+    restarts: 0,
+    downtimeSeconds: 0,
+    okRps: counts.ok / secs,
+    rejectedRps: counts.rateLimited / secs,
+    errorRps: counts.error / secs,
+    deadlineExceededRps: counts.deadlineExceeded / secs,
+    spread: {},
+    deaths: [],
+    latency: {},
+    peakInflightAttestations: null,
+    rejectionsByKeyType: {},
+    workerMemoryBytes: null,
+    expectations: [],
+    verdict: 'inconclusive',
+    passed: false,
+    error: `${repDir} was cut off when its runner died: figures come from its samples alone (peak from the memory samples, not the kernel's final reading)`,
+  };
 }
 
 /**

@@ -102,13 +102,14 @@ function runSummary(run: RunReport, several: boolean): string {
 }
 
 function rowClass(row: TableRow): string {
-  return row.passed ? 'passed' : 'failed';
+  if (row.error !== null || row.expectationsFailed > 0) return 'failed';
+  return row.expectationsInconclusive > 0 ? 'inconclusive' : 'passed';
 }
 
 function expectationsHtml(row: TableRow): string | null {
   if (row.expectations.length === 0) return null;
   const items = row.expectations
-    .map((e) => `<li class="${e.passed ? 'pass' : 'fail'}">${e.passed ? '✓' : '✗'} ${escapeHtml(e.message)}</li>`)
+    .map((e) => `<li class="${e.verdict === 'passed' ? 'pass' : e.verdict === 'failed' ? 'fail' : 'inconclusive'}">${e.verdict === 'passed' ? '✓' : e.verdict === 'failed' ? '✗' : '?'} ${escapeHtml(e.message)}${e.verdict === 'inconclusive' ? ' <em>(inconclusive)</em>' : ''}</li>`)
     .join('');
   return `<ul class="expect">${items}</ul>`;
 }

@@ -1,7 +1,10 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { Outcome, PlacementName } from '../scenario/index.js';
+import type { Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
+
+/** A variant's name (the placements shorthand names variants after placements). */
+type VariantName = string;
 
 export type ReportFormat = 'html' | 'md' | 'png' | 'json';
 export const REPORT_FORMATS: readonly ReportFormat[] = ['html', 'md', 'png', 'json'];
@@ -9,9 +12,17 @@ export const REPORT_FORMATS: readonly ReportFormat[] = ['html', 'md', 'png', 'js
 /** One row of the comparison table, in the brief's shape. */
 export interface TableRow {
   run: string;
-  placement: PlacementName;
+  /** The variant's name. */
+  placement: VariantName;
+  agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
   peakMemoryMiB: number;
+  /** min–max of the peak across repetitions, when there were several. */
+  peakRangeMiB: { min: number; max: number } | null;
+  /** Repetitions measured. */
+  repetitions: number;
+  /** Phases in which the agent died (OOM kills and other deaths), in order. */
+  deathPhases: Phase[];
   /** Peak as a percentage of the limit; null when the run had no limit. */
   peakPercentOfLimit: number | null;
   oomKills: number;
@@ -26,7 +37,8 @@ export interface TableRow {
   peakInflightAttestations: number | null;
   expectationsPassed: number;
   expectationsFailed: number;
-  expectations: { name: string; passed: boolean; message: string }[];
+  expectationsInconclusive: number;
+  expectations: { name: string; verdict: 'passed' | 'failed' | 'inconclusive'; message: string }[];
   passed: boolean;
   /** Why the placement could not be run, when it could not. */
   error: string | null;
@@ -35,9 +47,9 @@ export interface TableRow {
 export interface Verdict {
   /** One sentence for the top of every report. */
   text: string;
-  survived: PlacementName[];
-  oomKilled: PlacementName[];
-  notRun: PlacementName[];
+  survived: VariantName[];
+  oomKilled: VariantName[];
+  notRun: VariantName[];
   /** Peak memory ratios against the unlimited agent, as the brief quotes them. */
   ratios: {
     preToDisabled: number | null;
@@ -48,6 +60,8 @@ export interface Verdict {
   /** The field figures the brief asks to reproduce, kept next to ours for the reader. */
   fieldRatios: { preToDisabled: number; postToDisabled: number };
   expectationsPassed: boolean;
+  /** The run's verdict as results.json records it. */
+  runVerdict: 'passed' | 'failed' | 'inconclusive';
 }
 
 /** y null is a gap: the agent was down (between an OOM kill and its restart), so no line is drawn. */
@@ -61,7 +75,7 @@ export interface SeriesLine {
   label: string;
   run: string;
   runIndex: number;
-  placement: PlacementName;
+  placement: VariantName;
   rep: number;
   points: Point[];
 }
@@ -82,7 +96,7 @@ export interface TimeSeries {
 
 export interface LatencyBar {
   run: string;
-  placement: PlacementName;
+  placement: VariantName;
   outcome: Outcome;
   count: number;
   p50Ms: number;
@@ -96,14 +110,14 @@ export interface LatencyBar {
 
 export interface RejectionsByKey {
   run: string;
-  placement: PlacementName;
+  placement: VariantName;
   byKeyType: Record<string, number>;
 }
 
 export interface RunReport {
   label: string;
   dir: string;
-  status: 'complete' | 'interrupted' | 'failed';
+  status: 'running' | 'complete' | 'interrupted' | 'failed' | 'incomplete';
   scenarioName: string;
   scenarioDescription: string;
   scenarioFile: string | null;
@@ -134,7 +148,7 @@ export interface Delta {
 export interface DeltaRow {
   baselineRun: string;
   run: string;
-  placement: PlacementName;
+  placement: VariantName;
   peakMemoryMiB: Delta;
   oomKills: Delta;
   okRps: Delta;

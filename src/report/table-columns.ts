@@ -20,18 +20,28 @@ function fmtMs(value: number | null): string {
 
 export function expectationsCell(row: TableRow): string {
   if (row.expectations.length === 0) return 'none set';
-  if (row.expectationsFailed === 0) return `${row.expectationsPassed} passed`;
-  const failed = row.expectations.filter((e) => !e.passed).map((e) => e.message);
-  return `${row.expectationsFailed} failed: ${failed.join('; ')}`;
+  const parts = [`${row.expectationsPassed} passed`];
+  const notPassed = row.expectations.filter((e) => e.verdict !== 'passed').map((e) => `${e.verdict}: ${e.message}`);
+  if (row.expectationsInconclusive) parts.push(`${row.expectationsInconclusive} inconclusive`);
+  if (row.expectationsFailed) parts.push(`${row.expectationsFailed} failed`);
+  return notPassed.length ? `${parts.join(', ')} — ${notPassed.join('; ')}` : parts[0]!;
+}
+
+function agentCell(r: TableRow): string {
+  if (r.agent.kind === 'external') return 'external';
+  const key = r.agent.key ? ` (${r.agent.key})` : '';
+  return `${r.agent.kind} ${r.agent.placement ?? ''}${key}`.trim();
 }
 
 export function tableColumns(withRun: boolean): Column<TableRow>[] {
   const cols: Column<TableRow>[] = [
-    { header: 'placement', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
+    { header: 'variant', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
+    { header: 'agent', cell: agentCell, numeric: false },
     { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
     {
       header: 'peak memory (MiB)',
-      cell: (r) => `${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}`,
+      cell: (r) =>
+        `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}${r.peakRangeMiB ? ` [${fmt(r.peakRangeMiB.min)}–${fmt(r.peakRangeMiB.max)}, ${r.repetitions} reps]` : ''}`,
       numeric: true,
     },
     { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
@@ -39,7 +49,8 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
     { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
     { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
     { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
-    { header: 'error/s', cell: (r) => fmt(r.errorRps), numeric: true },
+    { header: 'deadline exceeded/s', cell: (r) => fmt(r.deadlineExceededRps), numeric: true },
+    { header: 'other errors/s', cell: (r) => fmt(r.errorRps), numeric: true },
     { header: 'ok p50 (ms)', cell: (r) => fmtMs(r.okP50Ms), numeric: true },
     { header: 'ok p99 (ms)', cell: (r) => fmtMs(r.okP99Ms), numeric: true },
     { header: 'expectations', cell: expectationsCell, numeric: false },
@@ -58,7 +69,7 @@ function fmtDelta(d: Delta, digits: number): string {
 
 export const DELTA_COLUMNS: Column<DeltaRow>[] = [
   { header: 'run vs baseline', cell: (r) => `${r.run} vs ${r.baselineRun}`, numeric: false },
-  { header: 'placement', cell: (r) => r.placement, numeric: false },
+  { header: 'variant', cell: (r) => r.placement, numeric: false },
   { header: 'peak memory (MiB)', cell: (r) => fmtDelta(r.peakMemoryMiB, 1), numeric: true },
   { header: 'OOM kills', cell: (r) => fmtDelta(r.oomKills, 0), numeric: true },
   { header: 'ok/s', cell: (r) => fmtDelta(r.okRps, 1), numeric: true },

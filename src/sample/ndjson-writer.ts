@@ -2,7 +2,7 @@
 // is interrupted (or an agent that takes the machine down) leaves every sample taken so far on disk.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SampleLine } from '../scenario/index.js';
+import type { SampleLine } from '../contract/index.js';
 
 export class NdjsonWriter {
   readonly path: string;

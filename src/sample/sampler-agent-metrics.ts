@@ -1,6 +1,6 @@
 // The reference agent's /metrics scraped once a second: attestations in flight, open connections,
 // rejections by limiter key type, kubelet fetches. Scrape failures (agent down, OOM) yield nothing.
-import type { MetricsSample } from '../scenario/index.js';
+import type { MetricsSample } from '../contract/index.js';
 import { parsePrometheusText, sumByLabel, sumMetric, type PromSample } from './prometheus-text.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
 

@@ -1,6 +1,6 @@
 // Agent memory from its memory cgroup: usage, RSS, the kernel's high-water mark (so a spike
 // between two 100 ms samples still counts) and CPU seconds.
-import type { MemorySample } from '../scenario/index.js';
+import type { MemorySample } from '../contract/index.js';
 import { CpuAccumulator, readCgroupCpuSeconds, readProcessCpuSeconds } from './procfs-memory.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
 

@@ -1,6 +1,6 @@
 // Runs a set of samplers, each on its own interval, writing every line through one NDJSON writer
 // and handing it to listeners (the OOM detector, the progress display) as it is taken.
-import type { SampleLine } from '../scenario/index.js';
+import type { SampleLine } from '../contract/index.js';
 import type { NdjsonWriter } from './ndjson-writer.js';
 import type { Sampler } from './sampler.js';
 
@@ -11,8 +11,10 @@ export class SamplerLoop {
   readonly #listeners = new Set<(line: SampleLine) => void>();
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #busy = new Set<Sampler>();
+  readonly #errors = new Map<string, { count: number; first: string }>();
+  #maxPeak: number | null = null;
 
-  /** `clock` gives t in ms on the placement's timeline. */
+  /** `clock` gives t in ms on the run's timeline. */
   constructor(samplers: Sampler[], writer: NdjsonWriter, clock: () => number) {
     this.#samplers = samplers;
     this.#writer = writer;
@@ -26,6 +28,7 @@ export class SamplerLoop {
 
   /** Writes a line that did not come from a sampler (events, load seconds) on the same file. */
   emit(line: SampleLine): void {
+    if (line.kind === 'memory') this.#maxPeak = Math.max(this.#maxPeak ?? 0, line.peakBytes);
     this.#writer.write(line);
     for (const fn of this.#listeners) fn(line);
   }
@@ -38,8 +41,12 @@ export class SamplerLoop {
     try {
       const line = await sampler.sample(this.#clock());
       if (line) this.emit(line);
-    } catch {
-      // A source that vanished (agent exited, cgroup removed) simply yields no reading.
+    } catch (err) {
+      // A source that vanished (agent exited, cgroup removed) yields no reading; every failure is
+      // counted and the first one kept, so a path or permission problem is visible in the results.
+      const e = this.#errors.get(sampler.name);
+      if (e) e.count++;
+      else this.#errors.set(sampler.name, { count: 1, first: (err as Error).message });
     } finally {
       this.#busy.delete(sampler);
     }
@@ -52,6 +59,16 @@ export class SamplerLoop {
       timer.unref();
       this.#timers.push(timer);
     }
+  }
+
+  /** The highest memory high-water mark any memory line carried; null when none was taken. */
+  maxPeakBytes(): number | null {
+    return this.#maxPeak;
+  }
+
+  /** Failed readings per sampler: how many, and the first error's message. */
+  errors(): Record<string, { count: number; first: string }> {
+    return Object.fromEntries(this.#errors);
   }
 
   /** Stops the timers and takes one last reading of each sampler so the final peak is recorded. */

@@ -1,6 +1,6 @@
 // Agent memory by PID (VmRSS, VmHWM): for an external agent we cannot put in a cgroup, and for the
 // emulated-OOM mode where no cgroup could be created.
-import type { MemorySample } from '../scenario/index.js';
+import type { MemorySample } from '../contract/index.js';
 import { CpuAccumulator, readProcessCpuSeconds, readProcessMemory } from './procfs-memory.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
 

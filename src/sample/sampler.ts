@@ -1,7 +1,7 @@
 // The sampler family: each sampler takes one reading of one source (a cgroup, a PID, a metrics
 // endpoint) and returns a SampleLine; a registry creates them by name so a new source is one file.
 import type { Cgroup } from '../cgroup/index.js';
-import type { SampleLine } from '../scenario/index.js';
+import type { SampleLine } from '../contract/index.js';
 
 /** What a sampler may look at. Getters, because the agent's PID and metrics URL change on restart. */
 export interface SamplerTarget {

@@ -1,12 +1,15 @@
-// Folding repetitions of one placement into its PlacementResult: the worst peak, summed OOM kills,
-// restarts and downtime, mean rates, and latency from histograms merged across repetitions.
-import type { LatencySummary, Outcome, PlacementName, PlacementResult } from './results.js';
+// Folding repetitions of one variant into its VariantResult: median figures with min–max spreads,
+// summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
+// merged across repetitions.
+import type { DeathRecord, LatencySummary, Outcome, Range, SpreadFigure, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
-/** What one repetition of one placement measured. */
+/** What one repetition of one variant measured. */
 export interface RepMeasurement {
   runDir: string;
   memoryLimitBytes: number;
+  /** The kernel's high-water mark over the repetition (peakSource says where it came from). */
   peakMemoryBytes: number;
+  peakSource?: 'kernel' | 'samples';
   oomKills: number;
   restarts: number;
   downtimeSeconds: number;
@@ -18,6 +21,8 @@ export interface RepMeasurement {
   peakInflightAttestations: number | null;
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
+  deaths: DeathRecord[];
+  samplerErrors?: Record<string, { count: number; first: string }>;
   error?: string;
 }
 
@@ -25,16 +30,44 @@ export interface RepMeasurement {
 export type LatencySummarizer = (encoded: string[]) => LatencySummary | null;
 
 const OUTCOMES: Outcome[] = ['ok', 'rateLimited', 'deadlineExceeded', 'error'];
-
-const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
 const round = (n: number, d = 3) => Math.round(n * 10 ** d) / 10 ** d;
 
-export function aggregatePlacement(name: PlacementName, reps: RepMeasurement[], summarize: LatencySummarizer): PlacementResult {
-  const measured = reps.filter((r) => r.loadSeconds > 0);
-  const rate = (o: Outcome) => round(mean(measured.map((r) => r.counts[o] / r.loadSeconds)));
+/** The median as used everywhere in attestorm: the middle value, or the mean of the two middle ones. */
+export function median(xs: readonly number[]): number {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export function range(xs: readonly number[]): Range | null {
+  if (!xs.length) return null;
+  return { min: Math.min(...xs), median: median(xs), max: Math.max(...xs) };
+}
+
+export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: RepMeasurement[], summarize: LatencySummarizer): VariantResult {
+  const measured = reps.filter((r) => !r.error && r.loadSeconds > 0);
+  const spread: Partial<Record<SpreadFigure, Range>> = {};
+  const put = (figure: SpreadFigure, xs: number[]) => {
+    const r = range(xs);
+    if (r) spread[figure] = { min: round(r.min), median: round(r.median), max: round(r.max) };
+  };
+  // Peaks and deaths count for every repetition that started an agent, even one cut short.
+  const started = reps.filter((r) => r.peakMemoryBytes > 0 || r.oomKills > 0);
+  put('peakMemoryBytes', started.map((r) => r.peakMemoryBytes));
+  put('oomKills', started.map((r) => r.oomKills));
+  put('restarts', started.map((r) => r.restarts));
+  const rates: Array<[SpreadFigure, Outcome]> = [
+    ['okRps', 'ok'],
+    ['rejectedRps', 'rateLimited'],
+    ['errorRps', 'error'],
+    ['deadlineExceededRps', 'deadlineExceeded'],
+  ];
+  for (const [fig, o] of rates) put(fig, measured.map((r) => r.counts[o] / r.loadSeconds));
+
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   for (const o of OUTCOMES) {
-    const encoded = reps.map((r) => r.histograms[o]).filter((h): h is string => !!h);
+    const encoded = measured.map((r) => r.histograms[o]).filter((h): h is string => !!h);
     if (!encoded.length) continue;
     const s = summarize(encoded);
     if (s && s.count > 0) latency[o] = s;
@@ -44,27 +77,31 @@ export function aggregatePlacement(name: PlacementName, reps: RepMeasurement[], 
   const inflight = reps.map((r) => r.peakInflightAttestations).filter((v): v is number => v !== null);
   const workers = reps.map((r) => r.workerMemoryBytes).filter((v): v is number => v !== null);
   const errors = reps.filter((r) => r.error).map((r) => r.error!);
-  const result: PlacementResult = {
+  const deaths = reps.flatMap((r) => r.deaths);
+  const result: VariantResult = {
     name,
+    agent,
     runDirs: reps.map((r) => r.runDir),
     memoryLimitBytes: Math.max(0, ...reps.map((r) => r.memoryLimitBytes)),
-    peakMemoryBytes: Math.max(0, ...reps.map((r) => r.peakMemoryBytes)),
-    oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
+    peakMemoryBytes: spread.peakMemoryBytes?.median ?? 0,
+    oomKills: deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length || reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),
     downtimeSeconds: round(reps.reduce((a, r) => a + r.downtimeSeconds, 0), 1),
-    okRps: rate('ok'),
-    rejectedRps: rate('rateLimited'),
-    errorRps: rate('error'),
-    deadlineExceededRps: rate('deadlineExceeded'),
+    okRps: spread.okRps?.median ?? 0,
+    rejectedRps: spread.rejectedRps?.median ?? 0,
+    errorRps: spread.errorRps?.median ?? 0,
+    deadlineExceededRps: spread.deadlineExceededRps?.median ?? 0,
+    spread,
+    deaths,
     latency,
     peakInflightAttestations: inflight.length ? Math.max(...inflight) : null,
     rejectionsByKeyType: rejections,
-    // Median across repetitions of each repetition's median worker.
-    workerMemoryBytes: workers.length ? [...workers].sort((a, b) => a - b)[Math.floor(workers.length / 2)]! : null,
+    workerMemoryBytes: workers.length ? median(workers) : null,
     expectations: [],
+    verdict: 'failed',
     passed: false,
   };
-  // A placement with no measured repetition failed to run; partial failures are noted but the data kept.
+  // A variant with no measured repetition failed to run; partial failures are noted but the data kept.
   if (errors.length && measured.length === 0) result.error = errors.join('; ');
   else if (errors.length) result.error = `${errors.length} of ${reps.length} repetition(s) failed: ${errors.join('; ')}`;
   return result;

@@ -1,6 +1,6 @@
 // What the machine was: recorded with every run so numbers are never read without their context.
 import { cpus, hostname, totalmem } from 'node:os';
-import type { RunEnvironment } from './results.js';
+import type { RunEnvironment } from '../contract/index.js';
 
 export function describeEnvironment(p: Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'>): RunEnvironment {
   return {

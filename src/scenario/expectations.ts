@@ -1,7 +1,9 @@
-// Evaluating a scenario's `expect` block against the aggregated placement results: each rule gives
-// one ExpectationResult naming what was expected, what was measured, and whether it held.
+// Evaluating a scenario's `expect` block against the aggregated variant results. Each rule gives
+// one ExpectationResult: passed, failed, or inconclusive. An OOM-killed agent's recorded peak is the
+// kernel's high-water mark at its limit, so its true demand is only known to be at least that: a
+// bound. A bound that decides a rule passes or fails it; one that cannot decide it is inconclusive.
+import type { ExpectationResult, Verdict, VariantResult } from '../contract/index.js';
 import { formatMiB, parseBytes } from '../util/index.js';
-import type { ExpectationResult, PlacementResult } from './results.js';
 import type { ExpectInput } from './schema.js';
 
 type Ratio = { to: string; value: number };
@@ -9,83 +11,99 @@ type Ratio = { to: string; value: number };
 const mib = (b: number) => formatMiB(b);
 const rps = (n: number) => `${n.toFixed(1)}/s`;
 
-function result(name: string, expected: unknown, actual: unknown, passed: boolean, message: string): ExpectationResult {
-  return { name, expected, actual, passed, message };
+function result(name: string, expected: unknown, actual: unknown, verdict: Verdict, basis: ExpectationResult['basis'], message: string): ExpectationResult {
+  return { name, expected, actual, verdict, basis, message };
 }
 
-/** A placement killed by the OOM killer peaked at its limit, whatever the last sample said. */
-export function effectivePeak(p: Pick<PlacementResult, 'peakMemoryBytes' | 'memoryLimitBytes' | 'oomKills'>): number {
-  return p.oomKills > 0 ? Math.max(p.peakMemoryBytes, p.memoryLimitBytes) : p.peakMemoryBytes;
-}
+/** A peak is exact unless the agent was OOM-killed: then it only bounds the demand from below. */
+const isBound = (p: Pick<VariantResult, 'oomKills'>) => p.oomKills > 0;
+const peakText = (p: VariantResult) => (isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes));
 
-function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: PlacementResult, all: readonly PlacementResult[]): ExpectationResult {
+function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[]): ExpectationResult {
   const other = all.find((p) => p.name === r.to);
-  if (!other || other.error) {
-    // Run with --placements that left the reference out: the rule cannot be judged, and is not held against the run.
-    return result(kind, r, null, true, `skipped: ${r.to} was not measured in this run`);
-  }
-  const otherPeak = effectivePeak(other);
-  if (otherPeak <= 0) return result(kind, r, null, false, `${r.to} has no peak memory to compare with`);
-  const peak = effectivePeak(self);
-  const ratio = peak / otherPeak;
-  const shown = `${ratio.toFixed(2)}× ${r.to} (${mib(peak)} / ${mib(otherPeak)})`;
+  if (!other || other.error) return result(kind, r, null, 'inconclusive', 'none', `${r.to} was not measured in this run, so the ratio cannot be judged`);
+  if (other.peakMemoryBytes <= 0) return result(kind, r, null, 'failed', 'none', `${r.to} has no peak memory to compare with (its memory was not sampled)`);
+  const ratio = self.peakMemoryBytes / other.peakMemoryBytes;
+  const actual = +ratio.toFixed(4);
+  const shown = `${ratio.toFixed(2)}× ${r.to} (${peakText(self)} / ${peakText(other)})`;
+  const selfBound = isBound(self);
+  const otherBound = isBound(other);
+  const basis = selfBound || otherBound ? 'bound' : 'measured';
   if (kind === 'maxPeakRatio') {
-    const ok = ratio <= r.value;
-    return result(kind, r, +ratio.toFixed(4), ok, `peak ${shown} ${ok ? '<=' : '>'} ${r.value}×`);
+    // self_true ≤ v × other_true? self_true ≥ self, other_true ≥ other.
+    if (!selfBound && ratio <= r.value) return result(kind, r, actual, 'passed', basis, `peak ${shown} <= ${r.value}×${otherBound ? ` (${r.to}'s true peak is at least its recorded one, so this holds)` : ''}`);
+    if (!otherBound && ratio > r.value) return result(kind, r, actual, 'failed', basis, `peak ${shown} > ${r.value}×${selfBound ? ' (and its true peak is higher still)' : ''}`);
+    return result(kind, r, actual, 'inconclusive', basis, `peak ${shown}: cannot tell whether <= ${r.value}× — ${selfBound ? 'this variant' : r.to} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`);
   }
-  if (self.oomKills > 0) return result(kind, r, +ratio.toFixed(4), true, `OOM-killed ${self.oomKills}×, so peak reached the limit (${shown})`);
-  const ok = ratio >= r.value;
-  return result(kind, r, +ratio.toFixed(4), ok, `peak ${shown} ${ok ? '>=' : '<'} ${r.value}× and not OOM-killed`);
+  // minPeakRatio: self_true ≥ v × other_true?
+  if (!otherBound && ratio >= r.value) return result(kind, r, actual, 'passed', basis, `peak ${shown} >= ${r.value}×${selfBound ? ' (its true peak is higher still)' : ''}`);
+  if (!selfBound && ratio < r.value) return result(kind, r, actual, 'failed', basis, `peak ${shown} < ${r.value}×${otherBound ? ` (and ${r.to}'s true peak is higher still)` : ''}`);
+  return result(kind, r, actual, 'inconclusive', basis, `peak ${shown}: cannot tell whether >= ${r.value}× — ${otherBound ? r.to : 'this variant'} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`);
 }
 
-/** Every rule of one placement's expect block. */
-export function evaluateExpectations(self: PlacementResult, expect: ExpectInput | undefined, all: readonly PlacementResult[]): ExpectationResult[] {
+/** Every rule of one variant's expect block. */
+export function evaluateExpectations(self: VariantResult, expect: ExpectInput | undefined, all: readonly VariantResult[]): ExpectationResult[] {
   if (!expect) return [];
   const out: ExpectationResult[] = [];
   if (self.error) {
-    out.push(result('run', 'carried out', 'failed', false, `the placement could not be run: ${self.error}`));
+    out.push(result('run', 'carried out', 'failed', 'failed', 'none', `the variant could not be run: ${self.error}`));
     return out;
   }
   if (expect.oomKilled !== undefined) {
     const killed = self.oomKills > 0;
     const ok = killed === expect.oomKilled;
-    const msg = killed ? `OOM-killed ${self.oomKills} time(s)` : 'not OOM-killed';
-    out.push(result('oomKilled', expect.oomKilled, killed, ok, `${msg}, expected ${expect.oomKilled ? 'at least one OOM kill' : 'none'}`));
+    const where = self.deaths.filter((d) => d.counted && d.cause !== 'signal' && d.cause !== 'exit').map((d) => d.phase);
+    const msg = killed ? `OOM-killed ${self.oomKills} time(s)${where.length ? ` (in ${[...new Set(where)].join(', ')})` : ''}` : 'not OOM-killed';
+    out.push(result('oomKilled', expect.oomKilled, killed, ok ? 'passed' : 'failed', 'measured', `${msg}, expected ${expect.oomKilled ? 'at least one OOM kill' : 'none'}`));
   }
   if (expect.maxPeakMemory !== undefined) {
     const limit = parseBytes(expect.maxPeakMemory)!;
-    const ok = self.peakMemoryBytes <= limit;
-    out.push(result('maxPeakMemory', expect.maxPeakMemory, self.peakMemoryBytes, ok, `peak memory ${mib(self.peakMemoryBytes)} ${ok ? '<=' : '>'} ${mib(limit)}`));
+    const over = self.peakMemoryBytes > limit;
+    const verdict: Verdict = over ? 'failed' : isBound(self) ? 'inconclusive' : 'passed';
+    const msg = over ? `peak memory ${peakText(self)} > ${mib(limit)}` : isBound(self) ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}` : `peak memory ${mib(self.peakMemoryBytes)} <= ${mib(limit)}`;
+    out.push(result('maxPeakMemory', expect.maxPeakMemory, self.peakMemoryBytes, verdict, isBound(self) ? 'bound' : 'measured', msg));
   }
   if (expect.minPeakMemory !== undefined) {
     const min = parseBytes(expect.minPeakMemory)!;
-    const peak = effectivePeak(self);
-    const ok = peak >= min;
-    out.push(result('minPeakMemory', expect.minPeakMemory, peak, ok, `peak memory ${mib(peak)} ${ok ? '>=' : '<'} ${mib(min)}`));
+    const ok = self.peakMemoryBytes >= min;
+    const verdict: Verdict = ok ? 'passed' : isBound(self) ? 'inconclusive' : 'failed';
+    out.push(result('minPeakMemory', expect.minPeakMemory, self.peakMemoryBytes, verdict, isBound(self) ? 'bound' : 'measured', `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`));
   }
   if (expect.minOkRps !== undefined) {
     const ok = self.okRps >= expect.minOkRps;
-    out.push(result('minOkRps', expect.minOkRps, self.okRps, ok, `ok calls ${rps(self.okRps)} ${ok ? '>=' : '<'} ${rps(expect.minOkRps)}`));
+    out.push(result('minOkRps', expect.minOkRps, self.okRps, ok ? 'passed' : 'failed', 'measured', `ok calls ${rps(self.okRps)} ${ok ? '>=' : '<'} ${rps(expect.minOkRps)}`));
   }
   if (expect.maxErrorRps !== undefined) {
     const errors = self.errorRps + self.deadlineExceededRps;
     const ok = errors <= expect.maxErrorRps;
-    out.push(result('maxErrorRps', expect.maxErrorRps, errors, ok, `failed calls ${rps(errors)} ${ok ? '<=' : '>'} ${rps(expect.maxErrorRps)}`));
+    out.push(result('maxErrorRps', expect.maxErrorRps, errors, ok ? 'passed' : 'failed', 'measured', `failed calls (errors + deadline exceeded) ${rps(errors)} ${ok ? '<=' : '>'} ${rps(expect.maxErrorRps)}`));
   }
   if (expect.maxRestarts !== undefined) {
     const ok = self.restarts <= expect.maxRestarts;
-    out.push(result('maxRestarts', expect.maxRestarts, self.restarts, ok, `${self.restarts} restart(s) ${ok ? '<=' : '>'} ${expect.maxRestarts}`));
+    out.push(result('maxRestarts', expect.maxRestarts, self.restarts, ok ? 'passed' : 'failed', 'measured', `${self.restarts} restart(s) ${ok ? '<=' : '>'} ${expect.maxRestarts}`));
   }
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all));
   return out;
 }
 
-/** Fills `expectations` and `passed` of every placement (ratios need all of them measured first). */
-export function applyExpectations(placements: PlacementResult[], expect: Partial<Record<string, ExpectInput>>): boolean {
-  for (const p of placements) {
-    p.expectations = evaluateExpectations(p, expect[p.name], placements);
-    p.passed = !p.error && p.expectations.every((e) => e.passed);
+/** The verdict of a set of expectations: any failure fails; else any inconclusive; else passed. */
+export function combineVerdicts(verdicts: readonly Verdict[]): Verdict {
+  if (verdicts.includes('failed')) return 'failed';
+  if (verdicts.includes('inconclusive')) return 'inconclusive';
+  return 'passed';
+}
+
+/**
+ * Fills `expectations`, `verdict` and `passed` of every variant (ratios need all of them measured
+ * first) and returns the run's verdict. `failOnInconclusive` turns inconclusive into a failure.
+ */
+export function applyExpectations(variants: VariantResult[], expect: Partial<Record<string, ExpectInput>>, failOnInconclusive = false): Verdict {
+  for (const v of variants) {
+    v.expectations = evaluateExpectations(v, expect[v.name], variants);
+    v.verdict = v.error ? 'failed' : combineVerdicts(v.expectations.map((e) => e.verdict));
+    v.passed = v.verdict === 'passed' || (v.verdict === 'inconclusive' && !failOnInconclusive);
   }
-  return placements.every((p) => p.passed);
+  if (!variants.length) return 'inconclusive';
+  return combineVerdicts(variants.map((v) => v.verdict));
 }

@@ -1,24 +1,38 @@
-// Scenarios, the runner and the run folder's data contract.
-export * from './results.js';
-export { scenarioSchema, overridesSchema, overrideKeys, scenarioPlacements, PLACEMENT_NAMES, EXTERNAL_PLACEMENT, EXPECT_KEYS } from './schema.js';
-export type { Scenario, ScenarioInput, ExpectInput, Overrides, ScenarioPlacement } from './schema.js';
+// Scenarios and the runner: the scenario schema (variants), reading scenario files, running every
+// variant under the same storm, aggregating repetitions and judging expectations.
+export * from '../contract/index.js';
+export {
+  scenarioSchema,
+  overridesSchema,
+  overrideKeys,
+  scenarioVariantNames,
+  selectVariants,
+  variantPlacement,
+  variantMemoryLimit,
+  resolveVariantAgent,
+  referenceAgentSchema,
+  spireAgentSchema,
+  externalAgentSchema,
+  PLACEMENT_NAMES,
+  EXTERNAL_PLACEMENT,
+  EXPECT_KEYS,
+  AGENT_KINDS,
+  KEY_STRATEGIES,
+  SPIRE_RATE_LIMIT_KEYS,
+} from './schema.js';
+export type { Scenario, ScenarioInput, ExpectInput, Overrides, ScenarioPlacement, Variant, VariantAgent, ReferenceAgent, SpireAgent, ExternalAgent } from './schema.js';
 export { parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
-export { evaluateExpectations, applyExpectations, effectivePeak } from './expectations.js';
-export { aggregatePlacement } from './aggregate.js';
+export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
+export { aggregateVariant, median, range } from './aggregate.js';
 export type { RepMeasurement, LatencySummarizer } from './aggregate.js';
-export { judgeExit, OomCounter } from './oom-detector.js';
-export type { DeathCause, DeathVerdict, ExitFacts } from './oom-detector.js';
-export { RestartBackoff } from './backoff.js';
-export type { BackoffOptions } from './backoff.js';
 export { runScenario, exitCodeOf } from './runner.js';
 export type { RunScenarioOptions, RunScenarioOutcome } from './runner.js';
+export { runVariant } from './variant-run.js';
+export type { VariantRunContext } from './variant-run.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
 export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
-export { buildAgentConfig, agentConfigYaml, modeledCosts, deepMerge } from './agent-config.js';
 export { comparisonTable } from './summary-table.js';
 export { Progress } from './progress.js';
-export { defaultRunDir, writeResults, linkLatest } from './run-folder.js';
-export { AgentSupervisor } from './agent-supervisor.js';
-export type { AgentSupervisorOptions } from './agent-supervisor.js';
+export { defaultRunDir, writeResults, linkLatest, variantDirName } from './run-folder.js';

@@ -1,11 +1,8 @@
 // The real load driver: the scenario's load block handed to src/load's forking-worker generator,
-// its per-second samples placed on the placement's timeline.
+// its per-second samples placed on the variant run's timeline.
 import { mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
 import type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 import type { Scenario } from './schema.js';
-
-// runLoad emits second k about this long after that second ends (its EMIT_GRACE_MS + 1 s).
-const EMIT_LAG_MS = 1700;
 
 export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
   return {
@@ -26,20 +23,23 @@ export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
 export const stormLoadDriver: LoadDriver = {
   validate(s) {
     // The socket is chosen per placement; a placeholder of realistic length stands in for it.
-    validateLoadOptions(loadOptionsFor(s, s.target?.socket ?? '/tmp/attestorm/placeholder-run-id/pre-attestation.r1.sock'), 'load');
+    // The socket is chosen per variant; the longest one stands in for it.
+    const sockets = s.variants.map((v) => (v.agent.kind === 'external' ? v.agent.socket : `/tmp/attestorm/placeholder-run-id/${v.name}.r1.sock`));
+    for (const socket of sockets) validateLoadOptions(loadOptionsFor(s, socket), 'load');
   },
 
   async run(o: LoadPhaseOptions): Promise<LoadPhaseResult> {
-    // The generator counts seconds from the moment its workers are all up (pods take a while to
-    // fork); the first second it reports fixes where that moment falls on our timeline.
-    let offset: number | null = null;
+    // The generator counts seconds from the moment it releases its workers (pods take a while to
+    // fork); that moment, reported as it happens, places its seconds on our timeline.
+    let offset = 0;
     const summary = await runLoad(loadOptionsFor(o.scenario, o.socket), {
       sandbox: o.sandbox as never,
       signal: o.signal,
-      onSecond: (sample) => {
-        offset ??= Math.max(0, Date.now() - o.origin - sample.t - EMIT_LAG_MS);
-        o.onSecond({ ...sample, t: sample.t + offset });
+      onGo: (t0) => {
+        offset = t0 - o.origin;
+        o.onCallsStarted?.(t0);
       },
+      onSecond: (sample) => o.onSecond({ ...sample, t: sample.t + offset }),
     });
     return {
       counts: { ok: summary.totals.ok, rateLimited: summary.totals.rateLimited, deadlineExceeded: summary.totals.deadlineExceeded, error: summary.totals.error },

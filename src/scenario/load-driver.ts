@@ -1,7 +1,7 @@
 // The seam between the runner and the load generator: what the runner needs from one load phase.
 // The real driver (load-driver-storm.ts) wraps src/load's runLoad.
 import type { Sandbox } from '../sandbox/index.js';
-import type { LatencySummary, LoadSample, Outcome } from './results.js';
+import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import type { Scenario } from './schema.js';
 
 export interface LoadPhaseOptions {
@@ -12,8 +12,10 @@ export interface LoadPhaseOptions {
   signal: AbortSignal;
   /** Every second: that second's merged counts; `t` relative to `origin`. */
   onSecond(sample: LoadSample): void;
-  /** Date.now() of the placement timeline's zero. */
+  /** Date.now() of the run's timeline zero (the load phase's start). */
   origin: number;
+  /** Date.now() when the workers were released, as it happens (pods are up). */
+  onCallsStarted?(at: number): void;
 }
 
 export interface LoadPhaseResult {

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { formatZodIssues } from '../util/index.js';
-import { overridesSchema, scenarioSchema, type Overrides, type Scenario } from './schema.js';
+import { overridesSchema, scenarioSchema, variantProblems, type Overrides, type Scenario } from './schema.js';
 
 export interface LoadedScenario {
   scenario: Scenario;
@@ -18,7 +18,8 @@ export interface LoadedScenario {
 
 /** "load.workersPerPod must be a positive integer, got 0" for every issue, prefixed with the file. */
 export function scenarioProblems(error: z.ZodError, input: unknown, where: string): string[] {
-  return formatZodIssues(error, input).map((p) => `${where}${p.replace(/^(\S+): must /, '$1 must ')}`);
+  // A shared agent setting is checked once per variant that inherits it: report each problem once.
+  return [...new Set(formatZodIssues(error, input).map((p) => `${where}${p.replace(/^(\S+): must /, '$1 must ')}`))];
 }
 
 /** Validates a scenario object; `where` prefixes each problem (e.g. "scenarios/quick.yaml: "). */
@@ -29,7 +30,10 @@ export function parseScenario(input: unknown, where = '', overrides: Overrides =
   const raw: Record<string, unknown> = { ...(input as Record<string, unknown>) };
   for (const [k, v] of Object.entries(overrides)) if (v !== undefined) raw[k] = v;
   const result = scenarioSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(scenarioProblems(result.error, raw, where));
+  if (!result.success) {
+    const more = variantProblems(raw);
+    throw new ConfigError([...new Set([...scenarioProblems(result.error, raw, where), ...(more ? scenarioProblems(more, raw, where) : [])])]);
+  }
   return { scenario: result.data, raw, file: null };
 }
 

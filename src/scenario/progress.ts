@@ -1,7 +1,7 @@
 // Live progress on stderr: one rewritten status line on a TTY, plain periodic lines otherwise (CI
 // logs). Fed by the same sample lines that go to disk, so it shows what the data will say.
 import { formatMiB } from '../util/index.js';
-import type { SampleLine } from './results.js';
+import type { SampleLine } from '../contract/index.js';
 
 export interface ProgressOptions {
   stream?: NodeJS.WriteStream;

@@ -3,7 +3,7 @@
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync, lstatSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import type { RunResults } from './results.js';
+import type { RunResults } from '../contract/index.js';
 
 /** reports/<scenario>-<UTC timestamp>, e.g. reports/quick-20261129T203501Z. */
 export function defaultRunDir(scenarioName: string, now = new Date(), root = 'reports'): string {
@@ -43,6 +43,6 @@ export function writeResults(runDir: string, results: RunResults): void {
   renameSync(tmp, file);
 }
 
-export function placementDirName(placement: string, rep: number): string {
-  return `${placement}.r${rep}`;
+export function variantDirName(variant: string, rep: number): string {
+  return `${variant}.r${rep}`;
 }

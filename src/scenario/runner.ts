@@ -1,24 +1,25 @@
-// `attestorm run` for one scenario: every repetition × placement under identical load, results.json
-// rewritten after each placement, expectations judged at the end, everything reaped on SIGINT.
+// `attestorm run` for one scenario: every repetition × variant under identical load. results.json
+// says `running` (with the runner's pid) from the first moment, is rewritten after each variant
+// run, and ends `complete`, `interrupted` or `failed`; expectations are judged at the end.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
+import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
 import { EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
+import { modeledCosts, setReferenceAgentBundle } from '../target/index.js';
 import { bundleEntry, formatMiB, onCleanup, onInterrupt, PROJECT_ROOT } from '../util/index.js';
-import { modeledCosts } from './agent-config.js';
-import { aggregatePlacement, type RepMeasurement } from './aggregate.js';
+import { aggregateVariant, type RepMeasurement } from './aggregate.js';
 import { describeEnvironment } from './environment.js';
 import { applyExpectations } from './expectations.js';
 import type { LoadedScenario } from './load-scenario.js';
 import type { LoadDriver } from './load-driver.js';
-import { runPlacement } from './placement-run.js';
 import { Progress } from './progress.js';
-import { RESULTS_SCHEMA_VERSION, type PlacementName, type PlacementResult, type RunResults } from './results.js';
 import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
-import { scenarioPlacements } from './schema.js';
+import { variantPlacement } from './schema.js';
 import { comparisonTable } from './summary-table.js';
+import { runVariant } from './variant-run.js';
 
 export interface RunScenarioOptions {
   loaded: LoadedScenario;
@@ -32,6 +33,8 @@ export interface RunScenarioOptions {
   render?: boolean;
   /** Where the comparison table goes (default stderr). */
   tableStream?: NodeJS.WritableStream;
+  /** Expectations dropped because only some variants run (recorded and printed). */
+  droppedExpectations?: string[];
 }
 
 export interface RunScenarioOutcome {
@@ -50,7 +53,7 @@ function toolVersion(): string {
 
 /** Exit status of a finished run: interrupted, not carried out, expectations failed, or ok. */
 export function exitCodeOf(results: RunResults): number {
-  if (results.status === 'interrupted') return EXIT.INTERRUPTED;
+  if (results.status === 'interrupted' || results.status === 'incomplete') return EXIT.INTERRUPTED;
   if (results.status === 'failed') return EXIT.RUN_FAILED;
   return results.passed ? EXIT.OK : EXIT.EXPECTATIONS_FAILED;
 }
@@ -59,17 +62,16 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const { scenario: s, file } = opts.loaded;
   // The generator's own rules, before anything starts.
   opts.load.validate(s);
-  const placements = scenarioPlacements(s);
-  const external = !!s.target;
+  const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 
-  const { host, reason: cgroupReason } = external ? { host: null, reason: 'external target' } : detectCgroupHost();
-  const agentBundle = external ? null : await bundleEntry(join(PROJECT_ROOT, 'src/scenario/agent-entry.ts'));
+  const { host, reason: cgroupReason } = onlyExternal ? { host: null, reason: 'external agents only' } : detectCgroupHost();
+  if (s.variants.some((v) => v.agent.kind === 'reference')) setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
   const runId = newRunId(s.name.slice(0, 20));
   const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
 
-  const cpuShare = s.agent.cpu.mode === 'cgroup' ? (host ? `cpu-weight ${s.agent.cpu.weight}` : 'none (no cgroup)') : s.agent.cpu.mode === 'nice' ? `nice ${s.agent.cpu.nice}` : 'none';
+  const cpuModes = [...new Set(s.variants.map((v) => (v.agent.kind === 'external' ? null : v.agent.cpu)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
   const results: RunResults = {
     schemaVersion: RESULTS_SCHEMA_VERSION,
     tool: { name: 'attestorm', version: toolVersion() },
@@ -80,15 +82,19 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       oomFidelity: host ? 'cgroup-oom' : 'emulated-oom',
       // Filled from the first sandbox; the sandbox decides whether pods get real cgroups.
       podFidelity: host ? 'cgroup-pods' : 'uid-only',
-      cpuShare,
+      cpuShare: cpuModes.join(', ') || 'none',
     }),
+    runner: currentRunner(),
     startedAt: new Date().toISOString(),
     endedAt: null,
-    status: 'complete',
-    placements: [],
+    status: 'running',
+    variants: [],
+    droppedExpectations: opts.droppedExpectations ?? [],
+    verdict: 'inconclusive',
     passed: false,
   };
-  if (!host && !external) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
+  if (!host && !onlyExternal) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
+  for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
   writeResults(runDir, results);
 
   const abort = new AbortController();
@@ -100,44 +106,52 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   let finish: () => void = () => {};
   const finished = new Promise<void>((r) => (finish = r));
   // On SIGINT the reaper awaits this: the main flow stops the load, reaps, and writes the results.
+  // The abort reaches every wait (agent starts and restarts included), so this is a ceiling only.
   const offCleanup = onCleanup(async () => {
     abort.abort();
-    await Promise.race([finished, new Promise((r) => setTimeout(r, 30_000).unref())]);
+    await Promise.race([finished, new Promise((r) => setTimeout(r, 90_000).unref())]);
   });
 
   const progress = opts.progress ?? new Progress();
-  const reps = new Map<string, RepMeasurement[]>(placements.map((p) => [p, []]));
-  const summarize = (m: Map<string, RepMeasurement[]>): PlacementResult[] =>
-    placements.filter((p) => m.get(p)!.length).map((p) => aggregatePlacement(p as PlacementName, m.get(p)!, (enc) => opts.load.summarize(enc)));
+  const reps = new Map<string, RepMeasurement[]>(s.variants.map((v) => [v.name, []]));
+  const summarize = (): VariantResult[] =>
+    s.variants
+      .filter((v) => reps.get(v.name)!.length)
+      .map((v) => {
+        const run = reps.get(v.name)!;
+        const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(describedAgents.get(v.name) ?? {}) };
+        return aggregateVariant(v.name, record, run, (enc) => opts.load.summarize(enc));
+      });
+  const describedAgents = new Map<string, Partial<VariantResult['agent']>>();
 
   try {
     outer: for (let rep = 1; rep <= s.repetitions; rep++) {
-      for (const placement of placements) {
+      for (const variant of s.variants) {
         if (abort.signal.aborted) break outer;
-        const label = s.repetitions > 1 ? `${placement} (rep ${rep}/${s.repetitions})` : placement;
+        const label = s.repetitions > 1 ? `${variant.name} (rep ${rep}/${s.repetitions})` : variant.name;
         progress.placementStart(label, s.duration);
-        const m = await runPlacement({
+        const m = await runVariant({
           scenario: s,
+          variant,
           runDir,
           runId,
-          placement,
           rep,
           host,
-          agentBundle,
           load: opts.load,
           signal: abort.signal,
-          onSample: (_p, line) => progress.onSample(line),
+          onSample: (line) => progress.onSample(line),
           onSandbox: (sb) => {
             results.environment.podFidelity = sb.fidelity;
           },
+          onDescribe: (agent) => describedAgents.set(variant.name, agent),
         });
-        reps.get(placement)!.push(m);
+        reps.get(variant.name)!.push(m);
         progress.placementEnd(
           m.error
             ? `failed: ${m.error}`
             : `peak ${formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
         );
-        results.placements = summarize(reps);
+        results.variants = summarize();
         writeResults(runDir, results);
       }
     }
@@ -146,23 +160,28 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     offInterrupt();
     for (const base of [host?.memoryBase, host?.cpuBase]) {
       if (!base) continue;
-      await removeTree(join(base, 'attestorm', runId)).catch(() => {});
+      await removeTree(join(base, 'attestorm', runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
       // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.
       removeIfEmpty(join(base, 'attestorm'));
     }
     rmSync(join(tempRoot(), runId), { recursive: true, force: true });
   }
 
-  results.placements = summarize(reps);
-  results.passed = applyExpectations(results.placements, s.expect);
-  const allFailed = results.placements.length > 0 && results.placements.every((p) => !!p.error);
+  results.variants = summarize();
+  const verdict = applyExpectations(results.variants, s.expect, s.failOnInconclusive);
+  const ranAll = s.variants.every((v) => results.variants.some((r) => r.name === v.name && !r.error));
+  const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
   results.status = interrupted ? 'interrupted' : allFailed ? 'failed' : 'complete';
+  if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
+  // Nothing that did not run may pass: an interrupted or partial run is never passed.
+  results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
+  results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);
   results.endedAt = new Date().toISOString();
   writeResults(runDir, results);
   finish();
   offCleanup();
 
-  (opts.tableStream ?? process.stderr).write(`\n${s.name}: ${results.status}, results in ${runDir}\n${comparisonTable(results)}`);
+  (opts.tableStream ?? process.stderr).write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}`);
   if (opts.render !== false && !interrupted) {
     try {
       const { files } = await renderReports(runDir);
@@ -171,6 +190,6 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       process.stderr.write(`attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`);
     }
   }
-  if (allFailed) process.stderr.write(`attestorm: no placement could be run: ${results.placements.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
+  if (allFailed) process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
   return { runDir, results, exitCode: exitCodeOf(results) };
 }

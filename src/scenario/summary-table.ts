@@ -1,36 +1,52 @@
-// The end-of-run comparison on stderr, in the shape of the brief's table: one row per placement.
-import type { PlacementResult, RunResults } from './results.js';
+// The end-of-run comparison on stderr, in the shape of the brief's table: one row per variant.
+// Outcomes are the four the generator classifies, each in its own column (the same everywhere).
+import type { RunResults, VariantResult } from '../contract/index.js';
 
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 
-function row(p: PlacementResult): string[] {
-  const pct = p.memoryLimitBytes ? ` (${Math.round((p.peakMemoryBytes / p.memoryLimitBytes) * 100)}%)` : '';
-  const p99 = p.latency.ok ? p.latency.ok.p99Ms.toFixed(1) : '-';
-  const passed = p.expectations.filter((e) => e.passed).length;
-  const exp = p.error ? `error: ${p.error.slice(0, 40)}` : p.expectations.length ? `${passed}/${p.expectations.length} ${p.passed ? 'ok' : 'FAILED'}` : '-';
+/** "2 passed, 1 inconclusive" / "1 FAILED of 3". */
+export function expectationSummary(v: Pick<VariantResult, 'expectations' | 'error'>): string {
+  if (v.error) return `error: ${v.error.slice(0, 40)}`;
+  if (!v.expectations.length) return '-';
+  const count = (x: string) => v.expectations.filter((e) => e.verdict === x).length;
+  const parts = [`${count('passed')} passed`];
+  if (count('inconclusive')) parts.push(`${count('inconclusive')} inconclusive`);
+  if (count('failed')) parts.push(`${count('failed')} FAILED`);
+  return parts.join(', ');
+}
+
+function row(v: VariantResult): string[] {
+  const pct = v.memoryLimitBytes ? ` (${Math.round((v.peakMemoryBytes / v.memoryLimitBytes) * 100)}%)` : '';
+  const spread = v.spread.peakMemoryBytes && v.spread.peakMemoryBytes.min !== v.spread.peakMemoryBytes.max ? ` [${mib(v.spread.peakMemoryBytes.min)}–${mib(v.spread.peakMemoryBytes.max)}]` : '';
+  const p99 = v.latency.ok ? v.latency.ok.p99Ms.toFixed(1) : '-';
   return [
-    p.name,
-    p.memoryLimitBytes ? `${mib(p.memoryLimitBytes)} MiB` : '-',
-    `${mib(p.peakMemoryBytes)}${pct}`,
-    String(p.oomKills),
-    String(p.restarts),
-    p.okRps.toFixed(1),
-    p.rejectedRps.toFixed(1),
-    (p.errorRps + p.deadlineExceededRps).toFixed(1),
+    v.name,
+    v.agent.kind === 'reference' ? `reference ${v.agent.placement}` : v.agent.kind === 'spire' ? `spire ${v.agent.placement}` : 'external',
+    v.memoryLimitBytes ? `${mib(v.memoryLimitBytes)} MiB` : '-',
+    `${mib(v.peakMemoryBytes)}${pct}${spread}`,
+    String(v.oomKills),
+    String(v.restarts),
+    v.okRps.toFixed(1),
+    v.rejectedRps.toFixed(1),
+    v.deadlineExceededRps.toFixed(1),
+    v.errorRps.toFixed(1),
     p99,
-    exp,
+    expectationSummary(v),
   ];
 }
 
 export function comparisonTable(results: RunResults): string {
-  const head = ['placement', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'ok/s', 'rejected/s', 'failed/s', 'p99 ok ms', 'expectations'];
-  const rows = [head, ...results.placements.map(row)];
+  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
+  const rows = [head, ...results.variants.map(row)];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const sep = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
   const lines = [fmt(head), sep, ...rows.slice(1).map(fmt)];
-  const failed = results.placements.flatMap((p) => p.expectations.filter((e) => !e.passed).map((e) => `  ${p.name}: ${e.name}: ${e.message}`));
-  if (failed.length) lines.push('', 'failed expectations:', ...failed);
+  const noteworthy = results.variants.flatMap((v) => v.expectations.filter((e) => e.verdict !== 'passed').map((e) => `  ${v.name}: ${e.name} ${e.verdict}: ${e.message}`));
+  if (noteworthy.length) lines.push('', 'expectations not passed:', ...noteworthy);
+  const killedOutside = results.variants.flatMap((v) => v.deaths.filter((d) => d.phase !== 'load').map((d) => `  ${v.name} r${d.rep}: ${d.cause} at ${(d.atMs / 1000).toFixed(1)} s, during ${d.phase}${d.counted ? '' : ' (not counted)'}`));
+  if (killedOutside.length) lines.push('', 'agent deaths outside the load phase:', ...killedOutside);
+  if (results.droppedExpectations.length) lines.push('', `expectations dropped (variant subset): ${results.droppedExpectations.join('; ')}`);
   const costs = Object.entries(results.scenario.modeledCosts);
   if (costs.length) lines.push('', `modeled costs in effect: ${costs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);
   return `${lines.join('\n')}\n`;

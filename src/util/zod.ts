@@ -42,7 +42,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 /** Human problems from a zod error: "load.workersPerPod must be a positive integer, got 0". */
 export function formatZodIssues(error: z.ZodError, input: unknown, prefix = ''): string[] {
   return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || '(root)';
+    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]') || '(root)';
     const msg = issue.message;
     if (/, got /.test(msg)) return `${path} ${msg}`;
     if (issue.code === 'unrecognized_keys') return `${path}: unknown key(s) ${issue.keys.join(', ')}`;

@@ -97,6 +97,8 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
     expect(await page.textContent('main')).toContain('<with markup & "quotes">');
 
     // A hover shows a tooltip: the charts are interactive, not pictures.
+    // The chart may sit below the first screen (the table is wide): bring it into view first.
+    await page.locator('#chart-memory').scrollIntoViewIfNeeded();
     const box = (await page.locator('#chart-memory').boundingBox())!;
     await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
     const tooltipShown = await page.evaluate(() => {

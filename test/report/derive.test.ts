@@ -24,7 +24,7 @@ describe('table rows', () => {
     const rows = data.runs[0]!.rows;
     expect(rows.map((r) => r.placement)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
     for (const [i, row] of rows.entries()) {
-      const p = run.results.placements[i]!;
+      const p = run.results.variants[i]!;
       expect(row.memoryLimitMiB).toBe(320);
       expect(row.peakMemoryMiB).toBeCloseTo(p.peakMemoryBytes / 2 ** 20, 6);
       expect(row.peakPercentOfLimit).toBeCloseTo((100 * p.peakMemoryBytes) / p.memoryLimitBytes, 6);
@@ -37,7 +37,7 @@ describe('table rows', () => {
     expect(pre!.peakMemoryMiB).toBeLessThan(140);
     expect(pre!.expectationsFailed).toBe(0);
     expect(post!.expectationsFailed).toBe(1);
-    expect(post!.expectations.find((e) => !e.passed)!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200 MiB$/);
+    expect(post!.expectations.find((e) => e.verdict === "failed")!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200\.0 MiB$/);
     expect(disabled!.oomKills).toBe(1);
     expect(disabled!.restarts).toBe(1);
     expect(disabled!.peakPercentOfLimit).toBe(100);
@@ -144,14 +144,14 @@ describe('deltas between runs', () => {
     const pre = data.comparison!.find((d) => d.placement === 'pre-attestation')!;
     expect(pre.baselineRun).toBe('baseline');
     expect(pre.run).toBe('after');
-    const basePeak = base.results.placements[0]!.peakMemoryBytes / 2 ** 20;
-    const laterPeak = later.results.placements[0]!.peakMemoryBytes / 2 ** 20;
+    const basePeak = base.results.variants[0]!.peakMemoryBytes / 2 ** 20;
+    const laterPeak = later.results.variants[0]!.peakMemoryBytes / 2 ** 20;
     expect(pre.peakMemoryMiB.delta).toBeCloseTo(laterPeak - basePeak, 6);
     expect(pre.peakMemoryMiB.percent).toBeCloseTo((100 * (laterPeak - basePeak)) / basePeak, 6);
     const post = data.comparison!.find((d) => d.placement === 'post-attestation')!;
     expect(post.oomKills).toEqual({ baseline: 0, value: 1, delta: 1, percent: null });
-    expect(post.okRps.delta).toBeCloseTo(later.results.placements[1]!.okRps - base.results.placements[1]!.okRps, 6);
-    expect(post.okP99Ms.value).toBe(later.results.placements[1]!.latency.ok!.p99Ms);
+    expect(post.okRps.delta).toBeCloseTo(later.results.variants[1]!.okRps - base.results.variants[1]!.okRps, 6);
+    expect(post.okP99Ms.value).toBe(later.results.variants[1]!.latency.ok!.p99Ms);
     // Labels in a comparison carry the run name so the lines of both runs can be told apart.
     expect(data.series.memory.map((s) => s.label)).toContain('after · disabled');
   });
@@ -191,8 +191,8 @@ describe('reading run folders', () => {
     const dir = await writeFixtureRun({ parent, name: 'no-latency' });
     const file = path.join(dir, 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8'));
-    const expected = results.placements[0].latency.ok;
-    for (const p of results.placements) p.latency = {};
+    const expected = results.variants[0].latency.ok;
+    for (const p of results.variants) p.latency = {};
     await writeFile(file, JSON.stringify(results));
     const report = deriveReport([await loadRun(dir)]).runs[0]!;
     const ok = report.latency.find((l) => l.placement === 'pre-attestation' && l.outcome === 'ok')!;
@@ -224,7 +224,7 @@ describe('reading run folders', () => {
     const dir = await writeFixtureRun({ parent, name: 'escape' });
     const file = path.join(dir, 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8'));
-    results.placements[0].runDirs = ['../../etc'];
+    results.variants[0].runDirs = ['../../etc'];
     await writeFile(file, JSON.stringify(results));
     await expect(loadRun(dir)).rejects.toThrow(/invalid folder name/);
   });

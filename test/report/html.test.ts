@@ -20,7 +20,7 @@ beforeAll(async () => {
   const results = JSON.parse(await readFile(file, 'utf8'));
   results.scenario.name = HOSTILE;
   results.scenario.resolved.name = HOSTILE;
-  results.placements[1].expectations[1].message = HOSTILE;
+  results.variants[1].expectations[1].message = HOSTILE;
   results.command = `attestorm run '${HOSTILE}'`;
   await writeFile(file, JSON.stringify(results));
   const { files } = await renderReports(dir, { formats: ['html'] });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../src/agent/index.js';
-import { buildAgentConfig, comparisonTable, deepMerge, modeledCosts, parseScenario, Progress, type RunResults } from '../../src/scenario/index.js';
+import { comparisonTable, parseScenario, Progress, type ReferenceAgent, type RunResults } from '../../src/scenario/index.js';
+import { buildAgentConfig, deepMerge, modeledCosts } from '../../src/target/index.js';
 
 const ep = { socket: '/tmp/a.sock', kubeletUrl: 'http://127.0.0.1:1234', tokenFile: '/tmp/token', caFile: null };
 
@@ -16,9 +17,10 @@ describe('agent config per placement', () => {
   });
 
   it('differs between placements only in the limiter slot, and the agent accepts it', () => {
-    const pre = buildAgentConfig(scenario, 'pre-attestation', ep);
-    const post = buildAgentConfig(scenario, 'post-attestation', ep);
-    const off = buildAgentConfig(scenario, 'disabled', ep);
+    const agentOf = (name: string) => scenario.variants.find((v) => v.name === name)!.agent as ReferenceAgent;
+    const pre = buildAgentConfig(agentOf('pre-attestation'), ep);
+    const post = buildAgentConfig(agentOf('post-attestation'), ep);
+    const off = buildAgentConfig(agentOf('disabled'), ep);
     expect(pre.rateLimit).toMatchObject({ placement: 'pre-attestation', key: 'pod-uid', limits: { fetch_jwt_svid: 10 }, gcInterval: '30s' });
     expect(post.rateLimit).toMatchObject({ placement: 'post-attestation', key: 'spiffe-id' });
     expect((off.rateLimit as Record<string, unknown>).key).toBeUndefined();
@@ -34,7 +36,11 @@ describe('agent config per placement', () => {
       expect(parsed.trustDomain).toBe('storm.test');
       expect(parsed.metrics).toBe('127.0.0.1:0');
     }
-    expect(modeledCosts(scenario)).toEqual({ attestationWorkingSet: '256Ki' });
+    expect(modeledCosts(scenario)).toEqual({
+      'pre-attestation': { attestationWorkingSet: '256Ki' },
+      'post-attestation': { attestationWorkingSet: '256Ki' },
+      disabled: { attestationWorkingSet: '256Ki' },
+    });
   });
 
   it('deep-merges extra config, arrays replaced', () => {
@@ -46,24 +52,30 @@ describe('comparison table and progress', () => {
   it('shows peak as a share of the limit, OOMs, rates, p99 and failed expectations', () => {
     const results = {
       scenario: { modeledCosts: { attestationWorkingSet: '512Ki' } },
-      placements: [
+      droppedExpectations: [],
+      variants: [
         {
-          name: 'pre-attestation', memoryLimitBytes: 128 * 2 ** 20, peakMemoryBytes: 64 * 2 ** 20, oomKills: 0, restarts: 0, okRps: 1, rejectedRps: 2, errorRps: 3, deadlineExceededRps: 4,
+          name: 'pre-attestation', agent: { kind: 'reference', placement: 'pre-attestation', key: 'pod-uid' }, runDirs: ['pre-attestation.r1'], spread: {}, deaths: [],
+          memoryLimitBytes: 128 * 2 ** 20, peakMemoryBytes: 64 * 2 ** 20, oomKills: 0, restarts: 0, okRps: 1, rejectedRps: 2, errorRps: 3, deadlineExceededRps: 4,
           latency: { ok: { count: 1, p50Ms: 1, p90Ms: 2, p99Ms: 12.34, p999Ms: 4, maxMs: 5 } },
-          expectations: [{ name: 'oomKilled', expected: false, actual: false, passed: true, message: 'not OOM-killed' }], passed: true,
+          expectations: [{ name: 'oomKilled', expected: false, actual: false, verdict: 'passed', basis: 'measured', message: 'not OOM-killed' }], verdict: 'passed', passed: true,
         },
         {
-          name: 'disabled', memoryLimitBytes: 128 * 2 ** 20, peakMemoryBytes: 128 * 2 ** 20, oomKills: 2, restarts: 2, okRps: 0, rejectedRps: 0, errorRps: 0, deadlineExceededRps: 0, latency: {},
-          expectations: [{ name: 'oomKilled', expected: false, actual: true, passed: false, message: 'OOM-killed 2 time(s), expected none' }], passed: false,
+          name: 'disabled', agent: { kind: 'reference', placement: 'disabled', key: null }, runDirs: ['disabled.r1'], spread: {},
+          deaths: [{ rep: 1, atMs: 30_400, phase: 'stop', cause: 'oom-kill', detail: 'kernel', counted: true }],
+          memoryLimitBytes: 128 * 2 ** 20, peakMemoryBytes: 128 * 2 ** 20, oomKills: 2, restarts: 2, okRps: 0, rejectedRps: 0, errorRps: 0, deadlineExceededRps: 0, latency: {},
+          expectations: [{ name: 'oomKilled', expected: false, actual: true, verdict: 'failed', basis: 'measured', message: 'OOM-killed 2 time(s), expected none' }], verdict: 'failed', passed: false,
         },
       ],
     } as unknown as RunResults;
     const table = comparisonTable(results);
-    expect(table).toMatch(/\| pre-attestation \| 128\.0 MiB \| 64\.0 \(50%\)\s+\| 0 /);
+    expect(table).toMatch(/\| pre-attestation \| reference pre-attestation \| 128\.0 MiB \| 64\.0 \(50%\)\s+\| 0 /);
     expect(table).toContain('12.3');
-    expect(table).toContain('7.0');
-    expect(table).toMatch(/\| disabled\s+\| 128\.0 MiB \| 128\.0 \(100%\)\s+\| 2 /);
-    expect(table).toContain('disabled: oomKilled: OOM-killed 2 time(s), expected none');
+    // Deadline exceeded and other errors are columns of their own, as in every report.
+    expect(table).toMatch(/\| 2\.0\s+\| 4\.0\s+\| 3\.0\s+\| 12\.3/);
+    expect(table).toMatch(/\| disabled\s+\| reference disabled\s+\| 128\.0 MiB \| 128\.0 \(100%\)\s+\| 2 /);
+    expect(table).toContain('disabled: oomKilled failed: OOM-killed 2 time(s), expected none');
+    expect(table).toContain('disabled r1: oom-kill at 30.4 s, during stop');
     expect(table).toContain('modeled costs in effect: attestationWorkingSet="512Ki"');
   });
 

@@ -1,57 +1,90 @@
 import { describe, expect, it } from 'vitest';
-import { aggregatePlacement, applyExpectations, evaluateExpectations, judgeExit, OomCounter, RestartBackoff, type RepMeasurement } from '../../src/scenario/index.js';
-import type { PlacementResult } from '../../src/scenario/index.js';
+import { aggregateVariant, applyExpectations, evaluateExpectations, median, type RepMeasurement, type VariantResult } from '../../src/scenario/index.js';
+import { judgeExit, RestartBackoff } from '../../src/target/index.js';
 
 const MiB = 2 ** 20;
 
-function placement(name: PlacementResult['name'], over: Partial<PlacementResult> = {}): PlacementResult {
+function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
+  const placement = (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : 'disabled') as VariantResult['agent']['placement'];
   return {
-    name, runDirs: [`${name}.r1`], memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, oomKills: 0, restarts: 0, downtimeSeconds: 0,
-    okRps: 40, rejectedRps: 100, errorRps: 0, deadlineExceededRps: 0, latency: {}, peakInflightAttestations: 3,
-    rejectionsByKeyType: {}, workerMemoryBytes: null, expectations: [], passed: false, ...over,
+    name, agent: { kind: 'reference', placement, key: null }, runDirs: [`${name}.r1`], memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, oomKills: 0, restarts: 0, downtimeSeconds: 0,
+    okRps: 40, rejectedRps: 100, errorRps: 0, deadlineExceededRps: 0, spread: {}, deaths: [], latency: {}, peakInflightAttestations: 3,
+    rejectionsByKeyType: {}, workerMemoryBytes: null, expectations: [], verdict: 'failed', passed: false, ...over,
   };
 }
+const killed = (name: string, over: Partial<VariantResult> = {}) =>
+  variant(name, { peakMemoryBytes: 128 * MiB, oomKills: 1, deaths: [{ rep: 1, atMs: 5000, phase: 'load', cause: 'oom-kill', detail: 'kernel OOM kill', counted: true }], ...over });
 
 describe('expectations', () => {
   it('checks absolute rules and quotes values as written', () => {
-    const p = placement('pre-attestation', { peakMemoryBytes: 60 * MiB, okRps: 4, errorRps: 1, deadlineExceededRps: 2, restarts: 1 });
+    const p = variant('pre-attestation', { peakMemoryBytes: 60 * MiB, okRps: 4, errorRps: 1, deadlineExceededRps: 2, restarts: 1 });
     const r = evaluateExpectations(p, { oomKilled: false, maxPeakMemory: '64Mi', minPeakMemory: '61Mi', minOkRps: 5, maxErrorRps: 2, maxRestarts: 0 }, [p]);
-    expect(r.map((e) => [e.name, e.passed])).toEqual([
-      ['oomKilled', true], ['maxPeakMemory', true], ['minPeakMemory', false], ['minOkRps', false], ['maxErrorRps', false], ['maxRestarts', false],
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['oomKilled', 'passed'], ['maxPeakMemory', 'passed'], ['minPeakMemory', 'failed'], ['minOkRps', 'failed'], ['maxErrorRps', 'failed'], ['maxRestarts', 'failed'],
     ]);
-    expect(r[1]).toMatchObject({ expected: '64Mi', actual: 60 * MiB, message: 'peak memory 60.0 MiB <= 64.0 MiB' });
-    expect(r[4]!.message).toBe('failed calls 3.0/s > 2.0/s');
+    expect(r[1]).toMatchObject({ expected: '64Mi', actual: 60 * MiB, basis: 'measured', message: 'peak memory 60.0 MiB <= 64.0 MiB' });
+    expect(r[4]!.message).toBe('failed calls (errors + deadline exceeded) 3.0/s > 2.0/s');
   });
 
-  it('ratios: max against the other peak; min holds when OOM-killed; skipped when the other is absent', () => {
-    const pre = placement('pre-attestation', { peakMemoryBytes: 40 * MiB });
-    const post = placement('post-attestation', { peakMemoryBytes: 90 * MiB, oomKills: 1 });
-    const dis = placement('disabled', { peakMemoryBytes: 100 * MiB });
-    const all = [pre, post, dis];
-    const [max] = evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, all);
-    expect(max).toMatchObject({ passed: true, actual: 0.4 });
-    const [min] = evaluateExpectations(post, { minPeakRatio: { to: 'disabled', value: 1.5 } }, all);
-    expect(min!.passed).toBe(true);
-    expect(min!.message).toMatch(/^OOM-killed 1×/);
-    const [fail] = evaluateExpectations(pre, { minPeakRatio: { to: 'disabled', value: 0.8 } }, all);
-    expect(fail).toMatchObject({ passed: false, message: 'peak 0.40× disabled (40.0 MiB / 100.0 MiB) < 0.8× and not OOM-killed' });
-    // An OOM-killed reference peaked at its limit.
-    const [vsOom] = evaluateExpectations(pre, { maxPeakRatio: { to: 'post-attestation', value: 0.3 } }, all);
-    // 40 MiB against post's 128 MiB limit (its peak sample said 90): 0.3125 > 0.3 fails.
-    expect(vsOom).toMatchObject({ passed: false, actual: 0.3125 });
-    const [skip] = evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre]);
-    expect(skip).toMatchObject({ passed: true, message: 'skipped: disabled was not measured in this run' });
+  it('ratios between measured peaks pass or fail on the measurement', () => {
+    const pre = variant('pre-attestation', { peakMemoryBytes: 40 * MiB });
+    const dis = variant('disabled', { peakMemoryBytes: 100 * MiB });
+    expect(evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre, dis])[0]).toMatchObject({ verdict: 'passed', basis: 'measured', actual: 0.4 });
+    expect(evaluateExpectations(pre, { minPeakRatio: { to: 'disabled', value: 0.8 } }, [pre, dis])[0]).toMatchObject({
+      verdict: 'failed',
+      message: 'peak 0.40× disabled (40.0 MiB / 100.0 MiB) < 0.8×',
+    });
   });
 
-  it('a placement that could not run fails its expectations; applyExpectations sets passed', () => {
-    const a = placement('pre-attestation');
-    const b = placement('disabled', { error: 'agent did not start' });
-    expect(applyExpectations([a, b], { 'pre-attestation': { oomKilled: false }, disabled: { oomKilled: true } })).toBe(false);
-    expect(a.passed).toBe(true);
-    expect(b.expectations[0]).toMatchObject({ name: 'run', passed: false });
-    const c = placement('disabled', { oomKills: 2 });
-    expect(applyExpectations([c], { disabled: { oomKilled: false } })).toBe(false);
-    expect(c.expectations[0]!.message).toBe('OOM-killed 2 time(s), expected none');
+  // An OOM-killed agent's recorded peak (the kernel's mark at its limit) bounds its demand from below.
+  it('a bound that decides the rule passes or fails it', () => {
+    const pre = variant('pre-attestation', { peakMemoryBytes: 70 * MiB });
+    const dis = killed('disabled');
+    // pre ≤ 0.6 × disabled's true peak is proven by pre ≤ 0.6 × its limit.
+    expect(evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre, dis])[0]).toMatchObject({ verdict: 'passed', basis: 'bound' });
+    // post OOM-killed at 128 MiB is at least 1.2 × a measured 100 MiB.
+    const post = killed('post-attestation');
+    const dis2 = variant('disabled', { peakMemoryBytes: 100 * MiB });
+    expect(evaluateExpectations(post, { minPeakRatio: { to: 'disabled', value: 1.2 } }, [post, dis2])[0]).toMatchObject({ verdict: 'passed', basis: 'bound' });
+    // 90 MiB measured is already below 0.8 × disabled's limit: below its true peak too.
+    const post2 = variant('post-attestation', { peakMemoryBytes: 90 * MiB });
+    expect(evaluateExpectations(post2, { minPeakRatio: { to: 'disabled', value: 0.8 } }, [post2, dis])[0]).toMatchObject({ verdict: 'failed', basis: 'bound' });
+  });
+
+  it('a bound that cannot decide the rule is inconclusive, never a pass', () => {
+    const post = killed('post-attestation');
+    const dis = killed('disabled');
+    // Both OOM-killed at the same limit: nothing is known of either true peak.
+    const [r] = evaluateExpectations(post, { minPeakRatio: { to: 'disabled', value: 0.8 } }, [post, dis]);
+    expect(r).toMatchObject({ verdict: 'inconclusive', basis: 'bound' });
+    expect(r!.message).toMatch(/cannot tell/);
+    // minPeakMemory does not count the limit as the peak of a survivor; an OOM-killed one below it is unknown.
+    const small = killed('disabled', { peakMemoryBytes: 100 * MiB, memoryLimitBytes: 100 * MiB });
+    expect(evaluateExpectations(small, { minPeakMemory: '144Mi' }, [small])[0]).toMatchObject({ verdict: 'inconclusive' });
+    // maxPeakMemory of an OOM-killed agent under the rule's value: its true peak may exceed it.
+    expect(evaluateExpectations(small, { maxPeakMemory: '110Mi' }, [small])[0]).toMatchObject({ verdict: 'inconclusive' });
+  });
+
+  it('a ratio against a variant that was not measured is inconclusive', () => {
+    const pre = variant('pre-attestation', { peakMemoryBytes: 40 * MiB });
+    expect(evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
+  });
+
+  it('a variant that could not run fails; applyExpectations sets verdicts and the run verdict', () => {
+    const a = variant('pre-attestation');
+    const b = variant('disabled', { error: 'agent did not start' });
+    expect(applyExpectations([a, b], { 'pre-attestation': { oomKilled: false }, disabled: { oomKilled: true } })).toBe('failed');
+    expect(a).toMatchObject({ verdict: 'passed', passed: true });
+    expect(b.expectations[0]).toMatchObject({ name: 'run', verdict: 'failed' });
+    const c = variant('disabled', { oomKills: 2, deaths: [{ rep: 1, atMs: 30_400, phase: 'stop', cause: 'oom-kill', detail: '', counted: true }] });
+    expect(applyExpectations([c], { disabled: { oomKilled: false } })).toBe('failed');
+    expect(c.expectations[0]!.message).toBe('OOM-killed 2 time(s) (in stop), expected none');
+    const post = killed('post-attestation');
+    const dis = killed('disabled');
+    expect(applyExpectations([post, dis], { 'post-attestation': { minPeakRatio: { to: 'disabled', value: 0.8 } } })).toBe('inconclusive');
+    expect(post).toMatchObject({ verdict: 'inconclusive', passed: true });
+    expect(applyExpectations([post, dis], { 'post-attestation': { minPeakRatio: { to: 'disabled', value: 0.8 } } }, true)).toBe('inconclusive');
+    expect(post.passed).toBe(false);
   });
 });
 
@@ -70,14 +103,6 @@ describe('OOM detector', () => {
     expect(judgeExit({ ...base, signal: 'SIGKILL', stopRequested: true }).cause).toBe('stopped');
     expect(judgeExit({ ...base, code: 1 })).toMatchObject({ cause: 'exit', detail: 'exited with code 1' });
   });
-  it('counts counter increments while sampling', () => {
-    const c = new OomCounter();
-    expect(c.observe(3)).toBe(0);
-    expect(c.observe(3)).toBe(0);
-    expect(c.observe(5)).toBe(2);
-    expect(c.observe(4)).toBe(0);
-    expect(c.total).toBe(2);
-  });
 });
 
 describe('restart back-off', () => {
@@ -95,24 +120,33 @@ describe('aggregation of repetitions', () => {
   const rep = (over: Partial<RepMeasurement>): RepMeasurement => ({
     runDir: 'disabled.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: 0, oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
     counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null,
-    rejectionsByKeyType: {}, workerMemoryBytes: null, ...over,
+    rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [], ...over,
   });
-  it('max peak, summed OOMs/restarts/downtime, mean rates, merged histograms', () => {
+  const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
+  it('median figures with min–max spreads, summed OOMs/restarts/downtime, merged histograms', () => {
     const seen: string[][] = [];
-    const r = aggregatePlacement('disabled', [
+    const r = aggregateVariant('disabled', agent, [
       rep({ runDir: 'disabled.r1', peakMemoryBytes: 100, oomKills: 1, restarts: 1, downtimeSeconds: 10.04, counts: { ok: 100, rateLimited: 0, deadlineExceeded: 10, error: 20 }, histograms: { ok: 'A' }, peakInflightAttestations: 5, rejectionsByKeyType: { pod_uid: 3 }, workerMemoryBytes: 10 }),
       rep({ runDir: 'disabled.r2', peakMemoryBytes: 300, oomKills: 2, restarts: 2, downtimeSeconds: 5, loadSeconds: 20, counts: { ok: 400, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: { ok: 'B', error: 'C' }, peakInflightAttestations: 9, rejectionsByKeyType: { pod_uid: 1, os_uid: 2 }, workerMemoryBytes: 30 }),
+      rep({ runDir: 'disabled.r3', peakMemoryBytes: 200, counts: { ok: 50, rateLimited: 0, deadlineExceeded: 0, error: 0 } }),
     ], (enc) => {
       seen.push(enc);
       return { count: enc.length, p50Ms: 1, p90Ms: 2, p99Ms: 3, p999Ms: 4, maxMs: 5 };
     });
-    expect(r).toMatchObject({ runDirs: ['disabled.r1', 'disabled.r2'], peakMemoryBytes: 300, oomKills: 3, restarts: 3, downtimeSeconds: 15, okRps: 15, errorRps: 1, deadlineExceededRps: 0.5, peakInflightAttestations: 9, rejectionsByKeyType: { pod_uid: 4, os_uid: 2 }, workerMemoryBytes: 30 });
+    expect(r).toMatchObject({ runDirs: ['disabled.r1', 'disabled.r2', 'disabled.r3'], peakMemoryBytes: 200, oomKills: 3, restarts: 3, downtimeSeconds: 15, okRps: 10, peakInflightAttestations: 9, rejectionsByKeyType: { pod_uid: 4, os_uid: 2 }, workerMemoryBytes: 20 });
+    expect(r.spread.peakMemoryBytes).toEqual({ min: 100, median: 200, max: 300 });
+    expect(r.spread.okRps).toEqual({ min: 5, median: 10, max: 20 });
     expect(seen).toEqual([['A', 'B'], ['C']]);
     expect(r.latency.ok!.count).toBe(2);
     expect(r.error).toBeUndefined();
   });
-  it('a placement with no measured repetition carries the error', () => {
-    const r = aggregatePlacement('pre-attestation', [rep({ loadSeconds: 0, error: 'agent did not start' })], () => null);
+  it('one median definition: the middle value, or the mean of the two middle ones', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 2, 3])).toBe(2.5);
+    expect(median([])).toBe(0);
+  });
+  it('a variant with no measured repetition carries the error', () => {
+    const r = aggregateVariant('pre-attestation', { kind: 'reference', placement: 'pre-attestation', key: 'pod-uid' }, [rep({ loadSeconds: 0, error: 'agent did not start' })], () => null);
     expect(r.error).toBe('agent did not start');
   });
 });

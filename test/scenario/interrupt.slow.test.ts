@@ -50,7 +50,7 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(lines.some((l) => l.kind === 'load')).toBe(true);
     expect(lines.some((l) => l.kind === 'event' && l.type === 'interrupted')).toBe(true);
     // Only the first placement ran.
-    expect(results.placements.map((p) => p.name)).toEqual(['pre-attestation']);
+    expect(results.variants.map((p) => p.name)).toEqual(['pre-attestation']);
 
     const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
     const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;

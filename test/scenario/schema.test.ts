@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseOverrides, parseScenario, readScenarioFile, scenarioJsonSchemaText, scenarioPlacements, SCENARIO_JSON_SCHEMA_PATH } from '../../src/scenario/index.js';
+import { parseOverrides, parseScenario, readScenarioFile, scenarioJsonSchemaText, scenarioVariantNames, selectVariants, SCENARIO_JSON_SCHEMA_PATH, type ReferenceAgent } from '../../src/scenario/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 
 function problems(input: unknown, overrides = {}): string[] {
@@ -18,13 +18,15 @@ function problems(input: unknown, overrides = {}): string[] {
 describe('scenario schema', () => {
   it('fills defaults: three placements, 10/s JWT limit, k8s attestor, kubelet back-off', () => {
     const { scenario } = parseScenario({ name: 'x' });
-    expect(scenarioPlacements(scenario)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
-    expect(scenario.agent.rateLimits.fetch_jwt_svid).toBe(10);
-    expect(scenario.agent.attestors).toEqual(['k8s']);
-    expect(scenario.agent.memoryLimit).toBe(128 * 2 ** 20);
-    expect(scenario.agent.restart).toEqual({ initialBackoff: 10_000, maxBackoff: 300_000, resetAfter: 600_000 });
-    expect(scenario.agent.keys).toEqual({ 'pre-attestation': 'pod-uid', 'post-attestation': 'selector-set' });
-    expect(scenario.agent.model).toEqual({});
+    expect(scenarioVariantNames(scenario)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
+    const agent = scenario.variants[0]!.agent as ReferenceAgent;
+    expect(agent).toMatchObject({ kind: 'reference', placement: 'pre-attestation' });
+    expect(agent.rateLimits.fetch_jwt_svid).toBe(10);
+    expect(agent.attestors).toEqual(['k8s']);
+    expect(agent.memoryLimit).toBe(128 * 2 ** 20);
+    expect(agent.restart).toEqual({ initialBackoff: 10_000, maxBackoff: 300_000, resetAfter: 600_000 });
+    expect(agent.keys).toEqual({ 'pre-attestation': 'pod-uid', 'post-attestation': 'selector-set' });
+    expect(agent.model).toEqual({});
     expect(scenario.load.connection).toBe('per-call');
     expect(scenario.duration).toBe(30_000);
   });
@@ -61,31 +63,81 @@ describe('scenario schema', () => {
   });
 
   it('checks placements against expectations, ratios and targets', () => {
-    expect(problems({ name: 'x', placements: ['disabled', 'disabled'] })).toEqual(['placements must not repeat a placement, got ["disabled","disabled"]']);
+    expect(problems({ name: 'x', placements: ['disabled', 'disabled'] })).toContain('placements must not repeat a placement, got ["disabled","disabled"]');
     expect(problems({ name: 'x', placements: ['disabled'], expect: { 'pre-attestation': { oomKilled: false } } })).toEqual([
-      'expect.pre-attestation names a placement this scenario does not run (runs disabled), got "pre-attestation"',
+      'expect.pre-attestation names a variant this scenario does not run (runs disabled), got "pre-attestation"',
     ]);
     expect(problems({ name: 'x', placements: ['pre-attestation', 'disabled'], expect: { 'pre-attestation': { maxPeakRatio: { to: 'post-attestation', value: 0.6 } } } })).toEqual([
-      'expect.pre-attestation.maxPeakRatio.to must be a placement this scenario runs (pre-attestation, disabled), got "post-attestation"',
+      'expect.pre-attestation.maxPeakRatio.to must be a variant this scenario runs (pre-attestation, disabled), got "post-attestation"',
     ]);
     expect(problems({ name: 'x', expect: { disabled: { minPeakRatio: { to: 'disabled', value: 1 } } } })).toEqual([
-      'expect.disabled.minPeakRatio.to must name another placement, got "disabled"',
+      'expect.disabled.minPeakRatio.to must name another variant, got "disabled"',
     ]);
     expect(problems({ name: 'x', placements: ['external'] })).toEqual(['placements may contain "external" only together with a target, got "external"']);
     expect(problems({ name: 'x', target: { socket: '/s' } })).toEqual(['target must name the agent\'s pid or cgroup so its memory can be sampled, got neither']);
     expect(problems({ name: 'x', target: { socket: '/s', pid: 1 }, placements: ['disabled'] })[0]).toMatch(/^placements must be \[external\] with a target/);
     const ext = parseScenario({ name: 'x', target: { socket: '/s', pid: 1 } }).scenario;
-    expect(scenarioPlacements(ext)).toEqual(['external']);
+    expect(scenarioVariantNames(ext)).toEqual(['external']);
+    expect(ext.variants[0]!.agent).toMatchObject({ kind: 'external', socket: '/s', pid: 1 });
+  });
+
+  it('variants: per-kind settings merged over the shared agent, checked against their kind', () => {
+    const { scenario } = parseScenario({
+      name: 'x',
+      agent: { memoryLimit: '192Mi', rateLimits: { fetch_jwt_svid: 10 }, k8s: { shareFetches: false, pollInterval: '250ms' } },
+      variants: [
+        { name: 'ref-pre', agent: { kind: 'reference', placement: 'pre-attestation', key: 'os-uid' } },
+        { name: 'ref-off', agent: { placement: 'disabled', memoryLimit: '1Gi' } },
+        { name: 'spire-limited', agent: { kind: 'spire', rateLimits: { fetch_jwt_svid: 10 } } },
+        { name: 'spire-off', agent: { kind: 'spire' } },
+      ],
+      expect: { 'ref-pre': { oomKilled: false, maxPeakRatio: { to: 'ref-off', value: 0.6 } } },
+    });
+    const [pre, off, limited, spireOff] = scenario.variants;
+    expect(pre!.agent).toMatchObject({ kind: 'reference', placement: 'pre-attestation', key: 'os-uid', memoryLimit: 192 * 2 ** 20, rateLimits: { fetch_jwt_svid: 10 } });
+    expect(off!.agent).toMatchObject({ kind: 'reference', placement: 'disabled', memoryLimit: 2 ** 30 });
+    expect(limited!.agent).toMatchObject({ kind: 'spire', memoryLimit: 192 * 2 ** 20, rateLimits: { fetch_jwt_svid: 10 }, k8s: { pollInterval: 250, maxPollAttempts: 60 } });
+    // A SPIRE variant's limiter is what is compared: never inherited from the shared block.
+    expect((spireOff!.agent as { rateLimits?: unknown }).rateLimits).toBeUndefined();
+  });
+
+  it('variants: every error names the variant, the key and the rule', () => {
+    const p = problems({
+      name: 'x',
+      variants: [
+        { name: 'a', agent: { kind: 'reference' } },
+        { name: 'a', agent: { kind: 'spire', placement: 'pre-attestation' } },
+        { name: 'Bad', agent: { kind: 'reference', placement: 'pre-attestation', key: 'selector-set' } },
+        { name: 'ext', agent: { kind: 'external' } },
+      ],
+      expect: { nope: { oomKilled: false } },
+    });
+    expect(p).toContain('variants[0].agent.placement must be one of pre-attestation, post-attestation, disabled for a reference agent, got nothing');
+    expect(p).toContain('variants[1].name must be unique, got "a" twice');
+    expect(p).toContain('variants[1].agent.placement is not a setting of a spire agent, got "pre-attestation"');
+    expect(p).toContain('variants[2].name must be lowercase letters, digits and "-", got "Bad"');
+    expect(p.some((x) => x.startsWith('variants[3].agent.socket'))).toBe(true);
+    expect(p.some((x) => x.startsWith('expect.nope names a variant this scenario does not run'))).toBe(true);
+    expect(problems({ name: 'x', placements: ['disabled'], variants: [{ name: 'a', agent: { placement: 'disabled' } }] })).toEqual(['placements must not be given together with variants (it is a shorthand for them), got ["disabled"]']);
+    // A shared setting that is wrong is reported once, not once per variant.
+    expect(problems({ name: 'x', agent: { memoryLimit: '12Q' } })).toEqual(['agent.memoryLimit must be a size like 128Mi, 1Gi or a byte count, got "12Q"']);
+  });
+
+  it('selecting a subset of variants drops, and names, the expectations that cannot apply', () => {
+    const { scenario } = readScenarioFile(join(PROJECT_ROOT, 'scenarios', 'quick.yaml'));
+    const { scenario: sub, dropped } = selectVariants(scenario, ['pre-attestation']);
+    expect(scenarioVariantNames(sub)).toEqual(['pre-attestation']);
+    expect(dropped.length).toBeGreaterThan(0);
+    expect(Object.keys(sub.expect)).toEqual(['pre-attestation']);
+    expect(() => selectVariants(scenario, ['nope'])).toThrow(/--variants: "nope" is not a variant of quick/);
   });
 
   it('applies CLI overrides with the same rules as the YAML keys', () => {
-    const o = parseOverrides({ duration: '5s', placements: ['disabled'], repetitions: undefined });
+    const o = parseOverrides({ duration: '5s', repetitions: undefined });
     const { scenario } = parseScenario({ name: 'x' }, '', o);
     expect(scenario.duration).toBe(5000);
-    expect(scenarioPlacements(scenario)).toEqual(['disabled']);
     expect(() => parseOverrides({ duration: 'never' })).toThrow('--duration must be a duration like 500ms, 30s or 2m, got "never"');
     expect(() => parseOverrides({ repetitions: 0 })).toThrow('--repetitions must be a positive integer, got 0');
-    expect(problems({ name: 'x', expect: { 'pre-attestation': { oomKilled: false } } }, { placements: ['disabled'] })[0]).toMatch(/^expect.pre-attestation names a placement/);
   });
 
   it('rejects non-mappings and unreadable files', () => {

@@ -1,6 +1,6 @@
-// Owns the agent process of one placement run like a kubelet owns a container: starts it in its
-// memory cgroup, waits for its ready line, tells OOM kills from other deaths, restarts it with the
-// crash-loop back-off, measures downtime, and always reaps it.
+// Owns the agent process of one variant run like a kubelet owns a container: starts it in its
+// memory cgroup through a launcher (what to run, how to tell it is ready), tells OOM kills from other
+// deaths, restarts it with the crash-loop back-off, measures downtime, and always reaps it.
 import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -8,15 +8,38 @@ import { createInterface } from 'node:readline';
 import { spawnInCgroup, type Cgroup } from '../cgroup/index.js';
 import { ChildProcessError, TimeoutError } from '../errors.js';
 import { exited, isRunning, stopChild } from '../util/index.js';
+import type { EventSample } from '../contract/index.js';
 import { readProcessMemory } from '../sample/index.js';
 import { RestartBackoff, type BackoffOptions } from './backoff.js';
 import { judgeExit, type DeathVerdict } from './oom-detector.js';
-import type { EventSample } from './results.js';
+
+/** One start of the agent process. */
+export interface AgentLaunch {
+  file: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+export interface AgentReady {
+  pid: number;
+  /** Its metrics endpoint, when it has one. */
+  metrics: string | null;
+}
+
+/** What an agent kind contributes to the supervisor: how to start it, and how to tell it is ready. */
+export interface AgentLauncher {
+  /** Called before every start (a SPIRE agent needs a fresh join token each time). */
+  prepare(): Promise<AgentLaunch>;
+  /**
+   * Resolves once the started process serves; `onLine` delivers each line it prints on stdout and
+   * stderr. Rejects (or the supervisor's timeout fires) when it cannot become ready.
+   */
+  ready(child: ChildProcess, onLine: (listener: (line: string) => void) => void, signal: AbortSignal): Promise<AgentReady>;
+}
 
 export interface AgentSupervisorOptions {
-  /** The bundled agent entry (plain .mjs). */
-  bundle: string;
-  configFile: string;
+  launcher: AgentLauncher;
   /** The agent's memory cgroup; null = emulated OOM by the RSS watchdog. */
   cgroup: Cgroup | null;
   limitBytes: number;
@@ -26,13 +49,10 @@ export interface AgentSupervisorOptions {
   backoff: BackoffOptions;
   /** Events for the samples file (agent-start, agent-ready, agent-exit, oom-kill, agent-restart). */
   event(type: EventSample['type'], detail?: string): void;
-}
-
-interface ReadyLine {
-  event: 'ready';
-  pid: number;
-  socket: string;
-  metrics: string | null;
+  /** Every death that was not a stop the runner asked for, as it happens. */
+  onDeath?(verdict: DeathVerdict): void;
+  /** Aborts a start or restart that is still waiting (the run was interrupted). */
+  signal?: AbortSignal;
 }
 
 export class AgentSupervisor {
@@ -40,7 +60,7 @@ export class AgentSupervisor {
   readonly #backoff: RestartBackoff;
   readonly #log: WriteStream;
   #child: ChildProcess | null = null;
-  #ready: ReadyLine | null = null;
+  #ready: AgentReady | null = null;
   #stopping = false;
   #watchdogKilled = false;
   #watchdog: NodeJS.Timeout | null = null;
@@ -51,6 +71,7 @@ export class AgentSupervisor {
   #deaths: DeathVerdict[] = [];
   #startedAt = 0;
   #restarting: Promise<void> | null = null;
+  #restartsDone = 0;
 
   constructor(opts: AgentSupervisorOptions) {
     this.#opts = opts;
@@ -66,8 +87,14 @@ export class AgentSupervisor {
     return this.pid() !== null ? this.#ready?.metrics ?? null : null;
   }
 
+  /** Restarts performed: the agent was started again (a restart still waiting in its back-off is not one). */
   get restarts(): number {
-    return this.#backoff.restarts;
+    return this.#restartsDone;
+  }
+
+  /** The process currently running, ready or not (for faults that signal it). */
+  child(): ChildProcess | null {
+    return this.#child && isRunning(this.#child) ? this.#child : null;
   }
 
   get oomKills(): number {
@@ -83,26 +110,30 @@ export class AgentSupervisor {
     return this.#downtimeMs + (this.#downSince !== null ? now - this.#downSince : 0);
   }
 
-  /** Starts the agent and waits for its ready line; throws when it does not come up. */
-  async start(): Promise<ReadyLine> {
+  /** Starts the agent and waits until it is ready; throws when it does not come up. */
+  async start(): Promise<AgentReady> {
     return this.#spawn();
   }
 
-  async #spawn(): Promise<ReadyLine> {
+  async #spawn(): Promise<AgentReady> {
     const o = this.#opts;
+    const signal = o.signal ?? new AbortController().signal;
+    if (signal.aborted) throw new ChildProcessError('the agent was not started: the run was interrupted');
+    const launch = await o.launcher.prepare();
     const oomBefore = o.cgroup ? o.cgroup.readMemory().oomKills : null;
     this.#watchdogKilled = false;
     this.#ready = null;
     // Own process group: a terminal's Ctrl-C reaches the runner, which then stops the agent itself.
-    const child = spawnInCgroup(o.cgroup, process.execPath, [o.bundle, o.configFile], {
+    // The IPC channel lets a Node agent notice its owner's death; other agents ignore fd 3.
+    const child = spawnInCgroup(o.cgroup, launch.file, launch.args, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,
-      env: { ...process.env, NODE_OPTIONS: '' },
+      env: launch.env ?? process.env,
+      ...(launch.cwd ? { cwd: launch.cwd } : {}),
     });
     this.#child = child;
     this.#startedAt = Date.now();
     o.event('agent-start', `pid ${child.pid}`);
-    child.stderr!.pipe(this.#log, { end: false });
     if (o.cpu.mode === 'nice' && child.pid) {
       try {
         setPriority(child.pid, o.cpu.nice);
@@ -110,25 +141,26 @@ export class AgentSupervisor {
         this.#log.write(`attestorm: cannot set nice ${o.cpu.nice}: ${(err as Error).message}\n`);
       }
     }
-    const readyP = new Promise<ReadyLine>((resolve, reject) => {
-      const rl = createInterface({ input: child.stdout! });
-      rl.on('line', (line) => {
+    const listeners: Array<(line: string) => void> = [];
+    for (const stream of [child.stdout!, child.stderr!]) {
+      createInterface({ input: stream }).on('line', (line) => {
         this.#log.write(`${line}\n`);
-        if (this.#ready) return;
-        try {
-          const msg = JSON.parse(line) as ReadyLine;
-          if (msg.event === 'ready') resolve(msg);
-        } catch {
-          // Not the ready line.
-        }
+        for (const l of listeners) l(line);
       });
-      child.once('exit', (code, signal) => reject(new ChildProcessError(`the agent exited before it was ready (${signal ?? `code ${code}`}); see ${o.logFile}`)));
-      child.once('error', (err) => reject(new ChildProcessError(`cannot start the agent: ${err.message}`)));
+    }
+    const startAbort = new AbortController();
+    const onAbort = () => startAbort.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const readyP = new Promise<AgentReady>((resolve, reject) => {
+      child.once('exit', (code, sig) => reject(new ChildProcessError(`the agent exited before it was ready (${sig ?? `code ${code}`}); see ${o.logFile}`)));
+      child.once('error', (err) => reject(new ChildProcessError(`cannot start the agent (${launch.file}): ${err.message}`)));
+      startAbort.signal.addEventListener('abort', () => reject(new ChildProcessError('the agent start was abandoned: the run was interrupted')), { once: true });
+      o.launcher.ready(child, (l) => listeners.push(l), startAbort.signal).then(resolve, reject);
     });
     child.once('exit', (code, signal) => this.#onExit(child, code, signal, oomBefore));
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(`the agent did not print its ready line within ${o.startTimeoutMs} ms; see ${o.logFile}`)), o.startTimeoutMs);
+      timer = setTimeout(() => reject(new TimeoutError(`the agent was not ready within ${o.startTimeoutMs} ms; see ${o.logFile}`)), o.startTimeoutMs);
     });
     try {
       const ready = await Promise.race([readyP, timeout]);
@@ -145,6 +177,8 @@ export class AgentSupervisor {
       throw err;
     } finally {
       clearTimeout(timer);
+      startAbort.abort();
+      signal.removeEventListener('abort', onAbort);
     }
   }
 
@@ -179,6 +213,7 @@ export class AgentSupervisor {
       return;
     }
     this.#deaths.push(verdict);
+    o.onDeath?.(verdict);
     if (verdict.cause === 'oom-kill' || verdict.cause === 'emulated-oom') {
       this.#oomKills += Math.max(1, verdict.kernelOomKills);
       o.event('oom-kill', verdict.detail);
@@ -199,6 +234,7 @@ export class AgentSupervisor {
     this.#restartTimer = setTimeout(() => {
       this.#restartTimer = null;
       if (this.#stopping) return;
+      this.#restartsDone++;
       this.#restarting = this.#spawn().then(
         () => undefined,
         (err: Error) => {
@@ -224,10 +260,5 @@ export class AgentSupervisor {
     }
     if (this.#watchdog) clearInterval(this.#watchdog);
     await new Promise<void>((r) => this.#log.end(r));
-  }
-
-  /** Downtime is frozen at the moment the load ended (an agent still down counts until then). */
-  freezeDowntime(now = Date.now()): number {
-    return this.downtimeMs(now);
   }
 }

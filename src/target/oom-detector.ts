@@ -37,25 +37,3 @@ export function judgeExit(f: ExitFacts): DeathVerdict {
   if (f.signal) return { cause: 'signal', kernelOomKills: 0, detail: `died of ${how}` };
   return { cause: 'exit', kernelOomKills: 0, detail: `exited with code ${f.code}` };
 }
-
-/** Counts OOM kills seen while sampling: increments of the cgroup's cumulative oom_kill counter. */
-export class OomCounter {
-  #last: number | null = null;
-  #total = 0;
-
-  /** Feeds one reading of the counter; returns how many new kills it shows. */
-  observe(oomKills: number): number {
-    if (this.#last === null) {
-      this.#last = oomKills;
-      return 0;
-    }
-    const delta = Math.max(0, oomKills - this.#last);
-    this.#last = Math.max(this.#last, oomKills);
-    this.#total += delta;
-    return delta;
-  }
-
-  get total(): number {
-    return this.#total;
-  }
-}

@@ -1,0 +1,5 @@
+// The run folder's data contract (results.json and the NDJSON sample lines), at the bottom of the
+// import graph: the runner, the targets, the samplers and the reports depend on it, not on each other.
+export * from './results.js';
+export { currentRunner, processStartTicks, runnerState } from './run-liveness.js';
+export { upgradeResults } from './upgrade.js';

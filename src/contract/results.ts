@@ -1,0 +1,230 @@
+// The run folder's data contract: results.json and the NDJSON sample lines. The runner writes
+// these as it goes; `attestorm report` reads nothing else. Bump RESULTS_SCHEMA_VERSION on any
+// incompatible change.
+//
+// Run folder layout:
+//   <run>/scenario.yaml                 the scenario as given (after defaults are applied, as YAML)
+//   <run>/results.json                  RunResults (status running from the start, rewritten after each variant run)
+//   <run>/<variant>.r<rep>/samples.ndjson     one SampleLine per line, appended while it runs
+//   <run>/<variant>.r<rep>/agent.log          the agent's log
+// `rep` counts from 1. Times `t` in samples are milliseconds since that variant run's load start
+// (negative during start-up and warm-up).
+
+export const RESULTS_SCHEMA_VERSION = 2;
+/** Older folders `attestorm report` still reads (converted on load). */
+export const READABLE_SCHEMA_VERSIONS = [1, 2] as const;
+
+export type PlacementName = 'pre-attestation' | 'post-attestation' | 'disabled';
+export type AgentKind = 'reference' | 'spire' | 'external';
+export type Outcome = 'ok' | 'rateLimited' | 'deadlineExceeded' | 'error';
+/** passed / failed, or inconclusive when only a bound (not a measurement) was available and it cannot decide the rule. */
+export type Verdict = 'passed' | 'failed' | 'inconclusive';
+/** running until the runner ends; incomplete when a reader finds the runner gone while it says running. */
+export type RunStatus = 'running' | 'complete' | 'interrupted' | 'failed' | 'incomplete';
+/** Phases of one variant run, in order. */
+export type Phase = 'starting-pods' | 'warmup' | 'load' | 'drain' | 'stop';
+export const PHASES: readonly Phase[] = ['starting-pods', 'warmup', 'load', 'drain', 'stop'];
+
+export interface LatencySummary {
+  count: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+}
+
+export interface ExpectationResult {
+  /** The expect key as written in the scenario, e.g. "oomKilled", "maxPeakMemory", "minOkRps". */
+  name: string;
+  /** The scenario's value, as written ("200Mi", false, 5). */
+  expected: unknown;
+  /** What was measured, in the same unit as the rule; null when nothing was. */
+  actual: unknown;
+  verdict: Verdict;
+  /**
+   * What the verdict rests on: a measurement, or a bound (an OOM-killed agent's true peak is only
+   * known to be at least its limit).
+   */
+  basis: 'measured' | 'bound' | 'none';
+  /** "peak memory 142.3 MiB <= 200 MiB" / "OOM-killed 2 times, expected none". */
+  message: string;
+}
+
+/** What was really run for a variant. */
+export interface VariantAgentRecord {
+  kind: AgentKind;
+  /** The effective limiter placement; null when unknown (an external agent). */
+  placement: PlacementName | null;
+  /** The limiter key strategy (pod-uid, os-uid, selector-set, spiffe-id); null when no limiter or unknown. */
+  key: string | null;
+  /** The agent binary or bundle that ran. */
+  binary?: string;
+  /** Its version as it reports it. */
+  version?: string;
+}
+
+/** min / median / max across repetitions (one repetition: all three equal). */
+export interface Range {
+  min: number;
+  median: number;
+  max: number;
+}
+
+/** Figures that carry a spread across repetitions. */
+export type SpreadFigure = 'peakMemoryBytes' | 'oomKills' | 'restarts' | 'okRps' | 'rejectedRps' | 'errorRps' | 'deadlineExceededRps';
+
+/** One death of the agent: when, in which phase, and why. */
+export interface DeathRecord {
+  /** Repetition, counting from 1. */
+  rep: number;
+  /** ms since that repetition's load start (negative before it). */
+  atMs: number;
+  phase: Phase;
+  cause: 'oom-kill' | 'emulated-oom' | 'signal' | 'exit';
+  detail: string;
+  /** Whether it counts for oomKills (a kill outside the load phase counts unless the scenario says otherwise). */
+  counted: boolean;
+}
+
+export interface VariantResult {
+  /** The variant's name as written in the scenario (placements shorthand: the placement's name). */
+  name: string;
+  agent: VariantAgentRecord;
+  /** Per repetition folder names, e.g. ["ref-pre.r1"]. */
+  runDirs: string[];
+  memoryLimitBytes: number;
+  /**
+   * The kernel's high-water mark of the agent's memory cgroup (v1 memory.max_usage_in_bytes, v2
+   * memory.peak; VmHWM when emulated), read for each agent start up to and including its death;
+   * median across repetitions (spread.peakMemoryBytes has min and max).
+   */
+  peakMemoryBytes: number;
+  /** Counted OOM kills, summed over repetitions. */
+  oomKills: number;
+  /** Restarts performed (the agent was started again), summed over repetitions. */
+  restarts: number;
+  downtimeSeconds: number;
+  /** Rates: median across repetitions of calls per second of the load phase. */
+  okRps: number;
+  rejectedRps: number;
+  errorRps: number;
+  deadlineExceededRps: number;
+  spread: Partial<Record<SpreadFigure, Range>>;
+  deaths: DeathRecord[];
+  /** Latency per outcome over the whole load phase (merged HDR histograms). */
+  latency: Partial<Record<Outcome, LatencySummary>>;
+  /** Highest in-flight attestation gauge seen by a 1 Hz metrics scrape (a lower bound; null without metrics). */
+  peakInflightAttestations: number | null;
+  /** Rate-limit rejections by key type from the agent's metrics (reference agent only). */
+  rejectionsByKeyType: Record<string, number>;
+  /** Real memory of one load worker (PSS), median over workers; null if not measured. */
+  workerMemoryBytes: number | null;
+  expectations: ExpectationResult[];
+  /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
+  verdict: Verdict;
+  /** True when no expectation failed (and the variant ran). */
+  passed: boolean;
+  /** Set when the variant could not be run; the message says why. */
+  error?: string;
+}
+
+export interface RunEnvironment {
+  cgroupVersion: 'v1' | 'v2' | null;
+  /** 'cgroup-oom': real kernel OOM kills in a memory cgroup; 'emulated-oom': RSS watchdog SIGKILL. */
+  oomFidelity: 'cgroup-oom' | 'emulated-oom';
+  /** 'cgroup-pods': pods have real kubelet-named cgroups; 'uid-only': no cgroups, OS UIDs only. */
+  podFidelity: 'cgroup-pods' | 'uid-only';
+  /** How the agent's CPU share is set: 'cpu-weight' (cgroup) or 'nice' or 'none'. */
+  cpuShare: string;
+  nodeVersion: string;
+  platform: string;
+  cpus: number;
+  memoryBytes: number;
+  hostname: string;
+}
+
+export interface RunResults {
+  schemaVersion: typeof RESULTS_SCHEMA_VERSION;
+  tool: { name: 'attestorm'; version: string };
+  scenario: {
+    name: string;
+    description: string;
+    /** Path of the scenario file as given on the command line. */
+    file: string | null;
+    /** The fully resolved scenario (defaults applied), as plain JSON. */
+    resolved: unknown;
+    /** Modeled costs in effect (non-default model.* settings), e.g. { attestationWorkingSet: "256Ki" }. */
+    modeledCosts: Record<string, unknown>;
+  };
+  /** The exact command that reproduces this run. */
+  command: string;
+  environment: RunEnvironment;
+  /** The process that writes this folder; while status is running, a reader checks it is still alive. */
+  runner: { pid: number; hostname: string; /** /proc/<pid>/stat start time (clock ticks since boot), guards against PID reuse. */ startTicks: number | null };
+  startedAt: string;
+  endedAt: string | null;
+  status: RunStatus;
+  /** Why the status is what it is, when not plainly complete ("runner pid 123 is gone"). */
+  statusDetail?: string;
+  variants: VariantResult[];
+  /** Expectations dropped because a subset of variants was run (--variants). */
+  droppedExpectations: string[];
+  /** failed if any variant failed; inconclusive if none failed and one was; passed only if every variant ran and passed. */
+  verdict: Verdict;
+  /** True when the verdict is not failed, the run completed and every variant ran. */
+  passed: boolean;
+}
+
+/** One NDJSON line of <placement>.r<rep>/samples.ndjson. */
+export type SampleLine = MemorySample | LoadSample | MetricsSample | EventSample;
+
+/** Every 100 ms: the agent's memory. */
+export interface MemorySample {
+  kind: 'memory';
+  t: number;
+  /** cgroup usage (memory.usage_in_bytes / memory.current), or RSS when emulated. */
+  usageBytes: number;
+  rssBytes: number | null;
+  /** Kernel high-water mark since the placement started (max_usage_in_bytes / memory.peak / VmHWM). */
+  peakBytes: number;
+  limitBytes: number;
+  /** Cumulative agent CPU seconds (user+system). */
+  cpuSeconds: number | null;
+}
+
+/** Every second: the generator's merged counts for that second. */
+export interface LoadSample {
+  kind: 'load';
+  t: number;
+  ok: number;
+  rateLimited: number;
+  deadlineExceeded: number;
+  error: number;
+  /** Calls per gRPC status code name, e.g. { OK: 10, UNAVAILABLE: 3 }. */
+  byCode: Record<string, number>;
+  /** Base64 HDR histograms (hdr-histogram-js encode, microseconds) of latency per outcome, this second only. */
+  histograms: Partial<Record<Outcome, string>>;
+  /** Per pod: ok/rejected/error this second. */
+  pods?: Record<string, { ok: number; rateLimited: number; error: number }>;
+}
+
+/** Every second: a scrape of the reference agent's metrics endpoint. */
+export interface MetricsSample {
+  kind: 'metrics';
+  t: number;
+  inflightAttestations: number | null;
+  openConnections: number | null;
+  /** Cumulative rate-limit rejections by key type. */
+  rejectedByKeyType: Record<string, number>;
+  kubeletFetches: number | null;
+}
+
+export interface EventSample {
+  kind: 'event';
+  t: number;
+  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note';
+  /** For 'phase': the phase that starts at t. */
+  phase?: Phase;
+  detail?: string;
+}
