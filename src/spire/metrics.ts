@@ -2,7 +2,7 @@
 // connections, rate-limit rejections (SPIRE keys every limiter on the selector set), plus the SPIRE
 // series the reference agent has no equal for, under `spire`. SPIRE counts no kubelet fetches and
 // no attestations in flight: those stay null.
-import type { MetricsSample } from '../scenario/index.js';
+import type { MetricsSample } from '../contract/index.js';
 import { parsePrometheusText, registerSampler, type PromSample, type Sampler, type SamplerTarget } from '../sample/index.js';
 import { SPIRE_RATE_LIMIT_METHODS } from './options.js';
 

@@ -8,7 +8,7 @@ import { ChildProcessError, ConfigError, RunError } from '../errors.js';
 import { onCleanup, stopChild } from '../util/index.js';
 import { serverCli } from './cli.js';
 import { renderServerConfig, serverAdminSocket } from './config-server.js';
-import { checkBatchOutput, entriesJson, writeEntriesFile, type PodForEntry } from './entries.js';
+import { checkBatchOutput, entriesJson, writeEntriesFile, type EntryJson, type PodForEntry } from './entries.js';
 import { freeLoopbackPorts } from './free-port.js';
 import { waitReady } from './health.js';
 import type { HclTree } from './hcl.js';
@@ -84,13 +84,27 @@ export class SpireServer {
     const fresh = pods.filter((p) => !this.#registered.has(p.uid));
     for (let i = 0; i < fresh.length; i += ENTRY_BATCH) {
       const batch = fresh.slice(i, i + ENTRY_BATCH);
-      const file = join(this.#outDir, `entries-${++this.#batches}.json`);
-      writeEntriesFile(file, entriesJson(this.trustDomain, this.aliasId, batch));
-      const { stdout } = await serverCli(this.binary, this.adminSocket, ['entry', 'create', '-data', file, '-output', 'json']);
-      checkBatchOutput(stdout, batch.length);
+      await this.#create(entriesJson(this.trustDomain, this.aliasId, batch).entries);
       for (const p of batch) this.#registered.add(p.uid);
     }
     return fresh.length;
+  }
+
+  /**
+   * An entry for processes of one OS group outside any pod (`unix:gid:<gid>`): readiness probes
+   * that must not share an identity with a pod. Returns its SPIFFE ID.
+   */
+  async registerGroup(gid: number, name = 'probe'): Promise<string> {
+    const spiffeId = `spiffe://${this.trustDomain}/attestorm/${name}`;
+    await this.#create([{ spiffe_id: spiffeId, parent_id: this.aliasId, selectors: [{ type: 'unix', value: `gid:${gid}` }] }]);
+    return spiffeId;
+  }
+
+  async #create(entries: EntryJson[]): Promise<void> {
+    const file = join(this.#outDir, `entries-${++this.#batches}.json`);
+    writeEntriesFile(file, { entries });
+    const { stdout } = await serverCli(this.binary, this.adminSocket, ['entry', 'create', '-data', file, '-output', 'json']);
+    checkBatchOutput(stdout, entries.length);
   }
 
   /** A single-use join token whose agent also gets the alias ID (the entries' parent). */

@@ -1,7 +1,7 @@
 // Readiness by a real SVID: a process inside a sandbox pod (its cgroup, its uid) asks the agent
 // for a JWT-SVID until it gets one. SPIRE's entries take ~10 s to reach the agent, so a ready
 // health check alone does not mean a pod can be served.
-import type { ChildProcess, SpawnOptions } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
 import { bundleEntry, isRunning, stopChild } from '../util/index.js';
 
@@ -16,16 +16,31 @@ export type ProbeResult =
   | { ok: true; spiffeId: string; attempts: number; afterMs: number }
   | { ok: false; attempts: number; afterMs: number; lastCode: number; lastDetails: string };
 
+/** Starts the probe process somewhere: inside a sandbox pod (inPod) or as a process of its own (asGroup). */
+export type ProbeSpawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
+
 /** What the probe needs of a sandbox: a process in a given pod (Sandbox.spawnInPod fits). */
 export interface PodSpawner<P> {
   spawnInPod(pod: P, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
 }
 
-export interface ProbeSvidOptions<P> {
-  sandbox: PodSpawner<P>;
-  pod: P;
-  /** For messages. */
-  podName: string;
+/** The probe inside a sandbox pod: its cgroup and uid, so the k8s attestor resolves the pod. */
+export function inPod<P>(sandbox: PodSpawner<P>, pod: P): ProbeSpawn {
+  return (command, args, options) => sandbox.spawnInPod(pod, command, args, options);
+}
+
+/**
+ * The probe as a process of its own with a group of its own, outside any pod: the unix attestor
+ * gives it `unix:gid:<gid>`, which an entry can select without matching any pod process.
+ */
+export function asGroup(gid: number): ProbeSpawn {
+  return (command, args, options) => spawn(command, args, { ...options, gid });
+}
+
+export interface ProbeSvidOptions {
+  spawn: ProbeSpawn;
+  /** Who is asking, for messages ("pod storm-abc"). */
+  label: string;
   socket: string;
   timeoutMs: number;
   audience?: string;
@@ -47,22 +62,22 @@ const GRPC_CODE_NAMES = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEAD
  * Resolves with the SPIFFE ID the pod received; throws TimeoutError quoting the last answer
  * (e.g. PERMISSION_DENIED "no identity issued" while entries have not arrived).
  */
-export async function probeSvid<P>(o: ProbeSvidOptions<P>): Promise<Extract<ProbeResult, { ok: true }>> {
+export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResult, { ok: true }>> {
   const req: ProbeRequest = { socket: o.socket, audience: o.audience ?? 'attestorm-probe', timeoutMs: o.timeoutMs, intervalMs: o.intervalMs ?? 500 };
   const bundle = await probeBundle();
-  const child = o.sandbox.spawnInPod(o.pod, process.execPath, [bundle, JSON.stringify(req)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = o.spawn(process.execPath, [bundle, JSON.stringify(req)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
   try {
     const result = await new Promise<ProbeResult>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new TimeoutError(`pod ${o.podName}: the SVID probe did not report within ${o.timeoutMs + 10_000} ms`)), o.timeoutMs + 10_000);
+      const timer = setTimeout(() => reject(new TimeoutError(`${o.label}: the SVID probe did not report within ${o.timeoutMs + 10_000} ms`)), o.timeoutMs + 10_000);
       child.once('message', (m) => {
         clearTimeout(timer);
         resolve(m as ProbeResult);
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new TimeoutError(`pod ${o.podName}: the SVID probe exited without an answer (${signal ?? `code ${code}`}): ${stderr.trim().slice(-500) || 'no output'}`));
+        reject(new TimeoutError(`${o.label}: the SVID probe exited without an answer (${signal ?? `code ${code}`}): ${stderr.trim().slice(-500) || 'no output'}`));
       });
       child.once('error', (err) => {
         clearTimeout(timer);
@@ -71,7 +86,7 @@ export async function probeSvid<P>(o: ProbeSvidOptions<P>): Promise<Extract<Prob
     });
     if (!result.ok) {
       const code = GRPC_CODE_NAMES[result.lastCode] ?? `code ${result.lastCode}`;
-      throw new TimeoutError(`pod ${o.podName} received no JWT-SVID from ${o.socket} within ${o.timeoutMs} ms (${result.attempts} attempts; last answer ${code}: ${result.lastDetails})`);
+      throw new TimeoutError(`${o.label} received no JWT-SVID from ${o.socket} within ${o.timeoutMs} ms (${result.attempts} attempts; last answer ${code}: ${result.lastDetails})`);
     }
     return result;
   } finally {

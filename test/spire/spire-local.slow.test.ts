@@ -14,6 +14,7 @@ import { PROTO_PATH } from '../../src/proto/index.js';
 import { createSandbox, newRunId, type Sandbox, type SandboxPod } from '../../src/sandbox/index.js';
 import {
   findSpireBinaries,
+  inPod,
   kubeletAccessFor,
   prepareSpireAgent,
   probeSvid,
@@ -109,7 +110,7 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     const agent = await startSpireAgent(plan, { token: await server.joinToken(), logFile: join(outDir, 'agent.log') });
     agents.push(agent);
     const pod = podOf(0);
-    const got = await probeSvid({ sandbox: sb, pod, podName: pod.name, socket: plan.socketPath, timeoutMs: 60_000 });
+    const got = await probeSvid({ spawn: inPod(sb, pod), label: `pod ${pod.name}`, socket: plan.socketPath, timeoutMs: 60_000 });
     expect(got.spiffeId).toBe(workloadIdFor(server.trustDomain, pod));
     console.log(`first SVID after ${got.afterMs} ms, ${got.attempts} attempts`);
     const log = readFileSync(agent.logFile, 'utf8');
@@ -140,7 +141,7 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
 
   it('a pod without an entry gets no SVID: the probe times out quoting PERMISSION_DENIED', async () => {
     const pod = podOf(2);
-    const err = await probeSvid({ sandbox: sb, pod, podName: pod.name, socket: plan.socketPath, timeoutMs: 2000 }).catch((e: unknown) => e);
+    const err = await probeSvid({ spawn: inPod(sb, pod), label: `pod ${pod.name}`, socket: plan.socketPath, timeoutMs: 2000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TimeoutError);
     expect((err as Error).message).toMatch(new RegExp(`pod ${pod.name} received no JWT-SVID .* within 2000 ms .*last answer PERMISSION_DENIED`));
   });
@@ -152,7 +153,7 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     const again = await startSpireAgent(plan, { token, logFile: join(outDir, 'agent.log') });
     agents.push(again);
     const pod = podOf(0);
-    const got = await probeSvid({ sandbox: sb, pod, podName: pod.name, socket: plan.socketPath, timeoutMs: 60_000 });
+    const got = await probeSvid({ spawn: inPod(sb, pod), label: `pod ${pod.name}`, socket: plan.socketPath, timeoutMs: 60_000 });
     expect(got.spiffeId).toBe(workloadIdFor(server.trustDomain, pod));
     console.log(`after restart: SVID after ${got.afterMs} ms`);
     await again.close();
