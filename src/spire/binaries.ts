@@ -73,7 +73,7 @@ export function findSpireBinaries(opts: FindSpireOptions = {}): SpireBinaries {
     where = `$SPIRE_BIN_DIR ${env.SPIRE_BIN_DIR} (no binDir given)`;
     source = 'SPIRE_BIN_DIR';
   } else {
-    dirs = (env.PATH ?? '').split(delimiter).filter((d) => d !== '');
+    dirs = [...new Set((env.PATH ?? '').split(delimiter).filter((d) => d !== ''))];
     where = 'PATH (no binDir given, SPIRE_BIN_DIR unset)';
     source = 'PATH';
   }
