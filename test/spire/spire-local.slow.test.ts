@@ -190,3 +190,41 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     console.log(`refused entry: ${(err as Error).message.split('\n')[0]}`);
   });
 });
+
+describe.skipIf(skipReason !== null)("SPIRE's k8s attestor on the kubelet emulator's secure port", () => {
+  it('verifies the emulator with its CA, sends its bearer token, and the pod gets its SVID', async () => {
+    const bins = findSpireBinaries({ binDir: BIN_DIR });
+    const dir = mkdtempSync(join(tmpdir(), 'atsp-'));
+    const sb = await createSandbox({ runId: newRunId('spiretls'), pods: 1, kubelet: { tls: true, token: 'node-token' } });
+    let server: SpireServer | null = null;
+    let agent: RunningSpireAgent | null = null;
+    try {
+      await sb.startPods((pod) => sb.spawnInPod(pod, process.execPath, [FIXTURE, join(dir, 'agent', 'workload', 'api.sock'), PROTO_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      server = await startSpireServer({ binary: bins.server, dir: join(dir, 'server'), outDir: join(dir, 'out'), trustDomain: 'attestorm.test' });
+      await server.registerPods(sb.pods());
+      const access = kubeletAccessFor(sb.kubeletUrl, { caFile: sb.caFile, tokenFile: sb.tokenFile });
+      expect(access).toMatchObject({ mode: 'secure', host: '127.0.0.1', tokenFile: sb.tokenFile });
+      const plan = await prepareSpireAgent({
+        binary: bins.agent,
+        trustDomain: server.trustDomain,
+        serverPort: server.port,
+        bundlePem: await server.bundlePem(),
+        dir: join(dir, 'agent'),
+        outDir: join(dir, 'out'),
+        kubelet: access,
+      });
+      agent = await startSpireAgent(plan, { token: await server.joinToken(), logFile: join(dir, 'out', 'agent.log') });
+      const pod = sb.pods()[0]!;
+      const got = await probeSvid({ spawn: inPod(sb, pod), label: `pod ${pod.name}`, socket: plan.socketPath, timeoutMs: 60_000 });
+      expect(got.spiffeId).toBe(workloadIdFor(server.trustDomain, pod));
+      const stats = sb.kubelet.stats();
+      expect(stats.podsServed).toBeGreaterThan(0);
+      expect(stats.unauthorized).toBe(0);
+    } finally {
+      await agent?.close();
+      await server?.close();
+      await sb.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
