@@ -85,7 +85,8 @@ export function agentConfigTree(c: AgentConfigInput): HclTree {
   const limits: HclTree = {};
   for (const key of SPIRE_RATE_LIMIT_KEYS) {
     const v = c.rateLimits?.[key];
-    if (v !== undefined) limits[key] = v;
+    // SPIRE treats 0 as "no limit": such keys are left out.
+    if (v !== undefined && v > 0) limits[key] = v;
   }
   if (Object.keys(limits).length > 0) agent.experimental = { ratelimit: limits };
   const tree: HclTree = {

@@ -9,7 +9,6 @@ import {
   kubeletAccessFor,
   limiterEnabled,
   mergeHcl,
-  parseSpireOptions,
   renderAgentConfig,
   renderHcl,
   renderServerConfig,
@@ -139,21 +138,12 @@ describe('kubeletAccessFor', () => {
   });
 });
 
-describe('parseSpireOptions', () => {
-  it('fills defaults', () => {
-    const o = parseSpireOptions({});
-    expect(o.trustDomain).toBe('attestorm.test');
-    expect(o.svidTimeout).toBe(60_000);
-    expect(o.rateLimits).toBeUndefined();
-    expect(limiterEnabled(o.rateLimits)).toBe(false);
-    expect(limiterEnabled(parseSpireOptions({ rateLimits: { fetch_jwt_svid: 10 } }).rateLimits)).toBe(true);
-  });
-
-  it('names unknown rate-limit keys and bad values', () => {
-    expect(() => parseSpireOptions({ rateLimits: { fetch_jwt_svids: 10 } })).toThrow(/fetch_jwt_svids/);
-    expect(() => parseSpireOptions({ rateLimits: { fetch_jwt_svid: 0 } })).toThrow(/agent\.rateLimits\.fetch_jwt_svid: must be a positive integer/);
-    expect(() => parseSpireOptions({ trustDomain: 'Bad Domain' })).toThrow(/agent\.trustDomain: must be a SPIFFE trust domain/);
-    expect(() => parseSpireOptions({ svidTimeout: 'soon' })).toThrow(/agent\.svidTimeout:? must be a duration/);
+describe('limiterEnabled', () => {
+  it('is on when any limit is positive; SPIRE treats 0 as no limit', () => {
+    expect(limiterEnabled(undefined)).toBe(false);
+    expect(limiterEnabled({})).toBe(false);
+    expect(limiterEnabled({ fetch_jwt_svid: 0 })).toBe(false);
+    expect(limiterEnabled({ fetch_jwt_svid: 0, fetch_x509_svid: 3 })).toBe(true);
   });
 });
 
