@@ -38,15 +38,19 @@ export function writeEntriesFile(file: string, doc: { entries: EntryJson[] }): v
 
 interface BatchResult {
   status?: { code?: number; message?: string };
-  entry?: { spiffe_id?: { path?: string } };
+  entry?: { id?: string; spiffe_id?: { path?: string } };
+  id?: string;
 }
 
 // gRPC codes in the batch answer: 0 OK, 6 AlreadyExists (an entry made by an earlier batch).
 const OK = 0;
 const ALREADY_EXISTS = 6;
 
-/** Counts from `entry create -output json`; throws RunError listing the entries SPIRE refused. */
-export function checkBatchOutput(stdout: string, expected: number): { created: number; existing: number } {
+/**
+ * Counts from `entry create -output json`, and the new entries' IDs in request order (null for an
+ * entry that already existed); throws RunError listing the entries SPIRE refused.
+ */
+export function checkBatchOutput(stdout: string, expected: number): { created: number; existing: number; ids: Array<string | null> } {
   let doc: { results?: BatchResult[] };
   try {
     doc = JSON.parse(stdout) as { results?: BatchResult[] };
@@ -58,12 +62,32 @@ export function checkBatchOutput(stdout: string, expected: number): { created: n
   let created = 0;
   let existing = 0;
   const failed: string[] = [];
+  const ids: Array<string | null> = [];
   for (const r of results) {
     const code = r.status?.code ?? OK;
+    ids.push(code === OK ? (r.entry?.id ?? null) : null);
     if (code === OK) created++;
     else if (code === ALREADY_EXISTS) existing++;
     else failed.push(`${r.entry?.spiffe_id?.path ?? '?'}: code ${code} ${r.status?.message ?? ''}`.trim());
   }
   if (failed.length > 0) throw new RunError(`spire-server refused ${failed.length} of ${expected} entries: ${failed.slice(0, 5).join('; ')}${failed.length > 5 ? ' ...' : ''}`);
-  return { created, existing };
+  return { created, existing, ids };
+}
+
+// NotFound in a delete batch: the entry is already gone, which is what was asked.
+const NOT_FOUND = 5;
+
+/** Checks `entry delete -output json`; throws RunError listing the deletions SPIRE refused. */
+export function checkDeleteOutput(stdout: string, expected: number): number {
+  let doc: { results?: BatchResult[] };
+  try {
+    doc = JSON.parse(stdout) as { results?: BatchResult[] };
+  } catch {
+    throw new RunError(`spire-server entry delete printed no JSON: ${stdout.slice(0, 300)}`);
+  }
+  const results = doc.results ?? [];
+  if (results.length !== expected) throw new RunError(`spire-server entry delete answered ${results.length} results for ${expected} entries`);
+  const failed = results.filter((r) => ![OK, NOT_FOUND].includes(r.status?.code ?? OK)).map((r) => `${r.id ?? '?'}: code ${r.status?.code} ${r.status?.message ?? ''}`.trim());
+  if (failed.length > 0) throw new RunError(`spire-server refused to delete ${failed.length} of ${expected} entries: ${failed.slice(0, 5).join('; ')}`);
+  return results.length;
 }

@@ -13,7 +13,7 @@ export { limiterEnabled, SPIRE_RATE_LIMIT_KEYS, SPIRE_RATE_LIMIT_METHODS } from 
 export type { SpireRateLimits, SpireRateLimitKey } from './options.js';
 export { startSpireServer, SpireServer, MAX_SOCKET_PATH } from './server.js';
 export type { StartSpireServerOptions } from './server.js';
-export { workloadIdFor, entriesJson, checkBatchOutput } from './entries.js';
+export { workloadIdFor, entriesJson, checkBatchOutput, checkDeleteOutput } from './entries.js';
 export type { PodForEntry, EntryJson } from './entries.js';
 export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement, joinTokenRefusal } from './agent.js';
 export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand } from './agent.js';

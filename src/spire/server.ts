@@ -8,7 +8,7 @@ import { ChildProcessError, ConfigError, RunError } from '../errors.js';
 import { onCleanup, stopChild } from '../util/index.js';
 import { serverCli } from './cli.js';
 import { renderServerConfig, serverAdminSocket } from './config-server.js';
-import { checkBatchOutput, entriesJson, writeEntriesFile, type EntryJson, type PodForEntry } from './entries.js';
+import { checkBatchOutput, checkDeleteOutput, entriesJson, writeEntriesFile, type EntryJson, type PodForEntry } from './entries.js';
 import { freeLoopbackPorts } from './free-port.js';
 import { waitReady } from './health.js';
 import type { HclTree } from './hcl.js';
@@ -49,7 +49,8 @@ export class SpireServer {
   #unregister: () => void = () => {};
   #closing: Promise<void> | null = null;
   #batches = 0;
-  readonly #registered = new Set<string>();
+  /** Pod UID → its entry's ID (null when the entry existed before this server object made it). */
+  readonly #registered = new Map<string, string | null>();
 
   constructor(o: StartSpireServerOptions, child: ChildProcess, ports: { port: number; healthPort: number }, files: { configFile: string; logFile: string }) {
     this.binary = o.binary;
@@ -84,10 +85,24 @@ export class SpireServer {
     const fresh = pods.filter((p) => !this.#registered.has(p.uid));
     for (let i = 0; i < fresh.length; i += ENTRY_BATCH) {
       const batch = fresh.slice(i, i + ENTRY_BATCH);
-      await this.#create(entriesJson(this.trustDomain, this.aliasId, batch).entries);
-      for (const p of batch) this.#registered.add(p.uid);
+      const ids = await this.#create(entriesJson(this.trustDomain, this.aliasId, batch).entries);
+      batch.forEach((p, j) => this.#registered.set(p.uid, ids[j] ?? null));
     }
     return fresh.length;
+  }
+
+  /** Deletes the entries of pods that ended (as a controller deletes them with their pods). Returns how many. */
+  async unregisterPods(uids: readonly string[]): Promise<number> {
+    const ids = uids.map((u) => this.#registered.get(u)).filter((id): id is string => typeof id === 'string');
+    for (const u of uids) this.#registered.delete(u);
+    for (let i = 0; i < ids.length; i += ENTRY_BATCH) {
+      const batch = ids.slice(i, i + ENTRY_BATCH);
+      const file = join(this.#outDir, `entries-delete-${++this.#batches}.json`);
+      writeFileSync(file, `${JSON.stringify({ ids: batch })}\n`);
+      const { stdout } = await serverCli(this.binary, this.adminSocket, ['entry', 'delete', '-file', file, '-output', 'json']);
+      checkDeleteOutput(stdout, batch.length);
+    }
+    return ids.length;
   }
 
   /**
@@ -100,11 +115,11 @@ export class SpireServer {
     return spiffeId;
   }
 
-  async #create(entries: EntryJson[]): Promise<void> {
+  async #create(entries: EntryJson[]): Promise<Array<string | null>> {
     const file = join(this.#outDir, `entries-${++this.#batches}.json`);
     writeEntriesFile(file, { entries });
     const { stdout } = await serverCli(this.binary, this.adminSocket, ['entry', 'create', '-data', file, '-output', 'json']);
-    checkBatchOutput(stdout, entries.length);
+    return checkBatchOutput(stdout, entries.length).ids;
   }
 
   /** A single-use join token whose agent also gets the alias ID (the entries' parent). */

@@ -1,7 +1,7 @@
 // A real spire-agent as the agent under test, with a spire-server of its own per repetition: the
-// user's binaries, configs generated into the repetition's folder, an entry per sandbox pod as pods
-// start, a fresh join token for every agent (re)start, the agent in the variant's memory cgroup
-// under the same supervisor as the reference agent, ready once a real JWT-SVID is served.
+// user's binaries, configs generated into the repetition's folder, an entry per sandbox pod while it
+// runs, a fresh join token for every agent (re)start, the agent in the variant's memory cgroup under
+// the same supervisor as the reference agent, ready once a real JWT-SVID is served.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cgroup } from '../cgroup/index.js';
@@ -36,9 +36,13 @@ const SVID_TIMEOUT_MS = 60_000;
 // Pods starting together are registered in one `entry create` batch.
 const REGISTER_DELAY_MS = 200;
 
-/** Registers sandbox pods as they start, in batches, one batch at a time. */
+/**
+ * Keeps the server's entries in step with the sandbox, as a controller would: an entry per pod as
+ * it starts, deleted when it ends; changes close together go in one batch, one batch at a time.
+ */
 class PodRegistrar {
-  readonly #pending: SandboxPod[] = [];
+  readonly #added: SandboxPod[] = [];
+  readonly #ended: string[] = [];
   #timer: NodeJS.Timeout | null = null;
   #chain: Promise<void> = Promise.resolve();
   registered = 0;
@@ -48,22 +52,38 @@ class PodRegistrar {
   ) {}
 
   add = (pod: SandboxPod): void => {
-    this.#pending.push(pod);
-    this.#timer ??= setTimeout(() => this.flush(), REGISTER_DELAY_MS);
+    this.#added.push(pod);
+    this.#schedule();
   };
+
+  end = (pod: SandboxPod): void => {
+    this.#ended.push(pod.uid);
+    this.#schedule();
+  };
+
+  #schedule(): void {
+    this.#timer ??= setTimeout(() => void this.flush(), REGISTER_DELAY_MS);
+  }
 
   flush(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    const batch = this.#pending.splice(0);
-    if (batch.length === 0) return this.#chain;
+    const added = this.#added.splice(0);
+    const ended = this.#ended.splice(0);
+    if (added.length === 0 && ended.length === 0) return this.#chain;
     this.#chain = this.#chain.then(async () => {
       try {
-        const n = await this.server.registerPods(batch.map((p) => ({ uid: p.uid, name: p.name, namespace: p.namespace })));
-        this.registered += n;
-        this.event('note', `spire: ${n} pod entries created (${this.registered} in all)`);
+        if (added.length > 0) {
+          const n = await this.server.registerPods(added.map((p) => ({ uid: p.uid, name: p.name, namespace: p.namespace })));
+          this.registered += n;
+          this.event('note', `spire: ${n} pod entries created (${this.server.registeredPods} live)`);
+        }
+        if (ended.length > 0) {
+          const n = await this.server.unregisterPods(ended);
+          this.event('note', `spire: ${n} entries of ended pods deleted (${this.server.registeredPods} live)`);
+        }
       } catch (err) {
-        this.event('note', `spire: creating entries for ${batch.length} pods failed: ${(err as Error).message}`);
+        this.event('note', `spire: updating entries (${added.length} new pods, ${ended.length} ended) failed: ${(err as Error).message}`);
       }
     });
     return this.#chain;
@@ -72,7 +92,8 @@ class PodRegistrar {
   close(): Promise<void> {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
-    this.#pending.length = 0;
+    this.#added.length = 0;
+    this.#ended.length = 0;
     return this.#chain;
   }
 }
@@ -113,6 +134,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
       ctx.event('note', `spire-server ${serverVersion} ready on 127.0.0.1:${server.port} (${bins.server})`);
       registrar = new PodRegistrar(server, ctx.event);
       ctx.sandbox.on('pod-start', registrar.add);
+      ctx.sandbox.on('pod-end', registrar.end);
       for (const pod of ctx.sandbox.pods()) registrar.add(pod);
       await registrar.flush();
       const probeId = await server.registerGroup(SPIRE_PROBE_GID);
@@ -179,7 +201,10 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     }),
     stop() {
       stopping ??= (async () => {
-        if (registrar) ctx.sandbox.off('pod-start', registrar.add);
+        if (registrar) {
+          ctx.sandbox.off('pod-start', registrar.add);
+          ctx.sandbox.off('pod-end', registrar.end);
+        }
         try {
           await supervisor?.stop();
         } finally {

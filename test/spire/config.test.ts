@@ -5,6 +5,7 @@ import { ConfigError } from '../../src/errors.js';
 import {
   agentConfigTree,
   checkBatchOutput,
+  checkDeleteOutput,
   entriesJson,
   kubeletAccessFor,
   limiterEnabled,
@@ -160,10 +161,16 @@ describe('registration entries', () => {
   });
 
   it('reads the batch answer: OK and AlreadyExists pass, anything else is listed', () => {
-    expect(checkBatchOutput(JSON.stringify({ results: [{ status: { code: 0, message: 'OK' } }, { status: { message: 'OK' } }, { status: { code: 6, message: 'similar entry already exists' } }] }), 3)).toEqual({ created: 2, existing: 1 });
+    expect(checkBatchOutput(JSON.stringify({ results: [{ status: { code: 0, message: 'OK' } }, { status: { message: 'OK' } }, { status: { code: 6, message: 'similar entry already exists' } }] }), 3)).toEqual({ created: 2, existing: 1, ids: [null, null, null] });
     expect(() => checkBatchOutput(JSON.stringify({ results: [{ status: { code: 3, message: 'invalid selector' }, entry: { spiffe_id: { path: '/pod/x' } } }] }), 1)).toThrow(/refused 1 of 1 entries: \/pod\/x: code 3 invalid selector/);
     expect(() => checkBatchOutput('{"results":[]}', 2)).toThrow(/answered 0 results for 2 entries/);
     expect(() => checkBatchOutput('oops', 1)).toThrow(/printed no JSON/);
+    expect(checkBatchOutput(JSON.stringify({ results: [{ status: { code: 0 }, entry: { id: 'e1' } }, { status: { code: 6 } }] }), 2).ids).toEqual(['e1', null]);
+  });
+
+  it('reads the delete answer: OK and NotFound pass', () => {
+    expect(checkDeleteOutput(JSON.stringify({ results: [{ status: { code: 0 }, id: 'a' }, { status: { code: 5, message: 'not found' }, id: 'b' }] }), 2)).toBe(2);
+    expect(() => checkDeleteOutput(JSON.stringify({ results: [{ status: { code: 7, message: 'denied' }, id: 'a' }] }), 1)).toThrow(/refused to delete 1 of 1 entries: a: code 7 denied/);
   });
 });
 

@@ -184,6 +184,17 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     expect((err as Error).message).toContain('no_such_key');
   });
 
+  it('entries of ended pods are deleted (by the IDs SPIRE returned) and can be created again', async () => {
+    const pod = podOf(2);
+    expect(await server.unregisterPods([pod.uid])).toBe(0); // never registered
+    expect(await server.registerPods([pod])).toBe(1);
+    const live = server.registeredPods;
+    expect(await server.unregisterPods([pod.uid])).toBe(1);
+    expect(server.registeredPods).toBe(live - 1);
+    expect(await server.registerPods([pod])).toBe(1);
+    expect(await server.unregisterPods([pod.uid])).toBe(1);
+  });
+
   it('entries SPIRE refuses are reported as a RunError naming them', async () => {
     const err = await server.registerPods([{ uid: 'not a uid', name: 'bad pod', namespace: 'x y' }]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RunError);
