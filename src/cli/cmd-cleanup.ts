@@ -1,10 +1,12 @@
 // `attestorm cleanup`: removes what killed runs left behind (cgroups with their processes, temp
 // dirs, stale sockets). Live runs are recognised by their owner process and left alone.
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { findIncompleteRuns, markIncomplete } from '../report/index.js';
 import { cleanupLeftovers, tempRoot } from '../sandbox/index.js';
 
 interface CleanupArgs {
   'dry-run': boolean;
+  reports: string;
 }
 
 export const cleanupCommand: CommandModule<object, CleanupArgs> = {
@@ -13,14 +15,22 @@ export const cleanupCommand: CommandModule<object, CleanupArgs> = {
   builder: (y: Argv) =>
     y
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be removed; remove nothing' })
+      .option('reports', { type: 'string', default: 'reports', describe: 'Folder of run folders: those still saying "running" whose runner is gone are marked "incomplete"' })
       .example('$0 cleanup --dry-run', 'show leftovers of killed runs')
       .example('$0 cleanup', 'remove them') as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
     const dryRun = args['dry-run'];
     const found = await cleanupLeftovers({ dryRun });
+    for (const dir of findIncompleteRuns(args.reports)) {
+      if (!dryRun) markIncomplete(dir);
+      found.push(`run folder ${dir}: status running → incomplete (its runner is gone)`);
+    }
     const verb = dryRun ? 'would remove' : 'removed';
     // Processes are killed rather than removed.
-    for (const item of found) process.stdout.write(`${item.startsWith('pid ') ? (dryRun ? 'would kill' : 'killed') : verb} ${item}\n`);
+    for (const item of found) {
+      const how = item.startsWith('pid ') ? (dryRun ? 'would kill' : 'killed') : item.startsWith('run folder ') ? (dryRun ? 'would mark' : 'marked') : verb;
+      process.stdout.write(`${how} ${item}\n`);
+    }
     process.stderr.write(found.length ? `attestorm cleanup: ${verb} ${found.length} leftover(s)\n` : 'attestorm cleanup: nothing left behind by killed runs\n');
   },
 };

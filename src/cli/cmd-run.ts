@@ -6,6 +6,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { ConfigError, EXIT } from '../errors.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
+import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 
 interface RunArgs {
   scenario: string[];
@@ -15,6 +16,10 @@ interface RunArgs {
   duration?: string;
   repetitions?: number;
   report: boolean;
+  baseline?: string;
+  tolerance?: string[];
+  junit?: string;
+  stepSummary?: string;
 }
 
 const EXIT_HELP = `Exit status:
@@ -40,6 +45,11 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
+      .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
+      .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
+      .option('junit', { type: 'string', describe: 'Write JUnit XML here: a suite per variant, a case per expectation and per baseline figure' })
+      .option('step-summary', { type: 'string', describe: 'Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set), kept under 1 MiB' })
+      .example('$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml', 'Gate against a stored run in CI (exit 1 on a regression)')
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
@@ -75,6 +85,11 @@ export const runCommand: CommandModule<object, RunArgs> = {
     }
     if (problems.length) throw new ConfigError(problems);
     for (const l of loaded) stormLoadDriver.validate(l.scenario);
+    // CI flags too: the baseline is read and checked against each scenario here.
+    const ci = CiSession.fromFlags(
+      { baseline: args.baseline, tolerance: args.tolerance, junit: args.junit, stepSummary: args.stepSummary },
+      loaded.map((l) => l.scenario.name),
+    );
 
     let code: number = EXIT.OK;
     for (const l of loaded) {
@@ -82,6 +97,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
       const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, ...(outDir ? { outDir } : {}) });
       code = worse(code, outcome.exitCode);
+      code = worse(code, ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();

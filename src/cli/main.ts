@@ -1,24 +1,18 @@
-// The attestorm command line: one module per command (cmd-*.ts), registered here.
+// The attestorm command line: one module per command (cmd-*.ts), registered here. `attestorm agent`
+// has an entry of its own (agent-main.ts) so the agent's process loads nothing but the agent.
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { AttestormError, ConfigError, EXIT, exitCodeFor } from '../errors.js';
+import { ConfigError, EXIT } from '../errors.js';
+import { reportFatal } from './report-fatal.js';
 import { agentCommand } from './cmd-agent.js';
 import { debugCommand } from './cmd-debug.js';
 import { loadCommand } from './cmd-load.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { runCommand } from './cmd-run.js';
 import { reportCommand } from './cmd-report.js';
-
-export function reportFatal(err: unknown): number {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`attestorm: ${err.message}\n`);
-  } else if (err instanceof AttestormError) {
-    process.stderr.write(`attestorm: ${err.message} [${err.code}]\n`);
-  } else {
-    process.stderr.write(`attestorm: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
-  }
-  return exitCodeFor(err);
-}
+import { stabilityCommand } from './cmd-stability.js';
+import { sweepCommand } from './cmd-sweep.js';
+import { historyCommand } from './cmd-history.js';
 
 try {
   await yargs(hideBin(process.argv))
@@ -28,9 +22,12 @@ try {
     .command(agentCommand)
     .command(loadCommand)
     .command(reportCommand)
+    .command(historyCommand)
     .command(debugCommand)
     .command(cleanupCommand)
-    .demandCommand(1, 'Name a command: run, agent, load, report, debug or cleanup.')
+    .command(stabilityCommand)
+    .command(sweepCommand)
+    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup or stability.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {

@@ -87,6 +87,22 @@ export interface DeathRecord {
   counted: boolean;
 }
 
+/** What the generator offered and what reached the agent: a starved storm shows here. */
+export interface StormRecord {
+  /** pods × workersPerPod as the scenario asked. */
+  offeredWorkers: number;
+  /** Worker processes that really started (replacement pods included), median across repetitions. */
+  startedWorkers: number;
+  /** Calls the workers started per second of the load phase (closed loop: as fast as they could). */
+  offeredRps: number;
+  /** Calls the agent answered per second (any status but deadline exceeded). */
+  deliveredRps: number;
+  /** CPU seconds the workers spent per second of load, divided by the machine's cores (1 = every core busy). */
+  generatorCpuShare: number | null;
+  /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
+  shrank?: string;
+}
+
 export interface VariantResult {
   /** The variant's name as written in the scenario (placements shorthand: the placement's name). */
   name: string;
@@ -120,6 +136,8 @@ export interface VariantResult {
   rejectionsByKeyType: Record<string, number>;
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;
+  /** Offered against delivered load (absent in older run folders). */
+  storm?: StormRecord;
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;
@@ -152,8 +170,10 @@ export interface RunResults {
     description: string;
     /** Path of the scenario file as given on the command line. */
     file: string | null;
-    /** The fully resolved scenario (defaults applied), as plain JSON. */
+    /** The fully resolved scenario (defaults applied), as plain JSON (durations in ms, sizes in bytes). */
     resolved: unknown;
+    /** The scenario as written (file plus flag overrides), units as the user wrote them. */
+    written?: unknown;
     /** Modeled costs in effect (non-default model.* settings), e.g. { attestationWorkingSet: "256Ki" }. */
     modeledCosts: Record<string, unknown>;
   };

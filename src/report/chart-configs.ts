@@ -91,6 +91,14 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
           pointStyle: 'dash',
         });
       }
+      // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain and stop follow).
+      const top = Math.max(1, ...series.limits.map((l) => l.mib), ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)));
+      const marks: Array<[string, number]> = [['calls start (pods up)', 0]];
+      if (series.loadEnd !== null) marks.push(['load ends (drain, stop)', series.loadEnd]);
+      for (const [label, x] of marks) {
+        if (x < range.min || x > range.max) continue;
+        datasets.push({ label, data: [{ x, y: 0 }, { x, y: top }], borderColor: '#777777', backgroundColor: '#777777', borderWidth: 1, borderDash: [2, 3], pointRadius: 0, pointStyle: 'line' });
+      }
     }
     for (const s of series.oomKills) {
       datasets.push({
@@ -110,7 +118,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       id: 'memory',
       title: 'Agent memory over time',
       unit: 'MiB',
-      description: 'Agent memory (cgroup usage, or RSS when emulated) per placement, with the memory limit and OOM kills (×).',
+      description: `Agent memory (cgroup usage, or RSS when emulated) per variant, with the memory limit and OOM kills (×). x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,
       config: { type: 'line', data: { datasets }, options: withPointLegend(timeOptions('Agent memory over time', 'MiB', series.xRange)) } as ChartConfiguration,
     });
   }
@@ -119,15 +127,18 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
     const datasets = [
       ...series.okRps.map((s) => lineDataset({ ...s, label: `${s.label} ok` })),
       ...series.rejectedRps.map((s) =>
-        lineDataset({ ...s, label: `${s.label} rejected` }, { borderDash: [3, 3], borderWidth: 1.5 }),
+        lineDataset({ ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
       ),
+      ...series.deadlineExceededRps.map((s) => lineDataset({ ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
+      ...series.errorRps.map((s) => lineDataset({ ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
     ];
     specs.push({
       id: 'rps',
-      title: 'Ok and rejected calls per second',
+      title: 'Calls per second by outcome',
       unit: 'calls/s',
-      description: 'Successful calls (solid) and rate-limited calls (dotted) per second, per placement; a placement that rejected nothing has no dotted line.',
-      config: { type: 'line', data: { datasets }, options: timeOptions('Ok and rejected calls per second', 'calls/s', series.xRange) } as ChartConfiguration,
+      description:
+        'Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.',
+      config: { type: 'line', data: { datasets }, options: timeOptions('Calls per second by outcome', 'calls/s', series.xRange) } as ChartConfiguration,
     });
   }
 

@@ -11,7 +11,7 @@ const MiB = 2 ** 20;
 const MAX_MEMORY_POINTS = 1500;
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], inflight: [], xRange: null };
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], inflight: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -31,11 +31,19 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         const memory: Point[] = [];
         const ok: Point[] = [];
         const rejected: Point[] = [];
+        const deadline: Point[] = [];
+        const failed: Point[] = [];
+        // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
+        // negative and every variant's load lines up; folders without phase events keep their origin.
+        const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');
+        const drainPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'drain');
+        const zero = loadPhase ? loadPhase.t : 0;
+        if (loadPhase && drainPhase) out.loadEnd = Math.max(out.loadEnd ?? 0, (drainPhase.t - zero) / 1000);
         const inflight: Point[] = [];
         const kills: Point[] = [];
         let lastUsage: number | null = null;
         for (const s of samples) {
-          const x = s.t / 1000;
+          const x = (s.t - zero) / 1000;
           switch (s.kind) {
             case 'memory':
               memory.push({ x, y: s.usageBytes / MiB });
@@ -45,6 +53,8 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
             case 'load':
               ok.push({ x, y: s.ok });
               rejected.push({ x, y: s.rateLimited });
+              deadline.push({ x, y: s.deadlineExceeded });
+              failed.push({ x, y: s.error });
               break;
             case 'metrics':
               if (s.inflightAttestations !== null) inflight.push({ x, y: s.inflightAttestations });
@@ -67,12 +77,14 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         }
         // Lines need ascending x (the charts declare their data normalized); a samples file can hold
         // lines out of order, e.g. events of a failed first agent start logged before the retry's.
-        for (const list of [memory, ok, rejected, inflight, kills]) list.sort((a, b) => a.x - b.x);
+        for (const list of [memory, ok, rejected, deadline, failed, inflight, kills]) list.sort((a, b) => a.x - b.x);
         if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
         if (ok.length > 0) {
           out.okRps.push({ ...base, points: ok });
           // A placement that never rejected (disabled) would only add a flat line at zero.
           if (rejected.some((p) => p.y !== 0)) out.rejectedRps.push({ ...base, points: rejected });
+          if (deadline.some((p) => p.y !== 0)) out.deadlineExceededRps.push({ ...base, points: deadline });
+          if (failed.some((p) => p.y !== 0)) out.errorRps.push({ ...base, points: failed });
         }
         if (inflight.some((p) => p.y !== null)) out.inflight.push({ ...base, points: downsampleMax(inflight, MAX_MEMORY_POINTS) });
         if (kills.length > 0) out.oomKills.push({ ...base, points: kills });

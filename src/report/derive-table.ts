@@ -37,6 +37,10 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     okP50Ms: ok ? ok.p50Ms : null,
     okP99Ms: ok ? ok.p99Ms : null,
     peakInflightAttestations: v.peakInflightAttestations,
+    offeredRps: v.storm?.offeredRps ?? null,
+    deliveredRps: v.storm?.deliveredRps ?? null,
+    generatorCpuShare: v.storm?.generatorCpuShare ?? null,
+    stormShrank: v.storm?.shrank ?? null,
     expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
     expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
     expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
@@ -54,7 +58,9 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 
   // The brief's ratios are between the reference agent's placements; the first variant of each counts.
   const byPlacement = (p: string) => ran.find((r) => r.agent.kind === 'reference' && r.agent.placement === p);
-  const disabled = byPlacement('disabled');
+  // The unlimited agent's measured peak (one that was not OOM-killed) is the honest denominator.
+  const disabledRows = ran.filter((r) => r.agent.kind === 'reference' && r.agent.placement === 'disabled');
+  const disabled = disabledRows.find((r) => r.oomKills === 0) ?? disabledRows[0];
   const ratio = (p: string): number | null => {
     const row = byPlacement(p);
     if (!row || !disabled || disabled.peakMemoryMiB <= 0) return null;
@@ -75,7 +81,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
   if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
-    text += ` Peak memory ratios: ${ratioText.join(', ')}`;
+    text += ` Peak memory ratios (to ${disabled!.placement}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
     text += ratios.disabledCapped
       ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the field's.`
@@ -86,6 +92,8 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (runVerdict === 'passed') text += ' All expectations met.';
   else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive (only a bound was measured).`;
   else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
+  const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.placement} (${r.stormShrank})`);
+  if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
   if (results.status !== 'complete') text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
   return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
 }

@@ -45,6 +45,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     scenarioDescription: results.scenario?.description ?? '',
     scenarioFile: results.scenario?.file ?? null,
     scenarioResolved: results.scenario?.resolved ?? null,
+    scenarioWritten: results.scenario?.written ?? null,
     modeledCosts: results.scenario?.modeledCosts ?? {},
     command: results.command ?? '',
     environment: { ...(results.environment ?? {}) },

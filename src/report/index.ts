@@ -3,6 +3,11 @@ export { renderReports, parseFormats, defaultCompareDir, type RenderOptions } fr
 export { loadRun, parseSamples, type LoadedRun } from './load-run.js';
 export { deriveReport, deriveRun } from './derive.js';
 export { FIELD_RATIOS } from './derive-table.js';
+// Page parts other self-contained pages reuse (the CI history report).
+export { chartJs } from './render-html.js';
+export { escapeHtml, jsonForScript } from './html-escape.js';
+export { PAGE_CSS } from './html-assets.js';
 export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';
+export { findIncompleteRuns, markIncomplete } from './mark-incomplete.js';

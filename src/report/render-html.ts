@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
+import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-configs.js';
 import { escapeHtml, jsonForScript, scriptForInline } from './html-escape.js';
 import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.js';
@@ -14,7 +15,7 @@ import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
 let chartJsSource: string | null = null;
 
 /** The UMD build of the installed Chart.js (not an export of the package, so found next to its entry). */
-function chartJs(): string {
+export function chartJs(): string {
   if (chartJsSource === null) {
     const entry = createRequire(import.meta.url).resolve('chart.js');
     chartJsSource = scriptForInline(readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8'));
@@ -141,8 +142,14 @@ function runDetails(run: RunReport, several: boolean): string {
   const suffix = several ? ` (${escapeHtml(run.label)})` : '';
   const out: string[] = [];
   out.push(`<h2>Scenario${suffix}</h2>`);
-  if (run.scenarioFile) out.push(`<p>From <code>${escapeHtml(run.scenarioFile)}</code>, with defaults applied:</p>`);
-  out.push(`<pre><code>${escapeHtml(toYaml(run.scenarioResolved ?? {}))}</code></pre>`);
+  if (run.scenarioWritten) {
+    out.push(`<p>${run.scenarioFile ? `As written in <code>${escapeHtml(run.scenarioFile)}</code>` : 'As written'} (with the command's overrides):</p>`);
+    out.push(`<pre data-testid="scenario-written"><code>${escapeHtml(toYaml(run.scenarioWritten, { lineWidth: 0 }))}</code></pre>`);
+    out.push('<p>As run: every setting, in the same units; values the scenario did not give are marked <code># default</code>.</p>');
+  } else if (run.scenarioFile) {
+    out.push(`<p>From <code>${escapeHtml(run.scenarioFile)}</code>, with defaults applied:</p>`);
+  }
+  out.push(`<pre data-testid="scenario-resolved"><code>${escapeHtml(resolvedWithDefaults(run.scenarioResolved ?? {}, run.scenarioWritten))}</code></pre>`);
 
   out.push(`<h3>Environment and fidelity</h3>`);
   const env = run.environment;

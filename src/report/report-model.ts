@@ -35,6 +35,11 @@ export interface TableRow {
   okP50Ms: number | null;
   okP99Ms: number | null;
   peakInflightAttestations: number | null;
+  /** Calls the workers started / the agent answered, per second; null in older run folders. */
+  offeredRps: number | null;
+  deliveredRps: number | null;
+  generatorCpuShare: number | null;
+  stormShrank: string | null;
   expectationsPassed: number;
   expectationsFailed: number;
   expectationsInconclusive: number;
@@ -89,7 +94,11 @@ export interface TimeSeries {
   oomKills: SeriesLine[];
   okRps: SeriesLine[];
   rejectedRps: SeriesLine[];
+  deadlineExceededRps: SeriesLine[];
+  errorRps: SeriesLine[];
   inflight: SeriesLine[];
+  /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
+  loadEnd: number | null;
   /** Span of x over all series, for drawing the limit lines across the chart. */
   xRange: { min: number; max: number } | null;
 }
@@ -122,6 +131,8 @@ export interface RunReport {
   scenarioDescription: string;
   scenarioFile: string | null;
   scenarioResolved: unknown;
+  /** The scenario as the user wrote it (units as written); null for older run folders. */
+  scenarioWritten: unknown;
   modeledCosts: Record<string, unknown>;
   command: string;
   environment: Record<string, unknown>;

@@ -47,6 +47,11 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
     { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
     { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
     { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
+    {
+      header: 'offered → answered calls/s',
+      cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`),
+      numeric: true,
+    },
     { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
     { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
     { header: 'deadline exceeded/s', cell: (r) => fmt(r.deadlineExceededRps), numeric: true },

@@ -1,7 +1,7 @@
 // Folding repetitions of one variant into its VariantResult: median figures with min–max spreads,
 // summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
 // merged across repetitions.
-import type { DeathRecord, LatencySummary, Outcome, Range, SpreadFigure, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type { DeathRecord, LatencySummary, Outcome, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -21,6 +21,8 @@ export interface RepMeasurement {
   peakInflightAttestations: number | null;
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
+  /** Calls started, workers started, worker CPU seconds (absent when the load did not run). */
+  generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number };
   deaths: DeathRecord[];
   samplerErrors?: Record<string, { count: number; first: string }>;
   error?: string;
@@ -101,8 +103,30 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     verdict: 'failed',
     passed: false,
   };
+  const storm = stormOf(measured);
+  if (storm) result.storm = storm;
   // A variant with no measured repetition failed to run; partial failures are noted but the data kept.
   if (errors.length && measured.length === 0) result.error = errors.join('; ');
   else if (errors.length) result.error = `${errors.length} of ${reps.length} repetition(s) failed: ${errors.join('; ')}`;
   return result;
+}
+
+/** Offered against delivered load, medians across repetitions; null when no repetition measured it. */
+function stormOf(measured: RepMeasurement[]): StormRecord | null {
+  const g = measured.filter((r) => r.generator);
+  if (!g.length) return null;
+  const offeredWorkers = g[0]!.generator!.offeredWorkers;
+  const startedWorkers = median(g.map((r) => r.generator!.workersStarted));
+  const answered = (r: RepMeasurement) => r.counts.ok + r.counts.rateLimited + r.counts.error;
+  const cpu = g.map((r) => r.generator!.workerCpuSeconds / r.loadSeconds / r.generator!.cores).filter((x) => Number.isFinite(x) && x > 0);
+  const record: StormRecord = {
+    offeredWorkers,
+    startedWorkers,
+    offeredRps: round(median(g.map((r) => r.generator!.calls / r.loadSeconds))),
+    deliveredRps: round(median(g.map((r) => answered(r) / r.loadSeconds))),
+    generatorCpuShare: cpu.length ? round(median(cpu)) : null,
+  };
+  // Replacement pods (churn) start extra workers; fewer than offered means the storm shrank.
+  if (startedWorkers < offeredWorkers * 0.9) record.shrank = `${startedWorkers} of ${offeredWorkers} offered workers started`;
+  return record;
 }

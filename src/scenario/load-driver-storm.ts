@@ -47,6 +47,9 @@ export const stormLoadDriver: LoadDriver = {
       callsStartedAt: Date.parse(summary.startedAt),
       histograms: summary.histograms,
       workerMemoryBytes: summary.workerMemoryBytes?.median ?? null,
+      calls: summary.totals.calls,
+      workersStarted: summary.workers,
+      workerCpuSeconds: summary.workerCpuSeconds,
     };
   },
 

@@ -26,6 +26,10 @@ export interface LoadPhaseResult {
   callsStartedAt: number;
   histograms: Partial<Record<Outcome, string>>;
   workerMemoryBytes: number | null;
+  /** Calls the workers started, worker processes started, and the CPU seconds they spent. */
+  calls?: number;
+  workersStarted?: number;
+  workerCpuSeconds?: number;
 }
 
 export interface LoadDriver {

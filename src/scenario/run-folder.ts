@@ -16,8 +16,12 @@ export function createRunDir(dir: string): string {
   return resolve(dir);
 }
 
-/** Points <parent>/latest at the run folder (relative link), replacing an older link. */
-export function linkLatest(runDir: string): void {
+/**
+ * Points reports/latest at the run folder (relative link), replacing an older link — only in the
+ * reports folder runs go to by default: a `latest` anywhere else (say /tmp/latest) is not ours.
+ */
+export function linkLatest(runDir: string, reportsRoot = resolve('reports')): void {
+  if (resolve(dirname(runDir)) !== resolve(reportsRoot)) return;
   const link = join(dirname(runDir), 'latest');
   try {
     if (lstatSync(link).isSymbolicLink()) rmSync(link);

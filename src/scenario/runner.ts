@@ -75,7 +75,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const results: RunResults = {
     schemaVersion: RESULTS_SCHEMA_VERSION,
     tool: { name: 'attestorm', version: toolVersion() },
-    scenario: { name: s.name, description: s.description, file, resolved: s, modeledCosts: modeledCosts(s) },
+    scenario: { name: s.name, description: s.description, file, resolved: s, written: opts.loaded.raw, modeledCosts: modeledCosts(s) },
     command: opts.command,
     environment: describeEnvironment({
       cgroupVersion: host?.version ?? null,

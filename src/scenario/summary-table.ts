@@ -26,6 +26,7 @@ function row(v: VariantResult): string[] {
     `${mib(v.peakMemoryBytes)}${pct}${spread}`,
     String(v.oomKills),
     String(v.restarts),
+    v.storm ? `${v.storm.offeredRps.toFixed(0)}→${v.storm.deliveredRps.toFixed(0)}` : '-',
     v.okRps.toFixed(1),
     v.rejectedRps.toFixed(1),
     v.deadlineExceededRps.toFixed(1),
@@ -36,7 +37,7 @@ function row(v: VariantResult): string[] {
 }
 
 export function comparisonTable(results: RunResults): string {
-  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
+  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'offered→answered/s', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
   const rows = [head, ...results.variants.map(row)];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -46,6 +47,8 @@ export function comparisonTable(results: RunResults): string {
   if (noteworthy.length) lines.push('', 'expectations not passed:', ...noteworthy);
   const killedOutside = results.variants.flatMap((v) => v.deaths.filter((d) => d.phase !== 'load').map((d) => `  ${v.name} r${d.rep}: ${d.cause} at ${(d.atMs / 1000).toFixed(1)} s, during ${d.phase}${d.counted ? '' : ' (not counted)'}`));
   if (killedOutside.length) lines.push('', 'agent deaths outside the load phase:', ...killedOutside);
+  const shrank = results.variants.filter((v) => v.storm?.shrank).map((v) => `  ${v.name}: ${v.storm!.shrank}`);
+  if (shrank.length) lines.push('', 'the storm shrank (figures understate the load):', ...shrank);
   if (results.droppedExpectations.length) lines.push('', `expectations dropped (variant subset): ${results.droppedExpectations.join('; ')}`);
   const costs = Object.entries(results.scenario.modeledCosts);
   if (costs.length) lines.push('', `modeled costs in effect: ${costs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);

@@ -2,6 +2,7 @@
 // samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
 // marked on the timeline, and every agent death carries the phase it happened in.
 import { mkdirSync, rmSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, EventSample, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
@@ -216,6 +217,15 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
     m.loadSeconds = result.loadSeconds;
     m.histograms = result.histograms;
     m.workerMemoryBytes = result.workerMemoryBytes;
+    if (result.calls !== undefined) {
+      m.generator = {
+        calls: result.calls,
+        workersStarted: result.workersStarted ?? 0,
+        workerCpuSeconds: result.workerCpuSeconds ?? 0,
+        offeredWorkers: s.load.pods * s.load.workersPerPod,
+        cores: cpus().length,
+      };
+    }
     return m;
   } catch (err) {
     if (!timeline.fixed) timeline.fix(Date.now());

@@ -5,8 +5,25 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, s
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The project root (where package.json lives). */
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The project root (where attestorm's package.json lives). From the sources it is ../../; from a
+ * bundle in node_modules/.cache/attestorm (the CLI and child processes run bundled) it is further
+ * up, so walk up until it is found.
+ */
+export const PROJECT_ROOT = findProjectRoot();
+
+function findProjectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 8; i++) {
+    try {
+      if ((JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string }).name === 'attestorm') return `${dir}/`;
+    } catch {
+      // No package.json here.
+    }
+    dir = dirname(dir);
+  }
+  return fileURLToPath(new URL('../../', import.meta.url));
+}
 
 /** Packages with native parts or runtime file lookups stay external and load from node_modules. */
 const EXTERNAL = ['koffi', '@napi-rs/canvas', '@kubernetes/client-node', 'esbuild', 'tsx'];

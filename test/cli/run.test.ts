@@ -31,7 +31,7 @@ describe('attestorm run: invalid input', () => {
     const r = run(['scenarios/quick.yaml', '--duration', 'forever', '--placements', 'pre-attestation,sideways']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--duration must be a duration like 500ms, 30s or 2m, got "forever"');
-    expect(r.stderr).toContain('--variants: "sideways" is not a variant of quick (it has pre-attestation, post-attestation, disabled)');
+    expect(r.stderr).toContain('--variants: "sideways" is not a variant of quick (it has pre-attestation, post-attestation, disabled, disabled-unbounded)');
   });
 
   it('rejects a missing file and YAML that is not a mapping', () => {

@@ -45,6 +45,9 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
     expect(results.status).toBe('interrupted');
     expect(results.endedAt).not.toBeNull();
+    // Nothing that did not run may pass.
+    expect(results.passed).toBe(false);
+    expect(results.verdict).not.toBe('passed');
     const lines = parseNdjson(readFileSync(samples, 'utf8'));
     expect(lines.some((l) => l.kind === 'memory')).toBe(true);
     expect(lines.some((l) => l.kind === 'load')).toBe(true);
@@ -60,5 +63,57 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
     expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
     if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
+  });
+
+  it('SIGKILL of the runner: the folder says running with its pid until cleanup marks it incomplete; report renders what was recorded', async () => {
+    const scenario = join(dir, 'tiny-kill.yaml');
+    writeFileSync(
+      scenario,
+      ['name: tiny-kill', 'duration: 60s', 'warmup: 1s', 'agent:', '  memoryLimit: 128Mi', '  startTimeout: 60s', 'load:', '  pods: 1', '  workersPerPod: 3', ''].join('\n'),
+    );
+    const reports = join(dir, 'reports');
+    const out = join(reports, 'killed');
+    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', scenario, '--out', out, '--no-report'], {
+      cwd: PROJECT_ROOT,
+      stdio: ['ignore', 'ignore', 'ignore'],
+    });
+    const exit = new Promise<void>((r) => child.once('exit', () => r()));
+    const samples = join(out, 'pre-attestation.r1', 'samples.ndjson');
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      if (existsSync(samples) && parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')) break;
+      await sleep(250);
+    }
+    const before = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
+    expect(before.status).toBe('running');
+    expect(before.runner.pid).toBe(child.pid);
+    child.kill('SIGKILL');
+    await exit;
+    // The agent and the pods notice their owner's death (IPC channel closed) and exit by themselves.
+    await sleep(5000);
+
+    // report renders what was recorded and says the run is incomplete.
+    const rep = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'report', out, '--format', 'md,json'], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(rep).toBeDefined();
+    const md = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(md).toMatch(/incomplete/);
+    expect(md).toContain('pre-attestation');
+    const reportJson = readFileSync(join(out, 'report.json'), 'utf8');
+    expect(reportJson).toContain('"status": "incomplete"');
+
+    // cleanup removes what the killed runner left and marks the folder.
+    const cleanup = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'cleanup', '--reports', reports], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(cleanup).toContain(`marked run folder ${out}: status running → incomplete`);
+    const after = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
+    expect(after.status).toBe('incomplete');
+    expect(after.passed).toBe(false);
+    expect(after.statusDetail).toMatch(/died while it said running/);
+    const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
+    const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
+    const runId = runTmp.split('/').pop()!;
+    const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
+    expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
+    expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
+    expect(existsSync(runTmp)).toBe(false);
   });
 });

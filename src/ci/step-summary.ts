@@ -1,0 +1,123 @@
+// A compact Markdown summary for CI job pages (GitHub's $GITHUB_STEP_SUMMARY): verdict, one row per
+// variant, the baseline's regressions and improvements, and where the artifacts are. GitHub refuses a
+// step summary over 1 MiB, so what is appended is cut to fit, with a note saying so.
+import { appendFileSync, statSync } from 'node:fs';
+import type { RunResults, VariantResult } from '../contract/index.js';
+import type { BaselineComparison } from './baseline.js';
+import { baselineTableMarkdown, headline, mdCell } from './baseline-table.js';
+import { bystandersOf } from './figures.js';
+
+export const STEP_SUMMARY_LIMIT = 1024 * 1024;
+
+export interface StepSummaryInput {
+  results: RunResults;
+  baseline?: BaselineComparison | null;
+  runDir: string;
+  /** Artifact files to point at (paths as the job sees them). */
+  artifacts?: { label: string; path: string }[];
+  env?: NodeJS.ProcessEnv;
+}
+
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+
+function verdictMark(r: RunResults, cmp: BaselineComparison | null | undefined): string {
+  if (r.status !== 'complete') return `🛑 ${r.status}`;
+  if (r.verdict === 'failed' || (cmp?.regressed ?? 0) > 0) return '❌ failed';
+  if (r.verdict === 'inconclusive') return '⚠️ inconclusive';
+  return '✅ passed';
+}
+
+function variantRow(v: VariantResult): string {
+  if (v.error !== undefined) return `| ${mdCell(v.name)} | ${mdCell(v.agent.kind)} | did not run: ${mdCell(v.error)} | | | | | | | |`;
+  const b = bystandersOf(v);
+  const pass = v.expectations.filter((e) => e.verdict === 'passed').length;
+  const limit = v.memoryLimitBytes ? ` of ${mib(v.memoryLimitBytes)}` : '';
+  const cells = [
+    v.name,
+    [v.agent.kind, v.agent.version, v.agent.placement].filter(Boolean).join(' '),
+    `${mib(v.peakMemoryBytes)}${limit}`,
+    String(v.oomKills),
+    String(v.restarts),
+    v.okRps.toFixed(1),
+    v.rejectedRps.toFixed(1),
+    v.latency.ok ? `${v.latency.ok.p99Ms.toFixed(1)} ms` : '–',
+    b ? `${(b.successRatio * 100).toFixed(1)}%` : '–',
+    v.expectations.length ? `${pass}/${v.expectations.length} ${v.verdict}` : '–',
+  ];
+  return `| ${cells.map(mdCell).join(' | ')} |`;
+}
+
+export function renderStepSummary(input: StepSummaryInput): string {
+  const { results: r, baseline: cmp } = input;
+  const env = input.env ?? process.env;
+  const lines: string[] = [];
+  lines.push(`### ${verdictMark(r, cmp)} — attestorm ${mdCell(r.scenario.name)}`, '');
+  const reps = Math.max(0, ...r.variants.map((v) => v.runDirs.length));
+  const facts = [`${r.variants.length} variant${r.variants.length === 1 ? '' : 's'}`, `${reps} repetition${reps === 1 ? '' : 's'}`, `verdict ${r.verdict}`, `status ${r.status}`];
+  if (cmp) facts.push(`baseline: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.unchanged} unchanged`);
+  lines.push(facts.join(' · '), '');
+  lines.push('| variant | agent | peak memory | OOM kills | restarts | ok/s | rejected/s | p99 ok | bystander success | expectations |');
+  lines.push('|---|---|---|---|---|---|---|---|---|---|');
+  for (const v of r.variants) lines.push(variantRow(v));
+  const failed = r.variants.flatMap((v) => v.expectations.filter((e) => e.verdict !== 'passed').map((e) => `- ${e.verdict === 'failed' ? '❌' : '⚠️'} **${mdCell(v.name)}** ${mdCell(e.name)}: ${mdCell(e.message)}`));
+  if (failed.length > 0) lines.push('', ...failed);
+
+  if (cmp) {
+    lines.push('', `#### ${mdCell(headline(cmp))}`, '');
+    const changed = { ...cmp, figures: cmp.figures.filter((f) => f.verdict !== 'unchanged' || f.flag) };
+    if (changed.figures.length > 0) lines.push(...baselineTableMarkdown(changed), '');
+    if (cmp.unchanged > 0) lines.push(`${cmp.unchanged} figure${cmp.unchanged === 1 ? '' : 's'} unchanged within tolerance (all ${cmp.figures.length} are in results.json → baseline).`, '');
+    for (const n of cmp.notes) lines.push(`- note: ${mdCell(n)}`);
+    lines.push('', `<details><summary>Rule</summary>\n\n${cmp.rule}\n\n</details>`);
+  }
+
+  lines.push('', '**Artifacts**', '', `- run folder: \`${input.runDir}\``);
+  for (const a of input.artifacts ?? []) lines.push(`- ${a.label}: \`${a.path}\``);
+  const server = env['GITHUB_SERVER_URL'];
+  const repo = env['GITHUB_REPOSITORY'];
+  const runId = env['GITHUB_RUN_ID'];
+  if (server && repo && runId) lines.push(`- [this workflow run's uploaded artifacts](${server}/${repo}/actions/runs/${runId}#artifacts)`);
+  return `${lines.join('\n')}\n\n`;
+}
+
+export interface AppendResult {
+  file: string;
+  bytes: number;
+  truncated: boolean;
+  /** Set when nothing was written (the file is already at the limit). */
+  skipped?: string;
+}
+
+/**
+ * Cuts `markdown` at a line boundary so that it fits in `budget` bytes, ending with a note. Whole
+ * lines only: a half table row would render as garbage.
+ */
+export function fitMarkdown(markdown: string, budget: number, where: string): { text: string; truncated: boolean } {
+  if (Buffer.byteLength(markdown) <= budget) return { text: markdown, truncated: false };
+  const lines = markdown.split('\n');
+  const note = (dropped: number) => `\n\n> ✂️ Summary cut to stay under GitHub's 1 MiB step-summary limit: ${dropped} more lines; everything is in ${where}.\n\n`;
+  let used = Buffer.byteLength(note(lines.length));
+  let kept = 0;
+  for (; kept < lines.length; kept++) {
+    const size = Buffer.byteLength(lines[kept]!) + 1;
+    if (used + size > budget) break;
+    used += size;
+  }
+  return { text: `${lines.slice(0, kept).join('\n')}${note(lines.length - kept)}`, truncated: true };
+}
+
+/** Appends to `file` (the $GITHUB_STEP_SUMMARY file or --step-summary), keeping the file under the limit. */
+export function appendStepSummary(file: string, markdown: string, where: string, limit = STEP_SUMMARY_LIMIT): AppendResult {
+  let existing = 0;
+  try {
+    existing = statSync(file).size;
+  } catch {
+    existing = 0;
+  }
+  const budget = limit - existing;
+  const MIN_USEFUL = 512;
+  if (budget < MIN_USEFUL) return { file, bytes: 0, truncated: true, skipped: `${file} already holds ${existing} bytes of the ${limit}-byte limit` };
+  const { text, truncated } = fitMarkdown(markdown, budget, where);
+  appendFileSync(file, text);
+  return { file, bytes: Buffer.byteLength(text), truncated };
+}
