@@ -29,6 +29,8 @@ export interface PrepareSpireAgentOptions {
   k8s?: { pollRetryIntervalMs?: number; maxPollAttempts?: number };
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   extraConfig?: HclTree;
+  /** Added to the agent's environment (ATTESTORM_RUN_ID lets `attestorm cleanup` find it if we die). */
+  env?: Record<string, string>;
 }
 
 export interface SpireAgentCommand {
@@ -46,6 +48,7 @@ export class SpireAgentPlan {
     readonly healthPort: number,
     readonly telemetryPort: number,
     readonly rateLimits: SpireRateLimits | undefined,
+    readonly extraEnv: Record<string, string> = {},
   ) {}
 
   /** SPIRE's Prometheus endpoint (it answers on every path). */
@@ -58,7 +61,7 @@ export class SpireAgentPlan {
    * otherwise point the k8s attestor's secure client at a host of that name.
    */
   command(token: string): SpireAgentCommand {
-    const env = { ...process.env };
+    const env = { ...process.env, ...this.extraEnv };
     delete env.MY_NODE_NAME;
     return { command: this.binary, args: ['run', '-config', this.configFile, '-joinToken', token], env };
   }
@@ -107,7 +110,7 @@ export async function prepareSpireAgent(o: PrepareSpireAgentOptions): Promise<Sp
       extra: o.extraConfig,
     }),
   );
-  return new SpireAgentPlan(o.binary, configFile, socketPath, dataDir, healthPort, telemetryPort, o.rateLimits);
+  return new SpireAgentPlan(o.binary, configFile, socketPath, dataDir, healthPort, telemetryPort, o.rateLimits, o.env);
 }
 
 // "Workload API/SDS rate limiting enabled" with method=<path> limit=<n>, once per limited method.

@@ -26,6 +26,8 @@ export interface StartSpireServerOptions {
   extraConfig?: HclTree;
   /** SIGTERM → SIGKILL grace on close (default 5 s). */
   graceMs?: number;
+  /** Added to the server's environment (ATTESTORM_RUN_ID lets `attestorm cleanup` find it if we die). */
+  env?: Record<string, string>;
 }
 
 // Longest usable sun_path on Linux (108 bytes with the terminating NUL).
@@ -171,7 +173,7 @@ export async function startSpireServer(o: StartSpireServerOptions): Promise<Spir
     let child: ChildProcess;
     try {
       // Own process group: a terminal's Ctrl-C reaches attestorm, which stops the server itself.
-      child = spawn(o.binary, ['run', '-config', configFile], { stdio: ['ignore', fd, fd], detached: true });
+      child = spawn(o.binary, ['run', '-config', configFile], { stdio: ['ignore', fd, fd], detached: true, env: { ...process.env, ...o.env } });
     } finally {
       closeSync(fd);
     }

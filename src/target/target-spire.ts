@@ -35,6 +35,8 @@ const TRUST_DOMAIN = 'attestorm.test';
 const SVID_TIMEOUT_MS = 60_000;
 // Pods starting together are registered in one `entry create` batch.
 const REGISTER_DELAY_MS = 200;
+// Processes carrying the run's ID are what `attestorm cleanup` kills when their owner died.
+const RUN_ENV = 'ATTESTORM_RUN_ID';
 
 /**
  * Keeps the server's entries in step with the sandbox, as a controller would: an entry per pod as
@@ -130,6 +132,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
         trustDomain: TRUST_DOMAIN,
         startTimeoutMs: agent.startTimeout,
         extraConfig: agent.extraServerConfig as HclTree,
+        env: { [RUN_ENV]: ctx.runId },
       });
       ctx.event('note', `spire-server ${serverVersion} ready on 127.0.0.1:${server.port} (${bins.server})`);
       registrar = new PodRegistrar(server, ctx.event);
@@ -149,6 +152,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
         rateLimits,
         k8s: { pollRetryIntervalMs: agent.k8s.pollInterval, maxPollAttempts: agent.k8s.maxPollAttempts },
         extraConfig: agent.extraAgentConfig as HclTree,
+        env: { [RUN_ENV]: ctx.runId },
       });
       const logFile = join(ctx.dir, 'agent.log');
       cgroup = agentCgroupFor(ctx, limitBytes, agent.cpu);

@@ -61,7 +61,7 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
       mains.set(pod.uid, child);
       return child;
     });
-    server = await startSpireServer({ binary: bins.server, dir: join(dir, 'server'), outDir, trustDomain: 'attestorm.test' });
+    server = await startSpireServer({ binary: bins.server, dir: join(dir, 'server'), outDir, trustDomain: 'attestorm.test', env: { ATTESTORM_RUN_ID: sb.runId } });
     // The third pod stays unregistered: it must be refused.
     const registered = await server.registerPods(sb.pods().slice(0, 2));
     expect(registered).toBe(2);
@@ -76,6 +76,7 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
       kubelet: kubeletAccessFor(sb.kubeletUrl, { caFile: sb.caFile, tokenFile: sb.tokenFile }),
       rateLimits: { fetch_jwt_svid: 2 },
       k8s: { pollRetryIntervalMs: 200 },
+      env: { ATTESTORM_RUN_ID: sb.runId },
     });
   }, 120_000);
 
@@ -117,6 +118,8 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     expect(log).toMatch(/rate limiting enabled.*FetchJWTSVID|FetchJWTSVID.*rate limiting enabled/);
     expect(existsSync(join(outDir, 'agent.conf'))).toBe(true);
     expect(existsSync(join(outDir, 'server.conf'))).toBe(true);
+    // The run's ID in both environments: `attestorm cleanup` finds them if the owner is SIGKILLed.
+    for (const pid of [server.pid!, agent.pid!]) expect(readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0')).toContain(`ATTESTORM_RUN_ID=${sb.runId}`);
   });
 
   it("SPIRE's limiter rejects a burst with UNAVAILABLE 'rate limit exceeded', which the generator counts as rateLimited", async () => {
