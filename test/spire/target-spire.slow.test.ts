@@ -89,4 +89,24 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     expect(events).toContain('agent-restart');
     expect(processesMentioning(runDir)).toEqual([]);
   });
+
+  it('pod churn: replacement pods get entries as they start, ended pods lose theirs', async () => {
+    const { runDir, results } = await run('spire-churn', [{ name: 'spire-churn', agent: { kind: 'spire', memoryLimit: '256Mi' } }], { pods: 2, workersPerPod: 2, connection: 'per-call', podLifetime: '3s' });
+    const v = results.variants[0]!;
+    expect(v.error).toBeUndefined();
+    const notes = samplesOf(runDir, 'spire-churn').filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+    const created = notes.filter((n) => /spire: \d+ pod entries created/.test(n));
+    const deleted = notes.filter((n) => /spire: \d+ entries of ended pods deleted/.test(n));
+    console.log(`churn: ${created.length} create batches, ${deleted.length} delete batches; last: ${deleted.at(-1)}`);
+    expect(created.length).toBeGreaterThan(1);
+    expect(deleted.length).toBeGreaterThan(0);
+    expect(notes.filter((n) => n.includes('updating entries'))).toEqual([]);
+    // Replacement pods wait for their entries (server cache reload + agent sync): until then SPIRE
+    // answers PERMISSION_DENIED "no identity issued".
+    const byCode: Record<string, number> = {};
+    for (const s of samplesOf(runDir, 'spire-churn')) if (s.kind === 'load') for (const [k, n] of Object.entries(s.byCode)) byCode[k] = (byCode[k] ?? 0) + n;
+    console.log(`churn: calls by code ${JSON.stringify(byCode)}`);
+    expect(byCode.OK).toBeGreaterThan(0);
+    expect(processesMentioning(runDir)).toEqual([]);
+  });
 });
