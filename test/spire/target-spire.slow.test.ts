@@ -17,8 +17,11 @@ const { host, reason: cgroupReason } = detectCgroupHost();
 const skipReason = !BIN_DIR ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-server and spire-agent to run these)' : !host ? `no writable cgroups: ${cgroupReason}` : null;
 if (skipReason) console.warn(`test/spire/target-spire.slow.test.ts skipped: ${skipReason}`);
 
-const out = mkdtempSync(join(tmpdir(), 'attestorm-spire-target-'));
-afterAll(() => rmSync(out, { recursive: true, force: true }));
+// Made on first use: a skipped file leaves nothing behind.
+let out: string | null = null;
+afterAll(() => {
+  if (out) rmSync(out, { recursive: true, force: true });
+});
 
 function samplesOf(runDir: string, variant: string): SampleLine[] {
   return readFileSync(join(runDir, `${variant}.r1`, 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SampleLine);
@@ -41,7 +44,7 @@ async function run(name: string, variants: unknown[], load: Record<string, unkno
   });
   const lines: string[] = [];
   const sink = { write: (s: string) => lines.push(s) } as never;
-  const outcome = await runScenario({ loaded, load: stormLoadDriver, outDir: join(out, name), command: 'spire target test', render: false, progress: new Progress({ tty: false, stream: sink }), tableStream: sink });
+  const outcome = await runScenario({ loaded, load: stormLoadDriver, outDir: join((out ??= mkdtempSync(join(tmpdir(), 'attestorm-spire-target-'))), name), command: 'spire target test', render: false, progress: new Progress({ tty: false, stream: sink }), tableStream: sink });
   const results = JSON.parse(readFileSync(join(outcome.runDir, 'results.json'), 'utf8')) as RunResults;
   console.log(lines.join('').split('\n').filter((l) => l.startsWith('|')).join('\n'));
   return { runDir: outcome.runDir, results };
