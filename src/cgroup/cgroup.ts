@@ -1,5 +1,5 @@
 // One cgroup (a directory per hierarchy): create, move processes in, set memory and CPU limits,
-// read memory and OOM-kill counters of both versions, and remove it with everything inside.
+// read memory and OOM-kill counters of both versions, freeze and thaw, and remove it with everything inside.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupHost, CgroupVersion } from './host.js';
@@ -54,18 +54,24 @@ export class Cgroup {
   readonly path: string;
   /** Absolute directory in the v1 cpu hierarchy, when one is used. */
   readonly cpuPath: string | null;
+  /** Absolute directory in the v1 freezer hierarchy, when one is used (v2 freezes in `path`). */
+  readonly freezerPath: string | null = null;
   /** Path relative to the host's base, as given to create(). */
   readonly relPath: string;
 
-  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string) {
+  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string, freezerPath: string | null = null) {
     this.version = version;
     this.path = path;
     this.cpuPath = cpuPath;
     this.relPath = relPath;
+    this.freezerPath = freezerPath;
   }
 
-  /** Creates (mkdir -p) the cgroup at relPath below the host's bases. */
-  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean } = {}): Cgroup {
+  /**
+   * Creates (mkdir -p) the cgroup at relPath below the host's bases. `freezer` joins the v1 freezer
+   * hierarchy too (where the host has one), so the cgroup can be frozen as a whole.
+   */
+  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean; freezer?: boolean } = {}): Cgroup {
     const path = join(host.memoryBase, relPath);
     mkdirSync(path, { recursive: true });
     let cpuPath: string | null = null;
@@ -73,14 +79,20 @@ export class Cgroup {
       cpuPath = join(host.cpuBase, relPath);
       mkdirSync(cpuPath, { recursive: true });
     }
+    let freezerPath: string | null = null;
+    if (opts.freezer && host.version === 'v1' && host.freezerBase) {
+      freezerPath = join(host.freezerBase, relPath);
+      mkdirSync(freezerPath, { recursive: true });
+    }
     if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath);
-    return new Cgroup(host.version, path, cpuPath, relPath);
+    return new Cgroup(host.version, path, cpuPath, relPath, freezerPath);
   }
 
   /** Moves a process (and, for new children, its descendants) into this cgroup. */
   addProcess(pid: number): void {
     writeFileSync(join(this.path, 'cgroup.procs'), String(pid));
     if (this.cpuPath) writeFileSync(join(this.cpuPath, 'cgroup.procs'), String(pid));
+    if (this.freezerPath) writeFileSync(join(this.freezerPath, 'cgroup.procs'), String(pid));
   }
 
   /**
@@ -108,6 +120,106 @@ export class Cgroup {
     if (!existsSync(swap)) return { swapLimited: false };
     writeFileSync(swap, '0');
     return { swapLimited: true };
+  }
+
+  /** Removes the memory limit (v1 writes -1, v2 "max"). */
+  clearMemoryLimit(): void {
+    writeFileSync(join(this.path, this.version === 'v1' ? 'memory.limit_in_bytes' : 'memory.max'), this.version === 'v1' ? '-1' : 'max');
+  }
+
+  /** Sets the limit, or removes it for null: what a fault that saved readMemory().limitBytes restores. */
+  restoreMemoryLimit(bytes: number | null): void {
+    if (bytes === null) this.clearMemoryLimit();
+    else this.setMemoryLimit(bytes);
+  }
+
+  /** Whether a CPU quota can be set: a v1 cpu directory, or v2 with cpu.max (the cpu controller enabled). */
+  canLimitCpu(): boolean {
+    if (this.version === 'v1') return !!this.cpuPath && existsSync(join(this.cpuPath, 'cpu.cfs_quota_us'));
+    return existsSync(join(this.path, 'cpu.max'));
+  }
+
+  /** The CPU quota in cores (quota / period), or null when unlimited. */
+  readCpuQuota(): number | null {
+    if (this.version === 'v1') {
+      if (!this.cpuPath) return null;
+      const quota = readNum(join(this.cpuPath, 'cpu.cfs_quota_us'));
+      const period = readNum(join(this.cpuPath, 'cpu.cfs_period_us'));
+      return quota === null || quota < 0 || !period ? null : quota / period;
+    }
+    try {
+      const [quota, period] = readFileSync(join(this.path, 'cpu.max'), 'utf8').trim().split(/\s+/);
+      return quota === 'max' || !quota ? null : Number(quota) / Number(period ?? 100_000);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Caps CPU at `cores` (0.25 = a quarter of one core) with the CFS bandwidth controller, keeping the
+   * period in force; null removes the cap. Throws when the cgroup has no CPU controller (canLimitCpu).
+   */
+  setCpuQuota(cores: number | null): void {
+    if (cores !== null && !(cores > 0)) throw new RangeError(`CPU quota must be a positive number of cores, got ${cores}`);
+    if (this.version === 'v1') {
+      if (!this.cpuPath) throw new Error(`cgroup ${this.relPath} has no v1 cpu directory (create it with { cpu: true })`);
+      const period = readNum(join(this.cpuPath, 'cpu.cfs_period_us')) ?? 100_000;
+      // The kernel's floor is 1 ms of quota per period.
+      writeFileSync(join(this.cpuPath, 'cpu.cfs_quota_us'), cores === null ? '-1' : String(Math.max(1000, Math.round(cores * period))));
+      return;
+    }
+    let period = 100_000;
+    try {
+      period = Number(readFileSync(join(this.path, 'cpu.max'), 'utf8').trim().split(/\s+/)[1]) || period;
+    } catch {
+      // Written below; the error there names the problem.
+    }
+    writeFileSync(join(this.path, 'cpu.max'), cores === null ? `max ${period}` : `${Math.max(1000, Math.round(cores * period))} ${period}`);
+  }
+
+  /** Whether the whole cgroup can be frozen: a v1 freezer directory, or v2's cgroup.freeze. */
+  canFreeze(): boolean {
+    if (this.version === 'v1') return !!this.freezerPath && existsSync(join(this.freezerPath, 'freezer.state'));
+    return existsSync(join(this.path, 'cgroup.freeze'));
+  }
+
+  /** FROZEN, FREEZING or THAWED (v2 reports FROZEN or THAWED); null when the cgroup cannot be frozen. */
+  freezerState(): 'FROZEN' | 'FREEZING' | 'THAWED' | null {
+    try {
+      if (this.version === 'v1') {
+        if (!this.freezerPath) return null;
+        return readFileSync(join(this.freezerPath, 'freezer.state'), 'utf8').trim() as 'FROZEN' | 'FREEZING' | 'THAWED';
+      }
+      const events = readKeyed(join(this.path, 'cgroup.events'));
+      if (events.get('frozen') === 1) return 'FROZEN';
+      return readFileSync(join(this.path, 'cgroup.freeze'), 'utf8').trim() === '1' ? 'FREEZING' : 'THAWED';
+    } catch {
+      return null;
+    }
+  }
+
+  /** Freezes every process inside and waits (up to timeoutMs) until the kernel reports FROZEN. */
+  async freeze(timeoutMs = 2000): Promise<void> {
+    this.#writeFreezer(true);
+    const deadline = Date.now() + timeoutMs;
+    while (this.freezerState() !== 'FROZEN') {
+      if (Date.now() > deadline) throw new Error(`cgroup ${this.relPath} did not freeze within ${timeoutMs} ms (state ${this.freezerState()})`);
+      await sleep(10);
+    }
+  }
+
+  /** Thaws the cgroup. Safe to call when it is not frozen or has no freezer. */
+  thaw(): void {
+    if (this.canFreeze()) this.#writeFreezer(false);
+  }
+
+  #writeFreezer(frozen: boolean): void {
+    if (this.version === 'v1') {
+      if (!this.freezerPath) throw new Error(`cgroup ${this.relPath} has no v1 freezer directory (create it with { freezer: true })`);
+      writeFileSync(join(this.freezerPath, 'freezer.state'), frozen ? 'FROZEN' : 'THAWED');
+    } else {
+      writeFileSync(join(this.path, 'cgroup.freeze'), frozen ? '1' : '0');
+    }
   }
 
   /** Relative CPU weight, 1..10000 in v2 terms (100 = default); mapped to cpu.shares (1024 = default) in v1. */
@@ -163,8 +275,15 @@ export class Cgroup {
 
   /** SIGKILLs every process inside, then removes the directories bottom-up. Idempotent. */
   async remove(timeoutMs = 5000): Promise<void> {
+    // A frozen process cannot act on SIGKILL: thaw first, or it would never exit.
+    try {
+      this.thaw();
+    } catch {
+      // Already removed.
+    }
     await removeTree(this.path, timeoutMs);
     if (this.cpuPath) await removeTree(this.cpuPath, timeoutMs);
+    if (this.freezerPath) await removeTree(this.freezerPath, timeoutMs);
   }
 }
 
@@ -197,11 +316,35 @@ function collectPids(dir: string): number[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Thaws the v1 freezer cgroup a process is in, if frozen: a frozen task cannot act on SIGKILL, so a
+ * run that died during an agent-pause fault would otherwise leave an agent nobody can remove.
+ */
+function thawV1FreezerOf(pid: number, root = '/sys/fs/cgroup'): void {
+  try {
+    const path = parseSelfCgroupLine(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), 'freezer');
+    if (path === null) return;
+    const state = join(root, 'freezer', path, 'freezer.state');
+    if (readFileSync(state, 'utf8').trim() !== 'THAWED') writeFileSync(state, 'THAWED');
+  } catch {
+    // Gone, no freezer hierarchy, or not ours to write.
+  }
+}
+
+function parseSelfCgroupLine(text: string, controller: string): string | null {
+  for (const line of text.split('\n')) {
+    const m = /^\d+:([^:]*):(.*)$/.exec(line.trim());
+    if (m && m[1]!.split(',').includes(controller)) return m[2]!;
+  }
+  return null;
+}
+
 /** Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. */
 export async function removeTree(dir: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (existsSync(dir)) {
     for (const pid of collectPids(dir)) {
+      thawV1FreezerOf(pid);
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

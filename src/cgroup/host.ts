@@ -11,6 +11,8 @@ export interface CgroupHost {
   memoryBase: string;
   /** Directory under which cpu cgroups are created (v1 cpu hierarchy), or null (v2: same dir as memory). */
   cpuBase: string | null;
+  /** Directory under which v1 freezer cgroups are created, when writable (v2 freezes in place: cgroup.freeze). */
+  freezerBase?: string | null;
 }
 
 export interface DetectOptions {
@@ -59,7 +61,10 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
       const cpuPath = self.get('cpu');
       const cpuDir = cpuPath === undefined ? null : join(root, 'cpu', cpuPath);
       const cpuBase = cpuDir && existsSync(join(cpuDir, 'cpu.shares')) && writable(cpuDir) ? cpuDir : null;
-      return { host: { version: 'v1', memoryBase, cpuBase }, reason: 'cgroup v1 memory hierarchy is writable' };
+      const freezerPath = self.get('freezer');
+      const freezerDir = freezerPath === undefined ? null : join(root, 'freezer', freezerPath);
+      const freezerBase = freezerDir && existsSync(join(freezerDir, 'cgroup.procs')) && writable(freezerDir) ? freezerDir : null;
+      return { host: { version: 'v1', memoryBase, cpuBase, freezerBase }, reason: 'cgroup v1 memory hierarchy is writable' };
     }
   }
   const unifiedPath = self.get('');

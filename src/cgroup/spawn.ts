@@ -7,6 +7,7 @@ import type { Cgroup } from './cgroup.js';
 export function procsFiles(cgroup: Cgroup): string[] {
   const files = [join(cgroup.path, 'cgroup.procs')];
   if (cgroup.cpuPath) files.push(join(cgroup.cpuPath, 'cgroup.procs'));
+  if (cgroup.freezerPath) files.push(join(cgroup.freezerPath, 'cgroup.procs'));
   return files;
 }
 

@@ -1,12 +1,12 @@
 // `attestorm run`'s CI flags (--baseline, --tolerance, --junit, --step-summary): validated before
 // anything runs, then applied to each finished run — the baseline comparison written into
 // results.json, the console table, the JUnit file and the job summary — and folded into the exit code.
-import { appendFileSync, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AttestormError, ConfigError, EXIT } from '../errors.js';
 import { RESULTS_SCHEMA_VERSION, type RunResults } from '../contract/index.js';
 import { checkBaselineCompatible, compareWithBaseline, type BaselineComparison } from './baseline.js';
-import { baselineTableMarkdown, baselineTableText, headline } from './baseline-table.js';
+import { baselineTableText } from './baseline-table.js';
 import { renderJUnit, type JUnitRun } from './junit.js';
 import { readResultsFile, type ResultsFile } from './results-file.js';
 import { appendStepSummary, renderStepSummary } from './step-summary.js';
@@ -110,7 +110,6 @@ export class CiSession {
     if (base) {
       cmp = compareWithBaseline(base.results, results, this.tolerances, { from: base.file });
       writeBaselineInto(resultsFile, cmp);
-      appendBaselineToSummary(path.join(run.runDir, 'summary.md'), cmp);
       this.log(`\n${baselineTableText(cmp)}`);
     }
     const artifacts = [{ label: 'results.json', path: resultsFile }];
@@ -175,16 +174,3 @@ function writeBaselineInto(resultsFile: string, cmp: BaselineComparison): void {
   writeFileAtomic(resultsFile, `${JSON.stringify(data, null, 2)}\n`);
 }
 
-/**
- * The run's summary.md was rendered before the comparison existed: add it as a last section.
- * (`attestorm report` re-renders summary.md from results.json and then leaves it out.)
- */
-function appendBaselineToSummary(file: string, cmp: BaselineComparison): void {
-  if (!existsSync(file)) return;
-  const lines = ['', `## Baseline: ${headline(cmp)}`, '', ...baselineTableMarkdown(cmp), '', ...cmp.notes.map((n) => `- note: ${n}`), '', `Rule: ${cmp.rule}`, ''];
-  try {
-    appendFileSync(file, lines.join('\n'));
-  } catch (err) {
-    throw new AttestormError('ATTESTORM_ERR_IO', `cannot add the baseline table to ${file}: ${(err as Error).message}`, { cause: err });
-  }
-}

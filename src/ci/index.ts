@@ -12,3 +12,4 @@ export { CiSession, type CiFlags, type FinishedRun } from './ci-session.js';
 export { loadHistory, findRunFolders, gateFailed, type HistoryModel, type HistoryRun, type HistoryOptions } from './history.js';
 export { renderHistoryHtml, writeHistory } from './history-html.js';
 export { compareRunFolders, type FolderComparison } from './compare-folders.js';
+export { baselineSection, baselineSectionsOf } from './baseline-section.js';

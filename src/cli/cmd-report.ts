@@ -1,9 +1,9 @@
 // `attestorm report`: render reports from saved run folders, offline. With several folders, a
 // comparison against the first (the baseline).
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { compareRunFolders, parseTolerances, TOLERANCE_HELP, type Tolerances } from '../ci/index.js';
+import { baselineSectionsOf, compareRunFolders, parseTolerances, TOLERANCE_HELP, type Tolerances } from '../ci/index.js';
 import { parseFormats, renderReports } from '../report/index.js';
 
 interface ReportArgs {
@@ -32,7 +32,10 @@ export const reportCommand: CommandModule<object, ReportArgs> = {
     // Validate flags before reading anything, so a typo fails fast with the rule that was broken.
     const formats = parseFormats(args.format);
     const tolerances = parseTolerances(args.tolerance);
-    const { files } = await renderReports(args.runDir, { formats, ...(args.out ? { outDir: args.out } : {}) });
+    // One run folder compared with a baseline when it ran: the comparison stays in its reports.
+    const dirs = Array.isArray(args.runDir) ? args.runDir : [args.runDir];
+    const extraSections = dirs.length === 1 ? baselineSectionsOf(readResultsBaseline(dirs[0]!)) : [];
+    const { files } = await renderReports(args.runDir, { formats, extraSections, ...(args.out ? { outDir: args.out } : {}) });
     // Several runs: the same verdict table `run --baseline` prints, each later run against the first.
     if (args.runDir.length > 1 && files.length > 0) files.push(...baselineTables(args.runDir, tolerances, path.dirname(files[0]!), formats.includes('md')));
     for (const f of files) process.stdout.write(`${f}\n`);
@@ -47,4 +50,12 @@ function baselineTables(runDirs: string[], tolerances: Tolerances, outDir: strin
   const file = path.join(outDir, 'baseline.md');
   writeFileSync(file, markdown);
   return [file];
+}
+
+function readResultsBaseline(dir: string): { baseline?: unknown } {
+  try {
+    return JSON.parse(readFileSync(path.join(dir, 'results.json'), 'utf8')) as { baseline?: unknown };
+  } catch {
+    return {};
+  }
 }

@@ -192,6 +192,13 @@ export interface RunResults {
   droppedExpectations: string[];
   /** failed if any variant failed; inconclusive if none failed and one was; passed only if every variant ran and passed. */
   verdict: Verdict;
+  /**
+   * What CI needs to correlate runs: git commit of the checkout, tool version, scenario hash,
+   * machine and CI facts (src/ci/provenance.ts fills it; its shape is documented there).
+   */
+  provenance?: Record<string, unknown>;
+  /** The comparison with a baseline run, when `--baseline` was given (src/ci/baseline.ts). */
+  baseline?: Record<string, unknown>;
   /** True when the verdict is not failed, the run completed and every variant ran. */
   passed: boolean;
 }

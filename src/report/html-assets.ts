@@ -12,6 +12,9 @@ h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
 .meta { color: var(--muted); margin: 0 0 1rem; }
 .verdict { border-left: 6px solid var(--ok); background: #f3faf5; padding: .75rem 1rem; margin: 1rem 0; font-size: 1.05rem; }
 .verdict.failed { border-color: var(--bad); background: #fdf3f2; }
+.verdict.inconclusive { border-color: #b26a00; background: #fff8ec; }
+tr.inconclusive > :first-child { box-shadow: inset 4px 0 0 #b26a00; padding-left: .9rem; }
+li.inconclusive { color: #8a5300; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: .4rem .6rem; text-align: left; vertical-align: top; }

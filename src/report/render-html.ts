@@ -7,6 +7,7 @@ import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-configs.js';
+import type { ExtraSection } from './render-reports.js';
 import { escapeHtml, jsonForScript, scriptForInline } from './html-escape.js';
 import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
@@ -26,7 +27,7 @@ export function chartJs(): string {
 // No default-src: nothing may be fetched — no fonts, images, scripts or connections from anywhere.
 const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
-export function renderHtml(data: ReportData, charts: ChartSpec[]): string {
+export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
   const first = data.runs[0]!;
   const title = several
@@ -43,6 +44,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[]): string {
     body.push(table(DELTA_COLUMNS, data.comparison, () => '', undefined, 'deltas'));
   }
   for (const run of data.runs) body.push(runSummary(run, several));
+  for (const x of extra) body.push(`<h2>${escapeHtml(x.title)}</h2>\n${x.html}`);
 
   body.push('<h2 id="charts">Charts</h2>');
   if (charts.length === 0) body.push('<p>The run folder holds no samples to chart.</p>');
@@ -93,7 +95,7 @@ function runSummary(run: RunReport, several: boolean): string {
   const out: string[] = [];
   if (several) out.push(`<h2 id="run-${escapeHtml(run.label)}">${escapeHtml(run.label)}: ${escapeHtml(run.scenarioName)}</h2>`);
   if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
-  const cls = run.verdict.expectationsPassed ? 'verdict' : 'verdict failed';
+  const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
   out.push(table(tableColumns(false), run.rows, rowClass, expectationsHtml, 'placements'));
   if (run.warnings.length > 0) {

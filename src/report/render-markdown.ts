@@ -1,5 +1,6 @@
 // summary.md: verdict and table in GitHub-flavoured Markdown, for a CI job summary or a pull-request
 // comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
+import type { ExtraSection } from './render-reports.js';
 import type { ReportData } from './report-model.js';
 import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
 
@@ -16,14 +17,15 @@ function mdTable<R>(columns: Column<R>[], rows: R[]): string {
 }
 
 /** `pngs` maps chart id to the PNG's path relative to summary.md, for the charts that were written. */
-export function renderMarkdown(data: ReportData, pngs: { id: string; title: string; file: string }[]): string {
+export function renderMarkdown(data: ReportData, pngs: { id: string; title: string; file: string }[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
   const out: string[] = [];
   out.push(several ? `## attestorm comparison: ${data.runs.map((r) => r.label).join(' vs ')}` : `## attestorm: ${data.runs[0]!.scenarioName}`);
   for (const run of data.runs) {
     out.push('');
     if (several) out.push(`### ${run.label}: ${run.scenarioName}`, '');
-    const mark = run.verdict.expectationsPassed ? '✅' : '❌';
+    // Nothing that did not run, or did not finish, may pass; an inconclusive verdict is not a pass either.
+    const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
     out.push(mdTable(tableColumns(false), run.rows));
     out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.`);
@@ -32,6 +34,7 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     if (run.command) out.push('', 'Rerun:', '', '```sh', run.command, '```');
     if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
   }
+  for (const x of extra) out.push('', `### ${x.title}`, '', ...x.markdown);
   if (data.comparison && data.comparison.length > 0) {
     out.push('', `### Against the baseline (${data.runs[0]!.label})`, '', mdTable(DELTA_COLUMNS, data.comparison));
   }

@@ -11,7 +11,16 @@ import { renderMarkdown } from './render-markdown.js';
 import { renderPng } from './render-png.js';
 import { REPORT_FORMATS, type ReportData, type ReportFormat } from './report-model.js';
 
+/** A section another module renders (the CI baseline comparison), placed after the verdict and table. */
+export interface ExtraSection {
+  title: string;
+  html: string;
+  markdown: string[];
+}
+
 export interface RenderOptions {
+  /** Sections rendered elsewhere, shown in report.html and summary.md after the run's table. */
+  extraSections?: ExtraSection[];
   /** Where to write. Default: the run folder with one run; reports/compare-<timestamp>/ with several. */
   outDir?: string;
   /** Default: every format. */
@@ -86,8 +95,8 @@ export async function renderReports(runDirs: string | string[], opts: RenderOpti
       pngs.push({ id: spec.id, title: spec.title, file: `${spec.id}.png` });
     }
   }
-  if (formats.includes('html')) await write('report.html', renderHtml(data, charts));
-  if (formats.includes('md')) await write('summary.md', renderMarkdown(data, pngs));
+  if (formats.includes('html')) await write('report.html', renderHtml(data, charts, opts.extraSections ?? []));
+  if (formats.includes('md')) await write('summary.md', renderMarkdown(data, pngs, opts.extraSections ?? []));
   if (formats.includes('json')) await write('report.json', `${JSON.stringify(reportJson(data), null, 2)}\n`);
   return { files };
 }

@@ -3,7 +3,7 @@
 export { createSandbox } from './sandbox.js';
 export type { Sandbox, SandboxPod, PodMain } from './sandbox.js';
 export { startKubeletEmulator } from './kubelet-emulator.js';
-export type { KubeletEmulator, KubeletEmulatorStats, StartKubeletEmulatorOptions } from './kubelet-emulator.js';
+export type { KubeletEmulator, KubeletEmulatorStats, KubeletFaultControls, KubeletFaultState, StartKubeletEmulatorOptions } from './kubelet-emulator.js';
 export { parseSandboxOptions, parseKubeletOptions, DEFAULT_NODE_PODS, PER_POD_UID_BASE } from './options.js';
 export type { SandboxOptions, KubeletEmulatorOptions, ResolvedSandboxOptions } from './options.js';
 export { buildPodDoc, CONFIG_SEEN_ANNOTATION } from './pod-doc.js';

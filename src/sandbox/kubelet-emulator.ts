@@ -1,6 +1,8 @@
 // The kubelet's read-only pod endpoint on loopback: GET /pods as a v1 PodList of the sandbox's pods
 // (each visible only visibilityDelayMs after it started) plus filler pods, with latency, failures and
-// a bearer-token check. The document is serialized once per change of the visible pod set.
+// a bearer-token check. The document is serialized once per change of the visible pod set. Faults can
+// be switched on and off at run time: extra latency, an error rate, down (refused) and stall (no answer).
+import type { Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +27,35 @@ export interface KubeletEmulatorStats {
   bytesServed: number;
   /** Times the PodList was serialized (once per change of the visible pod set, not per request). */
   documents: number;
+  /** Requests held unanswered by a stall fault (their connections are destroyed when it clears). */
+  stalled: number;
+}
+
+/** What a fault has switched on; each field is off when null/false. */
+export interface KubeletFaultState {
+  /** Added to the configured latency. */
+  extraLatencyMs: number;
+  /** Replaces the configured failure rate (HTTP 500) while set. */
+  errorRate: number | null;
+  /** Not listening: connections are refused. */
+  down: boolean;
+  /** Requests are read and never answered. */
+  stalled: boolean;
+}
+
+/** Run-time fault switches (chaos): each can be set and cleared on its own; clearFaults() ends them all. */
+export interface KubeletFaultControls {
+  setExtraLatency(ms: number): void;
+  setErrorRate(rate: number | null): void;
+  /** Stops listening (new connections refused) and drops open connections; resolves once closed. */
+  goDown(): Promise<void>;
+  /** Listens again on the same address and port. */
+  comeUp(): Promise<void>;
+  /** On: every request is held unanswered. Off: held requests' connections are destroyed. */
+  setStall(on: boolean): void;
+  faultState(): KubeletFaultState;
+  /** Ends every fault: latency and rate as configured, listening, stalled connections destroyed. */
+  clearFaults(): Promise<void>;
 }
 
 export interface KubeletEmulator {
@@ -39,6 +70,8 @@ export interface KubeletEmulator {
   stats(): KubeletEmulatorStats;
   /** Pods in the current document (filler + visible sandbox pods). */
   visiblePods(): PodDoc[];
+  /** Run-time faults (see KubeletFaultControls). */
+  readonly faults: KubeletFaultControls;
   close(): Promise<void>;
 }
 
@@ -74,7 +107,9 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     return s;
   };
 
-  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0 };
+  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0 };
+  const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
+  const stalledSockets = new Set<Socket>();
   let cachedKey: string | null = null;
   let cachedBody: Buffer = Buffer.alloc(0);
   let cachedVisible: PodDoc[] = [];
@@ -124,20 +159,28 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
       return;
     }
+    if (fault.stalled) {
+      stats.stalled++;
+      stalledSockets.add(req.socket);
+      req.socket.once('close', () => stalledSockets.delete(req.socket));
+      return;
+    }
     const answer = () => {
-      if (opts.failureRate > 0 && Math.random() < opts.failureRate) {
+      const failureRate = fault.errorRate ?? opts.failureRate;
+      if (failureRate > 0 && Math.random() < failureRate) {
         stats.failures++;
-        send(res, 500, status(500, 'InternalError', 'emulated kubelet failure (failureRate)'));
+        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
         return;
       }
       stats.podsServed++;
       send(res, 200, documentBody());
     };
-    if (opts.latencyMs > 0) {
+    const latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    if (latencyMs > 0) {
       const t = setTimeout(() => {
         timers.delete(t);
         answer();
-      }, opts.latencyMs);
+      }, latencyMs);
       timers.add(t);
     } else {
       answer();
@@ -164,6 +207,59 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const url = `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`;
 
   let closing: Promise<void> | null = null;
+  const destroyStalled = () => {
+    for (const sock of stalledSockets) sock.destroy();
+    stalledSockets.clear();
+  };
+  // down/up share one promise chain so a quick down-up-down never interleaves listen and close.
+  let listenerChange: Promise<void> = Promise.resolve();
+  const changeListener = (down: boolean) =>
+    // A failed change (the port taken meanwhile) must not poison the changes after it, nor close().
+    (listenerChange = listenerChange.catch(() => {}).then(async () => {
+      if (closing || fault.down === down) return;
+      fault.down = down;
+      if (down) {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+      } else {
+        await new Promise<void>((resolve, reject) => {
+          const onError = (err: Error) => {
+            fault.down = true;
+            reject(new Error(`kubelet emulator cannot listen again on ${hp.host}:${port}: ${err.message}`, { cause: err }));
+          };
+          server.once('error', onError);
+          server.listen(port, hp.host, () => {
+            server.off('error', onError);
+            resolve();
+          });
+        });
+      }
+    }));
+  const faults: KubeletFaultControls = {
+    setExtraLatency(ms) {
+      if (!(ms >= 0)) throw new RangeError(`kubelet extra latency must be >= 0 ms, got ${ms}`);
+      fault.extraLatencyMs = ms;
+    },
+    setErrorRate(rate) {
+      if (rate !== null && !(rate >= 0 && rate <= 1)) throw new RangeError(`kubelet error rate must be within 0..1, got ${rate}`);
+      fault.errorRate = rate;
+    },
+    goDown: () => changeListener(true),
+    comeUp: () => changeListener(false),
+    setStall(on) {
+      fault.stalled = on;
+      if (!on) destroyStalled();
+    },
+    faultState: () => ({ ...fault }),
+    async clearFaults() {
+      fault.extraLatencyMs = 0;
+      fault.errorRate = null;
+      faults.setStall(false);
+      await changeListener(false);
+    },
+  };
   return {
     url,
     port,
@@ -180,12 +276,18 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       documentBody();
       return [...cachedVisible, ...filler];
     },
+    faults,
     close: () =>
-      (closing ??= new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      })),
+      (closing ??= listenerChange.catch(() => {}).then(
+        () =>
+          new Promise<void>((resolve) => {
+            for (const t of timers) clearTimeout(t);
+            timers.clear();
+            destroyStalled();
+            if (fault.down) return resolve();
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      )),
   };
 }

@@ -5,6 +5,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
 import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
+import { collectProvenance } from '../ci/index.js';
 import { EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
@@ -85,6 +86,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       cpuShare: cpuModes.join(', ') || 'none',
     }),
     runner: currentRunner(),
+    provenance: collectProvenance({ projectRoot: PROJECT_ROOT, toolVersion: toolVersion(), resolvedScenario: s }) as unknown as Record<string, unknown>,
     startedAt: new Date().toISOString(),
     endedAt: null,
     status: 'running',

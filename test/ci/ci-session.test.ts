@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendStepSummary, CiSession, collectProvenance, fitMarkdown, renderStepSummary, scenarioHash, STEP_SUMMARY_LIMIT, type BaselineComparison } from '../../src/ci/index.js';
+import { baselineSectionsOf } from '../../src/ci/index.js';
 import { ConfigError, EXIT } from '../../src/errors.js';
 import { expectation, results, writeRunFolder } from './fixture.js';
 import { findAll, parseXml } from './xml.js';
@@ -107,9 +108,11 @@ describe('CiSession.afterRun', () => {
     expect(text).toContain(`baseline ${path.join(baseDir, 'results.json')} (commit cccccccccccc): 1 regressed, 0 improved, 11 unchanged`);
     expect(text).toMatch(/\| pre +\| peak memory +\| 100\.0 MiB +\| 150\.0 MiB +\| \+50\.0% +\| 10% +\| REGRESSED +\| new 150\.0 MiB > baseline 100\.0 MiB/);
 
-    const runSummary = await readFile(path.join(runDir, 'summary.md'), 'utf8');
-    expect(runSummary).toContain(`# attestorm quick\n\n## Baseline: baseline ${path.join(baseDir, 'results.json')} (commit cccccccccccc): 1 regressed`);
-    expect(runSummary).toContain('| pre | peak memory | 100.0 MiB | 150.0 MiB | +50.0% | 10% | **REGRESSED** |');
+    // The reports show the comparison from results.json (attestorm run renders them again with it).
+    const [section] = baselineSectionsOf(written);
+    expect(section!.title).toBe(`Against the baseline (${path.join(baseDir, 'results.json')})`);
+    expect(section!.markdown.some((l) => l.startsWith('| pre | peak memory | 100.0 MiB | 150.0 MiB | +50.0% | 10% | **REGRESSED** |'))).toBe(true);
+    expect(section!.html).toContain('data-testid="baseline"');
 
     const doc = parseXml(await readFile(junit, 'utf8'));
     expect(findAll(doc, 'failure').map((f) => f.attrs['message'])).toEqual([expect.stringMatching(/^pre: peak memory regressed: peak memory \+50\.0%/)]);

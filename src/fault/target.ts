@@ -1,0 +1,90 @@
+// The seam between the fault scheduler and the runner: what a fault can act on (FaultTarget), what
+// the scheduler reports while it runs (FaultEvent) and what it records per fault (FaultRecord).
+import type { Cgroup } from '../cgroup/index.js';
+import type { KubeletFaultControls } from '../sandbox/index.js';
+import type { FaultAction } from './schema.js';
+
+/** Something a windowed runner hook started; the scheduler stops it at the window's end or on stop. */
+export interface FaultHandle {
+  stop(): Promise<void>;
+}
+
+/** One variant's agent and node, as the runner exposes them to faults. Optional parts are checked by faultProblems. */
+export interface FaultTarget {
+  /** The agent's Workload API socket (slow clients connect here). */
+  readonly socket: string;
+  /** The agent's pid now; null while it is down (between an exit and its restart) or unknown. */
+  agentPid(): number | null;
+  /**
+   * The agent's cgroup (memory, plus cpu and freezer where created), null for an external agent
+   * without one or a machine without cgroups. Restarts happen inside the same cgroup.
+   */
+  readonly agentCgroup: Cgroup | null;
+  /** The kubelet emulator's fault switches; null when the kubelet is real (kind). */
+  readonly kubelet: KubeletFaultControls | null;
+  /**
+   * Resolves once the agent answers a real Workload API call again (see waitAgentAnswers in
+   * probe.ts); must give up when the signal aborts. Restarts after a kill are the supervisor's job.
+   */
+  waitAgentAnswers(signal: AbortSignal): Promise<void>;
+  /**
+   * Sends the signal to the agent on the supervisor's behalf, so that it records the death as a
+   * fault's kill and not as an OOM kill (an unexplained SIGKILL in a memory cgroup looks like one),
+   * then restarts it with its back-off. Without it the scheduler signals agentPid() itself.
+   */
+  killAgent?(signal: 'SIGKILL' | 'SIGTERM'): void;
+  /** Replaces `count` storm pods at once by new ones (new UIDs, not yet listed by the kubelet). */
+  churnPods?(count: number): Promise<void>;
+  /** Starts `workers` extra storm workers; the scheduler stops them at the window's end. */
+  startBurst?(workers: number): Promise<FaultHandle>;
+}
+
+/** A fault's start or end, for samples.ndjson (`t` in ms since the load start). */
+export interface FaultEvent {
+  type: 'fault-start' | 'fault-end';
+  /** Index in the scenario's `faults` list. */
+  index: number;
+  action: FaultAction;
+  /** ms since the load start: for fault-start the moment the action began, for fault-end when it was over. */
+  t: number;
+  /** What was done, e.g. "froze the agent's cgroup (v1 freezer)" or "not applied: the agent is down". */
+  detail: string;
+}
+
+/** Recovery after a fault: measured from its end (instantaneous faults: from the action). */
+export interface FaultRecovery {
+  /** ms from the fault's end until the agent answered a real call; null when it did not before the load ended. */
+  agentReadyMs: number | null;
+  /**
+   * ms from the fault's end until bystanders succeeded again, from whole seconds: 0 when every call
+   * of the second holding the end succeeded; that second's end when it had successes and the agent
+   * answered within it; else the end of the first later second with a success (upper bounds, 1 s
+   * resolution). null without bystanders or without a success before the load ended.
+   */
+  bystanderOkMs: number | null;
+  /** Bystander calls that failed from the fault's start until bystanders succeeded again; null without bystanders. */
+  callsLost: number | null;
+}
+
+/** One fault as it went, for results.json. Times are ms since the load start. */
+export interface FaultRecord {
+  action: FaultAction;
+  atMs: number;
+  /** null for instantaneous actions (agent-kill, pod-churn). */
+  forMs: number | null;
+  /** null when the load ended (or was interrupted) before the fault's time. */
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+  /** What was done, from the start and end events. */
+  detail: string;
+  /** Set when the fault could not be applied (the agent was down, a write was refused ...). */
+  error?: string;
+  recovery: FaultRecovery;
+}
+
+/** Bystanders' counts for one second, fed by the runner: `t` is the end of the second, ms since the load start. */
+export interface BystanderSecond {
+  t: number;
+  calls: number;
+  ok: number;
+}
