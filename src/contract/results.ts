@@ -81,10 +81,30 @@ export interface DeathRecord {
   /** ms since that repetition's load start (negative before it). */
   atMs: number;
   phase: Phase;
-  cause: 'oom-kill' | 'emulated-oom' | 'signal' | 'exit';
+  cause: 'oom-kill' | 'emulated-oom' | 'fault-kill' | 'signal' | 'exit';
   detail: string;
   /** Whether it counts for oomKills (a kill outside the load phase counts unless the scenario says otherwise). */
   counted: boolean;
+}
+
+/** One fault of the schedule as it happened in one repetition (times in ms since the calls started). */
+export interface FaultResult {
+  rep: number;
+  action: string;
+  atMs: number;
+  forMs: number | null;
+  startedAtMs: number | null;
+  endedAtMs: number | null;
+  detail: string;
+  error?: string;
+  recovery: {
+    /** ms from the fault's end (a kill: the death) until the agent answered a real call again; null if it did not. */
+    agentReadyMs: number | null;
+    /** ms until bystanders succeeded again (1 s resolution, an upper bound); null without bystanders or if they did not. */
+    bystanderOkMs: number | null;
+    /** Bystander calls that failed from the fault's start until they recovered. */
+    callsLost: number | null;
+  };
 }
 
 /** What the generator offered and what reached the agent: a starved storm shows here. */
@@ -136,6 +156,8 @@ export interface VariantResult {
   rejectionsByKeyType: Record<string, number>;
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;
+  /** The scenario's faults as they happened, per repetition, with recovery figures (absent without faults). */
+  faults?: FaultResult[];
   /** Offered against delivered load (absent in older run folders). */
   storm?: StormRecord;
   expectations: ExpectationResult[];
@@ -250,7 +272,7 @@ export interface MetricsSample {
 export interface EventSample {
   kind: 'event';
   t: number;
-  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note';
+  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note' | 'fault-start' | 'fault-end';
   /** For 'phase': the phase that starts at t. */
   phase?: Phase;
   detail?: string;

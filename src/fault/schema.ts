@@ -99,7 +99,7 @@ export const faultsSchema = z.array(faultSchema).superRefine((faults, ctx) => {
       ctx.addIssue({
         code: 'custom',
         path: [i],
-        message: `(${f.action}) overlaps faults.${j} (${g.action}): ${rule}, got ${window(f)} and ${window(g)}`,
+        message: `(${f.action}) overlaps faults[${j}] (${g.action}): ${rule}, got ${window(f)} and ${window(g)}`,
       });
     }
   });

@@ -73,6 +73,8 @@ export interface Sandbox {
   /** 'pod-start': the main process spawned. 'pod-end': its processes are gone and its cgroup removed. */
   on(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
   off(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
+  /** Ends `count` running pods and starts new ones (new UIDs) in their slots at once (a churn fault). */
+  replacePods(count: number): Promise<void>;
   /** Stops churn, SIGTERMs every pod's process tree (SIGKILL after 2 s), removes the pod cgroups. */
   stopPods(): Promise<void>;
   /** stopPods, the kubelet emulator, the temp files and the run's cgroup root. Idempotent. */
@@ -263,6 +265,17 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       }, this.#opts.podLifetimeMs);
     }
     this.emit('pod-start', pod);
+  }
+
+  async replacePods(count: number): Promise<void> {
+    if (!this.#podMain || this.#closing) return;
+    const victims = this.pods().slice(0, count);
+    await Promise.all(
+      victims.map(async (p) => {
+        await this.#endPod(p);
+        if (this.#podMain && !this.#closing) await this.#startPod(p.index);
+      }),
+    );
   }
 
   async #replace(index: number, delayMs = 0): Promise<void> {

@@ -1,7 +1,7 @@
 // Folding repetitions of one variant into its VariantResult: median figures with min–max spreads,
 // summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
 // merged across repetitions.
-import type { DeathRecord, LatencySummary, Outcome, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type { DeathRecord, FaultResult, LatencySummary, Outcome, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -24,6 +24,7 @@ export interface RepMeasurement {
   /** Calls started, workers started, worker CPU seconds (absent when the load did not run). */
   generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number };
   deaths: DeathRecord[];
+  faults?: FaultResult[];
   samplerErrors?: Record<string, { count: number; first: string }>;
   error?: string;
 }
@@ -103,6 +104,8 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     verdict: 'failed',
     passed: false,
   };
+  const faults = reps.flatMap((r) => r.faults ?? []);
+  if (faults.length) result.faults = faults;
   const storm = stormOf(measured);
   if (storm) result.storm = storm;
   // A variant with no measured repetition failed to run; partial failures are noted but the data kept.

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
 import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
 import { collectProvenance } from '../ci/index.js';
-import { EXIT } from '../errors.js';
+import { ConfigError, EXIT } from '../errors.js';
+import { builtinCapabilities, externalCapabilities, faultProblems, faultScheduleProblems } from '../fault/index.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
 import { modeledCosts, setReferenceAgentBundle } from '../target/index.js';
@@ -52,6 +53,18 @@ function toolVersion(): string {
   }
 }
 
+/** Faults a variant's agent cannot take (no cgroup to squeeze, no pid to kill) and faults after the load's end. */
+function validateFaults(s: LoadedScenario['scenario']): void {
+  if (!s.faults.length) return;
+  const { host, reason } = detectCgroupHost();
+  const problems = [...faultScheduleProblems(s.faults, s.duration)];
+  for (const v of s.variants) {
+    const caps = v.agent.kind === 'external' ? externalCapabilities(v.name, { pid: v.agent.pid ?? null, cgroup: v.agent.cgroup ?? null }) : builtinCapabilities(v.name, host, reason);
+    problems.push(...faultProblems(s.faults, caps));
+  }
+  if (problems.length) throw new ConfigError([...new Set(problems)]);
+}
+
 /** Exit status of a finished run: interrupted, not carried out, expectations failed, or ok. */
 export function exitCodeOf(results: RunResults): number {
   if (results.status === 'interrupted' || results.status === 'incomplete') return EXIT.INTERRUPTED;
@@ -61,8 +74,9 @@ export function exitCodeOf(results: RunResults): number {
 
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
   const { scenario: s, file } = opts.loaded;
-  // The generator's own rules, before anything starts.
+  // The generator's own rules, and every fault against every variant, before anything starts.
   opts.load.validate(s);
+  validateFaults(s);
   const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 
   const { host, reason: cgroupReason } = onlyExternal ? { host: null, reason: 'external agents only' } : detectCgroupHost();

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { PlacementName } from '../contract/index.js';
 import { ConfigError } from '../errors.js';
+import { faultsSchema } from '../fault/index.js';
 import { parseBytes, zBytes, zDuration } from '../util/index.js';
 
 export const PLACEMENT_NAMES = ['pre-attestation', 'post-attestation', 'disabled'] as const;
@@ -363,6 +364,7 @@ const scenarioShape = {
       .describe('Shorthand for variants: reference agents named after their placements; default all three (or "external" with a target)'),
     load: loadSchema.default(loadSchema.parse({})),
     expect: z.record(variantNameSchema, expectSchema).default({}).describe('Expectations per variant name'),
+    faults: faultsSchema.default([]).describe('Chaos: faults applied during the load phase, `at` counted from the moment the calls start'),
     failOnInconclusive: z
       .boolean()
       .default(false)

@@ -5,10 +5,11 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, EventSample, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
+import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
@@ -134,6 +135,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
   let sandbox: Sandbox | null = null;
   let target: AgentTarget | null = null;
   let loop: SamplerLoop | null = null;
+  let faults: FaultScheduler | null = null;
   const rejections = new RejectionTotals();
   const tmpDir = join(tempRoot(), ctx.runId);
   try {
@@ -171,6 +173,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       signal: ctx.signal,
       event: (type, detail) => timeline.event(type, detail),
       onDeath,
+      faultControls: s.faults.length > 0,
     });
     await target.start();
     m.memoryLimitBytes = target.limitBytes;
@@ -205,11 +208,16 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       durationMs: s.duration,
       signal: ctx.signal,
       origin: loadOrigin,
-      onCallsStarted: (at) => timeline.enter('load', at),
+      onCallsStarted: (at) => {
+        timeline.enter('load', at);
+        // Faults count from the moment the calls start: pods take a while to come up here.
+        if (s.faults.length && target && sandbox) faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
+      },
       onSecond: (sample) => loop!.emit(sample),
     });
     if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
     timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
+    if (faults) m.faults = recordsOf(await (faults as FaultScheduler).stop(), rep);
     timeline.enter('drain', result.callsStartedAt + result.loadSeconds * 1000);
     timeline.event('load-end');
     m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
@@ -236,6 +244,8 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
     if (!timeline.fixed) timeline.fix(Date.now());
     if (ctx.signal.aborted) timeline.event('interrupted');
     timeline.enter('stop');
+    // A fault still holding the agent (frozen, squeezed, throttled) is undone before the agent is stopped.
+    if (faults && !m.faults) m.faults = recordsOf(await (faults as FaultScheduler).stop().catch(() => []), rep);
     if (target && m.downtimeSeconds === 0) m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
     // The agent is stopped while the samplers still run, so a death during the stop is on the timeline.
     await target?.stop().catch((err: Error) => timeline.event('note', `stopping the agent failed: ${err.message}`));
@@ -260,4 +270,29 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
     if (cg && variant.agent.kind !== 'external') await cg.remove().catch((err: Error) => process.stderr.write(`attestorm: cannot remove the agent cgroup ${cg.path}: ${err.message}\n`));
     if (target && variant.agent.kind !== 'external') rmSync(target.socket, { force: true });
   }
+}
+
+/** The fault schedule of one repetition, started when the calls start. */
+function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
+  const scheduler = new FaultScheduler({
+    faults: s.faults,
+    loadStart: at,
+    signal,
+    target: {
+      socket: target.socket,
+      agentPid: () => target.pid(),
+      agentCgroup: target.cgroup(),
+      kubelet: sandbox.kubelet.faults,
+      waitAgentAnswers: (sig) => waitAgentAnswers(target.socket, sig),
+      ...(target.kill ? { killAgent: (sig: 'SIGKILL' | 'SIGTERM') => target.kill!(sig) } : {}),
+      churnPods: (n) => sandbox.replacePods(n),
+    },
+    onEvent: (e) => timeline.event(e.type, `faults[${e.index}] ${e.action}: ${e.detail}`),
+  });
+  scheduler.start();
+  return scheduler;
+}
+
+function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+  return records.map((r) => ({ rep, ...r }));
 }

@@ -63,6 +63,7 @@ export class AgentSupervisor {
   #ready: AgentReady | null = null;
   #stopping = false;
   #watchdogKilled = false;
+  #faultSignal: NodeJS.Signals | null = null;
   #watchdog: NodeJS.Timeout | null = null;
   #restartTimer: NodeJS.Timeout | null = null;
   #downSince: number | null = null;
@@ -122,6 +123,7 @@ export class AgentSupervisor {
     const launch = await o.launcher.prepare();
     const oomBefore = o.cgroup ? o.cgroup.readMemory().oomKills : null;
     this.#watchdogKilled = false;
+    this.#faultSignal = null;
     this.#ready = null;
     // Own process group: a terminal's Ctrl-C reaches the runner, which then stops the agent itself.
     // The IPC channel lets a Node agent notice its owner's death; other agents ignore fd 3.
@@ -204,6 +206,7 @@ export class AgentSupervisor {
       signal,
       stopRequested: this.#stopping,
       watchdogKilled: this.#watchdogKilled,
+      faultSignal: this.#faultSignal,
       oomKillsBefore: oomBefore,
       oomKillsAfter: o.cgroup ? o.cgroup.readMemory().oomKills : null,
     });
@@ -244,6 +247,14 @@ export class AgentSupervisor {
         },
       );
     }, delay);
+  }
+
+  /** A fault's kill: the death is recorded as such (not as an OOM kill) and restarted with the back-off. */
+  kill(signal: 'SIGKILL' | 'SIGTERM'): void {
+    const child = this.#child;
+    if (!child || !isRunning(child)) return;
+    this.#faultSignal = signal;
+    child.kill(signal);
   }
 
   /** Stops the agent (SIGTERM, SIGKILL after a grace period) and any pending restart. Idempotent. */

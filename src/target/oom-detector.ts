@@ -2,7 +2,7 @@
 // going up is proof; a SIGKILL exit nobody asked for, inside a memory-limited cgroup, counts too
 // when the counter lags (it is read after the exit).
 
-export type DeathCause = 'oom-kill' | 'emulated-oom' | 'signal' | 'exit' | 'stopped';
+export type DeathCause = 'oom-kill' | 'emulated-oom' | 'fault-kill' | 'signal' | 'exit' | 'stopped';
 
 export interface DeathVerdict {
   cause: DeathCause;
@@ -18,6 +18,8 @@ export interface ExitFacts {
   stopRequested: boolean;
   /** The RSS watchdog killed it (no cgroup available). */
   watchdogKilled: boolean;
+  /** A scheduled fault (agent-kill) sent this signal. */
+  faultSignal?: NodeJS.Signals | null;
   /** oom_kill counter of the agent's cgroup before it started and after it exited; null without a cgroup. */
   oomKillsBefore: number | null;
   oomKillsAfter: number | null;
@@ -29,6 +31,7 @@ export function judgeExit(f: ExitFacts): DeathVerdict {
   if (kernel > 0) return { cause: 'oom-kill', kernelOomKills: kernel, detail: `kernel OOM kill (oom_kill +${kernel}), ${how}` };
   if (f.watchdogKilled) return { cause: 'emulated-oom', kernelOomKills: 0, detail: `RSS watchdog SIGKILL at the memory limit, ${how}` };
   if (f.stopRequested) return { cause: 'stopped', kernelOomKills: 0, detail: `stopped by the runner, ${how}` };
+  if (f.faultSignal) return { cause: 'fault-kill', kernelOomKills: 0, detail: `killed by a fault (agent-kill ${f.faultSignal}), ${how}` };
   // The kernel's counter and the exit can race; a SIGKILL we did not send in a memory-limited
   // cgroup is the OOM killer in practice.
   if (f.signal === 'SIGKILL' && f.oomKillsBefore !== null) {

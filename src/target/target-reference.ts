@@ -40,7 +40,8 @@ export function referenceLauncher(bundle: string, configFile: string): AgentLaun
 /** The agent's memory cgroup with the variant's limit and CPU weight; null without a cgroup host. */
 export function agentCgroupFor(ctx: TargetContext, limitBytes: number, cpu: ReferenceAgentSettings['cpu']): Cgroup | null {
   if (!ctx.host) return null;
-  const cg = Cgroup.create(ctx.host, `attestorm/${ctx.runId}/agent-${ctx.variant}-r${ctx.rep}`, { cpu: cpu.mode === 'cgroup' });
+  const faults = ctx.faultControls === true;
+  const cg = Cgroup.create(ctx.host, `attestorm/${ctx.runId}/agent-${ctx.variant}-r${ctx.rep}`, { cpu: cpu.mode === 'cgroup' || faults, freezer: faults });
   const { swapLimited } = cg.setMemoryLimit(limitBytes);
   if (!swapLimited) ctx.event('note', 'swap is not limited for the agent cgroup (no swap accounting): it could swap instead of being OOM-killed');
   if (cpu.mode === 'cgroup') {
@@ -105,6 +106,7 @@ export function referenceTarget(agent: ReferenceAgentSettings, ctx: TargetContex
     },
     downtimeMs: () => supervisor?.downtimeMs() ?? 0,
     peakBytes: () => (cgroup ? cgroup.readMemory().peakBytes : null),
+    kill: (signal) => supervisor?.kill(signal),
     describe: () => ({ kind: 'reference', placement: agent.placement, key, binary: agentBundle ?? 'src/target/agent-entry.ts', version: 'attestorm reference agent' }),
     async stop() {
       if (stopped) return;

@@ -25,6 +25,8 @@ export interface TargetContext {
   event(type: EventSample['type'], detail?: string): void;
   /** Every death of the agent that the runner did not ask for, as it happens. */
   onDeath(verdict: DeathVerdict): void;
+  /** The scenario has faults: give the agent's cgroup the cpu and freezer controllers they need. */
+  faultControls?: boolean;
 }
 
 export interface AgentTarget {
@@ -46,6 +48,8 @@ export interface AgentTarget {
   downtimeMs(): number;
   /** The kernel's high-water mark of the agent's memory over this repetition, read now; null when unknown. */
   peakBytes(): number | null;
+  /** Sends a fault's signal through the supervisor (recorded as a fault's kill, then restarted); absent for agents it does not own. */
+  kill?(signal: 'SIGKILL' | 'SIGTERM'): void;
   /** What really ran (kind, binary, version, effective placement and key). */
   describe(): VariantAgentRecord;
   /** Stops everything it started; idempotent. */

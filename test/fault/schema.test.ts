@@ -44,22 +44,22 @@ describe('faults schema', () => {
   });
 
   it('names unknown actions, unknown or bad parameters and bad durations', () => {
-    expect(problems([{ at: '5s', action: 'agent-explode' }])).toEqual([expect.stringMatching(/^faults\.0\.action: must be one of agent-kill, .*burst, got "agent-explode"$/)]);
-    expect(problems([{ at: '5s', for: '1s', action: 'agent-pause', signal: 'SIGSTOP' }])).toEqual(['faults.0: unknown key(s) signal']);
-    expect(problems([{ at: '5s', action: 'agent-kill', signal: 'SIGHUP' }])[0]).toMatch(/^faults\.0\.signal: .*got "SIGHUP"$/);
+    expect(problems([{ at: '5s', action: 'agent-explode' }])).toEqual([expect.stringMatching(/^faults\[0\]\.action: must be one of agent-kill, .*burst, got "agent-explode"$/)]);
+    expect(problems([{ at: '5s', for: '1s', action: 'agent-pause', signal: 'SIGSTOP' }])).toEqual(['faults[0]: unknown key(s) signal']);
+    expect(problems([{ at: '5s', action: 'agent-kill', signal: 'SIGHUP' }])[0]).toMatch(/^faults\[0\]\.signal: .*got "SIGHUP"$/);
     expect(problems([{ at: 'soon', for: '1s', action: 'kubelet-errors', rate: 2 }])).toEqual([
-      'faults.0.at must be a duration like 500ms, 30s or 2m, got "soon"',
-      expect.stringMatching(/^faults\.0\.rate: .*<=1, got 2$/),
+      'faults[0].at must be a duration like 500ms, 30s or 2m, got "soon"',
+      expect.stringMatching(/^faults\[0\]\.rate: .*<=1, got 2$/),
     ]);
-    expect(problems([{ for: '1s', action: 'burst', workers: 1 }])).toEqual(['faults.0.at: must be a duration since the load start, like 10s, got nothing']);
-    expect(problems([{ at: '1s', for: '1s', action: 'memory-squeeze', to: '1Mi' }])).toEqual(['faults.0.to: must be at least 4Mi, got "1Mi"']);
+    expect(problems([{ for: '1s', action: 'burst', workers: 1 }])).toEqual(['faults[0].at: must be a duration since the load start, like 10s, got nothing']);
+    expect(problems([{ at: '1s', for: '1s', action: 'memory-squeeze', to: '1Mi' }])).toEqual(['faults[0].to: must be at least 4Mi, got "1Mi"']);
     expect(problems({ at: '1s' })[0]).toMatch(/^faults: .*expected array/);
   });
 
   it('requires `for` on windowed actions and refuses it on instantaneous ones', () => {
-    expect(problems([{ at: '5s', action: 'agent-pause' }])).toEqual(['faults.0 (agent-pause) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing']);
-    expect(problems([{ at: '5s', for: '2s', action: 'pod-churn', count: 1 }])).toEqual(['faults.0.for (pod-churn) takes no `for`: it happens at one instant, got "2s"']);
-    expect(problems([{ at: '5s', for: 0, action: 'burst', workers: 1 }])).toEqual(['faults.0.for (burst) must last more than 0, got 0']);
+    expect(problems([{ at: '5s', action: 'agent-pause' }])).toEqual(['faults[0] (agent-pause) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing']);
+    expect(problems([{ at: '5s', for: '2s', action: 'pod-churn', count: 1 }])).toEqual(['faults[0].for (pod-churn) takes no `for`: it happens at one instant, got "2s"']);
+    expect(problems([{ at: '5s', for: 0, action: 'burst', workers: 1 }])).toEqual(['faults[0].for (burst) must last more than 0, got 0']);
   });
 
   it('refuses overlapping windows of the same action, and kubelet down during a stall', () => {
@@ -69,13 +69,13 @@ describe('faults schema', () => {
         { at: '2s', for: '3s', action: 'memory-squeeze', to: '64Mi' },
         { at: '15s', for: '10s', action: 'agent-pause' },
       ]),
-    ).toEqual(['faults.2 (agent-pause) overlaps faults.0 (agent-pause): windows of the same action must not overlap, got 15s–25s and 10s–20s']);
+    ).toEqual(['faults[2] (agent-pause) overlaps faults[0] (agent-pause): windows of the same action must not overlap, got 15s–25s and 10s–20s']);
     // Back to back is fine; down and stall at once is not.
     expect(parseFaults([{ at: '1s', for: '1s', action: 'agent-pause' }, { at: '2s', for: '1s', action: 'agent-pause' }])).toHaveLength(2);
     expect(problems([{ at: '1s', for: '5s', action: 'kubelet-down' }, { at: '3s', for: '5s', action: 'kubelet-stall' }])).toEqual([
-      'faults.1 (kubelet-stall) overlaps faults.0 (kubelet-down): kubelet-down and kubelet-stall must not overlap (both own the listener), got 3s–8s and 1s–6s',
+      'faults[1] (kubelet-stall) overlaps faults[0] (kubelet-down): kubelet-down and kubelet-stall must not overlap (both own the listener), got 3s–8s and 1s–6s',
     ]);
-    expect(problems([{ at: '1s', action: 'agent-kill' }, { at: '1s', action: 'agent-kill' }])[0]).toMatch(/^faults\.1 \(agent-kill\) overlaps faults\.0/);
+    expect(problems([{ at: '1s', action: 'agent-kill' }, { at: '1s', action: 'agent-kill' }])[0]).toMatch(/^faults\[1\] \(agent-kill\) overlaps faults\[0\]/);
   });
 });
 
