@@ -196,6 +196,8 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     },
     downtimeMs: () => supervisor?.downtimeMs() ?? 0,
     peakBytes: () => (cgroup ? cgroup.readMemory().peakBytes : null),
+    // A fault's kill goes through the supervisor: recorded as such, then restarted with a new token.
+    kill: (signal) => supervisor?.kill(signal),
     describe: (): VariantAgentRecord => ({
       kind: 'spire',
       placement: limited ? 'post-attestation' : 'disabled',
