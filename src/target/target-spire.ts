@@ -16,6 +16,7 @@ import {
   limiterEnabled,
   prepareSpireAgent,
   probeSvid,
+  quoteLog,
   spireAgentLauncher,
   spireVersion,
   startSpireServer,
@@ -169,7 +170,13 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
         onDeath: ctx.onDeath,
         signal: ctx.signal,
       });
-      await supervisor.start();
+      try {
+        await supervisor.start();
+      } catch (err) {
+        // The supervisor names the log; SPIRE's own words say why (a bad key, a refused token).
+        if (err instanceof Error && !err.message.includes('Last lines of')) err.message += quoteLog(logFile);
+        throw err;
+      }
       // /ready says the agent is up; only a served SVID says entries have reached it.
       const got = await probeSvid({ spawn: asGroup(SPIRE_PROBE_GID), label: `the readiness probe (gid ${SPIRE_PROBE_GID})`, socket, timeoutMs: SVID_TIMEOUT_MS });
       if (got.spiffeId !== probeId) ctx.event('note', `spire: the probe received ${got.spiffeId}, expected ${probeId}`);

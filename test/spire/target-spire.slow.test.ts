@@ -112,4 +112,13 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     expect(byCode.OK).toBeGreaterThan(0);
     expect(processesMentioning(runDir)).toEqual([]);
   });
+
+  it('a spire-agent that cannot start fails the variant quoting its log, and leaves nothing running', async () => {
+    const { runDir, results } = await run('spire-bad', [{ name: 'spire-bad', agent: { kind: 'spire', memoryLimit: '256Mi', extraAgentConfig: { agent: { no_such_key: true } } } }], { pods: 1, workersPerPod: 1, connection: 'per-call' });
+    const v = results.variants[0]!;
+    expect(v.error).toMatch(/exited before it was ready/);
+    expect(v.error).toContain('no_such_key');
+    expect(results.status).toBe('failed');
+    expect(processesMentioning(runDir)).toEqual([]);
+  });
 });
