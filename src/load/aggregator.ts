@@ -92,8 +92,12 @@ export class LoadAggregator {
 
   /** Emits everything still pending (at the end of a run). */
   emitAll(): LoadSample[] {
-    const last = Math.max(this.#nextToEmit - 1, ...this.#pending.keys());
-    return this.emitUpTo(last);
+    return this.emitUpTo(this.lastSecond());
+  }
+
+  /** The last second emitted or holding data (-1 when none). */
+  lastSecond(): number {
+    return Math.max(this.#nextToEmit - 1, ...this.#pending.keys());
   }
 
   wholeRunHistograms(): Partial<Record<Outcome, Histogram>> {

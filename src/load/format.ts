@@ -1,5 +1,6 @@
 // Human renderings of a load run for stderr: the live one-line status and the final table.
 import type { LoadSample, Outcome } from '../contract/index.js';
+import type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
 import { summarizeHistogram, mergeEncodedHistograms } from './histograms.js';
 import type { LoadSummary } from './run-load.js';
 
@@ -10,10 +11,21 @@ function n(x: number, digits = 0): string {
 }
 
 /** "t=12s  ok 812/s  rejected 95/s  errors 3/s  p99 14.2 ms" for one second's sample. */
-export function formatStatusLine(s: LoadSample): string {
+export function formatStatusLine(s: LoadSample | LoadSampleWithBystanders): string {
   const all = (['ok', 'rateLimited', 'deadlineExceeded', 'error'] as const).map((o) => s.histograms[o]).filter((h): h is string => !!h);
   const p99 = all.length ? `${n(summarizeHistogram(mergeEncodedHistograms(all)).p99Ms, 1)} ms` : '-';
-  return `t=${Math.round(s.t / 1000) + 1}s  ok ${n(s.ok)}/s  rejected ${n(s.rateLimited)}/s  errors ${n(s.error + s.deadlineExceeded)}/s  p99 ${p99}`;
+  const b = 'bystanders' in s ? s.bystanders : undefined;
+  const bys = b ? `  bystanders ok ${n(b.ok)}/${n(b.ok + b.rateLimited + b.deadlineExceeded + b.error)}` : '';
+  return `t=${Math.round(s.t / 1000) + 1}s  ok ${n(s.ok)}/s  rejected ${n(s.rateLimited)}/s  errors ${n(s.error + s.deadlineExceeded)}/s  p99 ${p99}${bys}`;
+}
+
+/** "bystanders: 24 calls from 2 workers in 1 pod, 100.0% ok, p50 36.0 ms, p99 322 ms, longest gap 0.57 s; OK 24". */
+export function formatBystanderLine(b: BystanderRun): string {
+  const s = b.summary;
+  const pods = Object.keys(b.pods).length;
+  const latency = s.p50Ms === null ? 'no successful call' : `p50 ${n(s.p50Ms, 1)} ms, p99 ${n(s.p99Ms!, 1)} ms`;
+  const codes = Object.entries(s.byStatus).sort((a, c) => c[1] - a[1]).map(([c, k]) => `${c} ${n(k)}`).join(', ');
+  return `bystanders: ${n(s.calls)} calls from ${b.workers} workers in ${pods} pod${pods === 1 ? '' : 's'}, ${n(s.successRatio * 100, 1)}% ok, ${latency}, longest gap ${n(s.longestGapMs / 1000, 2)} s${codes ? `; ${codes}` : ''}`;
 }
 
 function table(rows: string[][]): string {
@@ -41,5 +53,6 @@ export function formatSummaryTable(s: LoadSummary): string {
     const m = s.workerMemoryBytes;
     lines.push(`worker memory (PSS): median ${(m.median / 2 ** 20).toFixed(1)} MiB, max ${(m.max / 2 ** 20).toFixed(1)} MiB over ${m.samples} workers`);
   }
+  if (s.bystanders) lines.push(formatBystanderLine(s.bystanders));
   return lines.join('\n') + '\n';
 }

@@ -12,4 +12,12 @@ export { readPssBytes, readPssAndPrivate, readCpuSeconds, samplePss } from './me
 export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
-export { formatSummaryTable, formatStatusLine } from './format.js';
+export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './format.js';
+// Bystanders: well-behaved pods beside the storm (scenario key load.bystanders), counted apart.
+export { bystandersSchema, parseBystanders, bystanderLoadOptions, bystanderSandboxOptions, validateBystanderLoadOptions, BYSTANDER_DEFAULTS, BYSTANDER_UID_MODES } from './bystanders-schema.js';
+export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystanderLoadOptions, BystanderUidMode } from './bystanders-schema.js';
+export { mergeBystanderRuns, summarizeBystanders, latencyOf } from './bystanders-summary.js';
+export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
+export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
+export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
+export type { BystanderExpect } from './bystanders-verdict.js';

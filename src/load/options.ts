@@ -3,14 +3,13 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { parseOrThrow } from '../util/index.js';
+import { bystanderLoadSchema, type BystanderLoadOptions, type ResolvedBystanderLoadOptions } from './bystanders-schema.js';
+import { CONNECTION_MODES, LOAD_CLIENTS, LOAD_METHODS, RETRY_POLICIES } from './vocabulary.js';
 import type { ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './worker/messages.js';
 
 export type { ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './worker/messages.js';
 
-export const LOAD_METHODS: readonly LoadMethod[] = ['FetchJWTSVID', 'FetchX509SVID', 'FetchX509Bundles', 'FetchJWTBundles', 'ValidateJWTSVID'];
-export const CONNECTION_MODES: readonly ConnectionMode[] = ['per-call', 'per-worker', 'per-retry'];
-export const RETRY_POLICIES: readonly RetryPolicy[] = ['immediate', 'backoff'];
-export const LOAD_CLIENTS: readonly LoadClient[] = ['h2', 'grpc-js'];
+export { CONNECTION_MODES, LOAD_CLIENTS, LOAD_METHODS, RETRY_POLICIES };
 
 /** Shown by the CLI and kept on the schema. */
 export const CLIENT_DESCRIPTION =
@@ -49,11 +48,17 @@ export interface LoadOptions {
   /** Method weights, e.g. { FetchJWTSVID: 9, ValidateJWTSVID: 1 }; default { FetchJWTSVID: 1 }. */
   methods?: Partial<Record<LoadMethod, number>>;
   audience?: string;
-  /** Optional overall bound on the number of calls. */
+  /** Optional overall bound on the number of calls (the storm's). */
   maxCalls?: number;
+  /**
+   * Well-behaved pods beside the storm, counted apart from it (LoadSummary.bystanders); the
+   * sandbox must host as many bystander pods (SandboxOptions.bystanders).
+   */
+  bystanders?: BystanderLoadOptions;
 }
 
-export type ResolvedLoadOptions = Required<Omit<LoadOptions, 'rate' | 'maxCalls'>> & Pick<LoadOptions, 'rate' | 'maxCalls'>;
+export type ResolvedLoadOptions = Required<Omit<LoadOptions, 'rate' | 'maxCalls' | 'bystanders'>> &
+  Pick<LoadOptions, 'rate' | 'maxCalls'> & { bystanders?: ResolvedBystanderLoadOptions };
 
 const positiveInt = (max: number) =>
   z.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(max, `must be at most ${max}`);
@@ -78,6 +83,7 @@ export const loadOptionsSchema = z
       .default(LOAD_DEFAULTS.methods),
     audience: z.string().min(1, 'must be non-empty (the Workload API rejects FetchJWTSVID without an audience)').max(1024).default(LOAD_DEFAULTS.audience),
     maxCalls: positiveInt(Number.MAX_SAFE_INTEGER).optional(),
+    bystanders: bystanderLoadSchema.optional(),
   })
   .superRefine((o, ctx) => {
     if (o.pods * o.workersPerPod > MAX_WORKERS_TOTAL) {

@@ -14,6 +14,8 @@ export class PodHandle {
   calls = 0;
   /** Load-phase CPU of the pod's workers (ms), from its final 'done'. */
   cpuMs = 0;
+  /** Its workers' longest time without a successful call, from its final 'done'; null until then. */
+  longestOkGapMs: number | null = null;
   readonly ready: Promise<number[]>;
   /** Resolves when the pod reported done or its process exited, whichever first. */
   readonly finished: Promise<void>;
@@ -27,7 +29,13 @@ export class PodHandle {
   #isReady = false;
   #isFinished = false;
 
-  constructor(pod: LoadPod, child: ChildProcess, startTimeoutMs: number, onInterval: (pod: LoadPod, data: IntervalData) => void) {
+  constructor(
+    pod: LoadPod,
+    child: ChildProcess,
+    startTimeoutMs: number,
+    onInterval: (pod: LoadPod, data: IntervalData) => void,
+    onProgress: (second: number) => void = () => {},
+  ) {
     this.pod = pod;
     this.child = child;
     let markFinished!: () => void;
@@ -67,9 +75,13 @@ export class PodHandle {
           case 'interval':
             onInterval(pod, msg.data);
             break;
+          case 'progress':
+            onProgress(msg.second);
+            break;
           case 'done':
             this.calls = msg.calls;
             this.cpuMs = msg.cpuMs;
+            this.longestOkGapMs = msg.longestOkGapMs;
             finish();
             break;
           case 'fatal':

@@ -9,6 +9,8 @@ import { stopChild } from '../util/index.js';
 export interface LoadPod {
   uid: string;
   name: string;
+  /** Which set the pod belongs to; absent = storm. */
+  group?: 'storm' | 'bystanders';
 }
 
 /** The part of the sandbox the generator uses; the sandbox satisfies it structurally. */
@@ -19,16 +21,22 @@ export interface PodHost<P extends LoadPod = LoadPod> {
   spawnInPod(pod: P, command: string, args: string[], options: SpawnOptions): ChildProcess;
   /** Ends all pods and their processes (and any churn). */
   stopPods(): Promise<void>;
+  /** Bystander pods the host starts after the storm's (absent = none). */
+  readonly bystanderPods?: number;
 }
 
 /**
  * Pods as plain child processes of this one: same cgroup, same user, synthetic names. What the
  * agent sees is then only distinct PIDs — useful against a real agent where no sandbox can run.
  */
-export function localPodHost(pods: number): PodHost {
+export function localPodHost(pods: number, bystanderPods = 0): PodHost {
   const children: ChildProcess[] = [];
-  const list: LoadPod[] = Array.from({ length: pods }, (_, i) => ({ uid: randomUUID(), name: `load-pod-${i}` }));
+  const list: LoadPod[] = [
+    ...Array.from({ length: pods }, (_, i) => ({ uid: randomUUID(), name: `load-pod-${i}`, group: 'storm' as const })),
+    ...Array.from({ length: bystanderPods }, (_, i) => ({ uid: randomUUID(), name: `bystander-pod-${i}`, group: 'bystanders' as const })),
+  ];
   return {
+    bystanderPods,
     async startPods(podMain) {
       for (const pod of list) children.push(podMain(pod));
     },

@@ -1,10 +1,13 @@
 // runLoad: starts one pod process per pod (through the sandbox, so each sits in its pod's cgroup),
 // each forking its workers; starts them together, merges their seconds as they arrive, and stops
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
+// Bystander pods, when asked for, run beside the storm with their own options and are counted apart.
 import type { ChildProcess } from 'node:child_process';
-import { TimeoutError } from '../errors.js';
+import { ConfigError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
+import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
+import { summarizeBystanders, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
@@ -35,12 +38,18 @@ export interface LoadSummary {
   workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
   aborted: boolean;
+  /**
+   * The bystander pods' run, when options.bystanders was given. Everything above is the storm's
+   * alone; each LoadSample of the series then carries the bystanders' second as `bystanders`.
+   */
+  bystanders?: BystanderRun;
 }
 
 export interface LoadEnv {
   /** Where pods run; without one, pods are plain local processes (no cgroups, no pod identity). */
   sandbox?: PodHost<any>;
-  onSecond?: (sample: LoadSample) => void;
+  /** Each second of the storm, with the bystanders' as `bystanders` when there are bystanders. */
+  onSecond?: (sample: LoadSampleWithBystanders) => void;
   /** Called once, with Date.now() of the moment the workers are released (second 0 starts then). */
   onGo?: (t0: number) => void;
   signal?: AbortSignal;
@@ -69,9 +78,16 @@ function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {
 
 export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<LoadSummary> {
   const opts = validateLoadOptions(input);
+  const bys: ResolvedBystanderLoadOptions | null = opts.bystanders ?? null;
+  const host: PodHost<any> = env.sandbox ?? localPodHost(opts.pods, bys?.pods ?? 0);
+  if ((host.bystanderPods ?? 0) !== (bys?.pods ?? 0)) {
+    throw new ConfigError(
+      `load.bystanders.pods is ${bys?.pods ?? 0} but the sandbox hosts ${host.bystanderPods ?? 0} bystander pods: create the sandbox with bystanders: { pods: ${bys?.pods ?? 0} }`,
+    );
+  }
   const bundles = await loadBundles(opts.client);
-  const host: PodHost<any> = env.sandbox ?? localPodHost(opts.pods);
-  const startTimeoutMs = podStartTimeoutMs(opts.workersPerPod, opts.pods * opts.workersPerPod);
+  const bystanderWorkers = bys ? bys.pods * bys.workersPerPod : 0;
+  const startTimeoutMs = podStartTimeoutMs(Math.max(opts.workersPerPod, bys?.workersPerPod ?? 0), opts.pods * opts.workersPerPod + bystanderWorkers);
   const podConfig: PodConfig = {
     worker: {
       socket: opts.socket,
@@ -90,9 +106,26 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     workerExecArgv: WORKER_EXEC_ARGV,
     workerEnv: { ...WORKER_ENV },
   };
+  // Bystanders: a slow open loop on one method, bounded by time alone, on the storm's client.
+  const bystanderConfig: PodConfig | null = bys && {
+    ...podConfig,
+    worker: {
+      ...podConfig.worker,
+      connection: bys.connection,
+      rate: bys.rate,
+      deadlineMs: bys.deadlineMs,
+      retry: bys.retry,
+      methods: [[bys.method, 1]],
+      maxCalls: null,
+    },
+    workers: bys.workersPerPod,
+  };
 
   const agg = new LoadAggregator();
+  const bysAgg = bys ? new LoadAggregator() : null;
   const handles: PodHandle[] = [];
+  const bystanderHandles = new Set<PodHandle>();
+  const stormHandles = () => handles.filter((h) => !bystanderHandles.has(h));
   /** The latest second each pod has reported, for emitting a second once all running pods are in. */
   const reported = new Map<PodHandle, number>();
   let go: { type: 'go'; t0: number; endAt: number } | null = null;
@@ -106,16 +139,27 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     });
 
   const podMain = (pod: LoadPod): ChildProcess => {
-    const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(podConfig)], {
+    const bystander = pod.group === 'bystanders';
+    if (bystander && !bystanderConfig) throw new ConfigError(`pod ${pod.name} is a bystander pod but load.bystanders is not set`);
+    const groupAgg = bystander ? bysAgg! : agg;
+    const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(bystander ? bystanderConfig : podConfig)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
-    const handle = new PodHandle(pod, child, startTimeoutMs, (p, data) => {
-      reported.set(handle, Math.max(reported.get(handle) ?? -1, data.second));
-      agg.add(p, data);
-      if (opts.maxCalls !== undefined && agg.calls() >= opts.maxCalls) stopAll();
-    });
+    const progressed = (second: number) => reported.set(handle, Math.max(reported.get(handle) ?? -1, second));
+    const handle = new PodHandle(
+      pod,
+      child,
+      startTimeoutMs,
+      (p, data) => {
+        progressed(data.second);
+        groupAgg.add(p, data);
+        if (opts.maxCalls !== undefined && agg.calls() >= opts.maxCalls) stopAll();
+      },
+      progressed,
+    );
     handles.push(handle);
-    agg.notePod(pod);
+    if (bystander) bystanderHandles.add(handle);
+    groupAgg.notePod(pod);
     // Replacement pods (churn) join the running load as soon as their workers are up.
     handle.ready.then(() => {
       if (go && !stopping) handle.go(go);
@@ -167,7 +211,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     if (!stopping) for (const h of handles) if (h.isReady) h.go(go);
 
     const emit = (upTo: number) => {
-      for (const s of agg.emitUpTo(upTo)) env.onSecond?.(s);
+      for (const s of emitSeconds(upTo)) env.onSecond?.(s);
     };
     const lastSecond = Math.ceil(opts.durationMs / 1000) - 1;
     // The last second is emitted only at the end: calls in flight at the end time land in it.
@@ -186,13 +230,13 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     timers.push(setTimeout(tick, t0 + 1000 + EMIT_GRACE_MS - Date.now()));
     timers.push(
       setTimeout(() => {
-        memorySampling = samplePss(handles.filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
+        memorySampling = samplePss(stormHandles().filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
       }, Math.max(0, t0 + opts.durationMs / 2 - Date.now())),
     );
     timers.push(setTimeout(poke, Math.max(0, endAt - Date.now())));
 
     // Wait until the end time has passed (or a stop) and every pod still around has reported.
-    const hardEnd = endAt + opts.deadlineMs + END_GRACE_MS;
+    const hardEnd = endAt + Math.max(opts.deadlineMs, bys?.deadlineMs ?? 0) + END_GRACE_MS;
     let stopDeadline = Infinity;
     for (;;) {
       const now = Date.now();
@@ -212,7 +256,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     await memorySampling;
   }
 
-  for (const s of agg.emitAll()) env.onSecond?.(s);
+  for (const s of emitSeconds(Math.max(agg.lastSecond(), bysAgg?.lastSecond() ?? -1))) env.onSecond?.(s);
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   const whole = agg.wholeRunHistograms();
@@ -236,11 +280,48 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     series: agg.series,
     pods: agg.pods,
     workerMemoryBytes: memory,
-    workers: handles.length * opts.workersPerPod,
+    workers: stormHandles().length * opts.workersPerPod,
     client: opts.client,
-    workerCpuSeconds: handles.reduce((s, h) => s + h.cpuMs, 0) / 1000,
+    workerCpuSeconds: stormHandles().reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: env.signal?.aborted ?? false,
   };
+  if (bys && bysAgg) summary.bystanders = bystanderRun(bysAgg, [...bystanderHandles], bys.workersPerPod, durationMs);
   agg.destroy();
+  bysAgg?.destroy();
   return summary;
+
+  /** The storm's seconds up to `upTo`, each with the bystanders' same second attached. */
+  function emitSeconds(upTo: number): LoadSampleWithBystanders[] {
+    const storm: LoadSampleWithBystanders[] = agg.emitUpTo(upTo);
+    if (bysAgg) {
+      const byT = new Map(bysAgg.emitUpTo(upTo).map((s) => [s.t, s]));
+      for (const s of storm) {
+        const b = byT.get(s.t);
+        if (b) s.bystanders = toBystanderSecond(b);
+      }
+    }
+    return storm;
+  }
+}
+
+function bystanderRun(agg: LoadAggregator, handles: PodHandle[], workersPerPod: number, durationMs: number): BystanderRun {
+  const latency: BystanderRun['latency'] = {};
+  const whole = agg.wholeRunHistograms();
+  for (const o of OUTCOMES) {
+    const h = whole[o];
+    if (h && h.totalCount > 0) latency[o] = summarizeDecoded(h);
+  }
+  const totals = { calls: agg.calls(), ...agg.totals, byCode: { ...agg.byCode } };
+  const histograms = agg.encodedWholeRun();
+  // Workers measure the gap from completion times; a pod that never reported it (it crashed) is
+  // charged the whole phase, since none of its successes were seen.
+  const longestGapMs = handles.reduce((m, h) => Math.max(m, h.longestOkGapMs ?? durationMs), 0);
+  return {
+    summary: summarizeBystanders([{ totals, histograms, longestGapMs }]),
+    totals,
+    latency,
+    histograms,
+    pods: { ...agg.pods },
+    workers: handles.length * workersPerPod,
+  };
 }

@@ -1,10 +1,10 @@
 // The local pod sandbox: emulated Kubernetes pods in real cgroups, the kubelet emulator that lists
 // them, and the cleanup of runs that were killed before they could clean up themselves.
 export { createSandbox } from './sandbox.js';
-export type { Sandbox, SandboxPod, PodMain } from './sandbox.js';
+export type { Sandbox, SandboxPod, PodMain, PodGroup } from './sandbox.js';
 export { startKubeletEmulator } from './kubelet-emulator.js';
 export type { KubeletEmulator, KubeletEmulatorStats, KubeletFaultControls, KubeletFaultState, StartKubeletEmulatorOptions } from './kubelet-emulator.js';
-export { parseSandboxOptions, parseKubeletOptions, DEFAULT_NODE_PODS, PER_POD_UID_BASE } from './options.js';
+export { parseSandboxOptions, parseKubeletOptions, DEFAULT_NODE_PODS, PER_POD_UID_BASE, BYSTANDER_UID_BASE } from './options.js';
 export type { SandboxOptions, KubeletEmulatorOptions, ResolvedSandboxOptions } from './options.js';
 export { buildPodDoc, CONFIG_SEEN_ANNOTATION } from './pod-doc.js';
 export type { PodDoc, PodDocInput } from './pod-doc.js';

@@ -83,6 +83,14 @@ export const sandboxOptionsSchema = z.strictObject({
   podLifetimeMs: z.number().int().min(100).optional(),
   useCgroups: z.enum(['auto', 'always', 'never']).default('auto'),
   kubelet: kubeletEmulatorOptionsSchema.default(kubeletEmulatorOptionsSchema.parse({})),
+  // A second group of pods beside the storm's (their own ReplicaSet, labels and service account),
+  // listed by the kubelet like the others and never churned.
+  bystanders: z
+    .strictObject({
+      pods: z.number().int('must be a positive integer').min(1, 'must be a positive integer').max(100, 'must be at most 100'),
+      uid: z.enum(['same', 'own']).default('same'),
+    })
+    .optional(),
 });
 
 export type SandboxOptions = z.input<typeof sandboxOptionsSchema>;
@@ -90,12 +98,17 @@ export type ResolvedSandboxOptions = z.output<typeof sandboxOptionsSchema>;
 
 /** First OS uid/gid of per-pod uid mode: pod i runs as 20000+i. */
 export const PER_POD_UID_BASE = 20000;
+/** First OS uid/gid of bystander pods with uid "own": bystander pod i runs as 30000+i. */
+export const BYSTANDER_UID_BASE = 30000;
 
 /** Validates sandbox options (ConfigError naming each bad path and its rule). */
 export function parseSandboxOptions(input: unknown): ResolvedSandboxOptions {
   const opts = parseOrThrow(sandboxOptionsSchema, input, 'sandbox');
   if (opts.uidMode === 'per-pod' && typeof process.getuid === 'function' && process.getuid() !== 0) {
     throw new ConfigError(`sandbox.uidMode "per-pod" needs root (pods run as uid ${PER_POD_UID_BASE}+i), got uid ${process.getuid()}`);
+  }
+  if (opts.bystanders?.uid === 'own' && typeof process.getuid === 'function' && process.getuid() !== 0) {
+    throw new ConfigError(`sandbox.bystanders.uid "own" needs root (bystander pods run as uid ${BYSTANDER_UID_BASE}+i), got uid ${process.getuid()}`);
   }
   return opts;
 }

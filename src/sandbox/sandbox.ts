@@ -9,15 +9,20 @@ import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
 import { ChildProcessError, PlatformError, RunError } from '../errors.js';
 import { onCleanup } from '../util/index.js';
 import { startKubeletEmulator, type KubeletEmulator } from './kubelet-emulator.js';
-import { DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
+import { BYSTANDER_UID_BASE, DEFAULT_NODE_PODS, parseSandboxOptions, PER_POD_UID_BASE, type ResolvedSandboxOptions, type SandboxOptions } from './options.js';
 import { buildPodDoc, type PodDoc } from './pod-doc.js';
 import { containerCgroupRel, kubepodsDir, type CgroupDriver } from './pod-cgroup-path.js';
 import { containerNameFor, imageIdFor, newPodUid, podIpFor, randomContainerId, randomSuffix, seededUuid } from './pod-identity.js';
 import { runCgroupRel, runTempDir, writeOwnerFile } from './run-id.js';
 import { PodTracker } from './pod-tracker.js';
 
+/** Which set a pod belongs to: the storm's pods, or the well-behaved bystanders beside them. */
+export type PodGroup = 'storm' | 'bystanders';
+
 export interface SandboxPod {
+  /** Slot index: storm pods 0..pods-1, bystander pods pods..pods+bystanders-1. */
   index: number;
+  group: PodGroup;
   uid: string;
   name: string;
   namespace: string;
@@ -55,10 +60,13 @@ export interface Sandbox {
   readonly fidelityReason: string;
   /** The kubelet emulator (request counters, visible pods). */
   readonly kubelet: KubeletEmulator;
-  /** Pods currently running (not ending), by slot index. */
+  /** Bystander pods this sandbox starts beside the storm's (0 without opts.bystanders). */
+  readonly bystanderPods: number;
+  /** Pods currently running (not ending), by slot index; both groups (see SandboxPod.group). */
   pods(): SandboxPod[];
   /**
-   * Starts opts.pods pods, calling podMain for each (and for each replacement under churn); resolves
+   * Starts opts.pods pods, then opts.bystanders.pods bystander pods (never churned), calling podMain
+   * for each (and for each replacement under churn); resolves
    * once every main process has spawned. A pod whose main process exits ends (its other processes
    * are killed, its cgroup removed); under churn a replacement with a new UID takes its slot.
    */
@@ -66,7 +74,7 @@ export interface Sandbox {
   /**
    * A process inside the pod: in its container cgroup, as osUid/osGid, in a process group of its
    * own (detached), with ATTESTORM_RUN_ID, ATTESTORM_POD_UID, ATTESTORM_POD_NAME,
-   * ATTESTORM_POD_NAMESPACE, ATTESTORM_POD_INDEX, ATTESTORM_POD_SERVICE_ACCOUNT,
+   * ATTESTORM_POD_NAMESPACE, ATTESTORM_POD_INDEX, ATTESTORM_POD_GROUP, ATTESTORM_POD_SERVICE_ACCOUNT,
    * ATTESTORM_CONTAINER_ID and ATTESTORM_KUBELET_URL added to its environment.
    */
   spawnInPod(pod: SandboxPod, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
@@ -85,6 +93,11 @@ export interface Sandbox {
 const CRASH_AGE_MS = 2000;
 const CRASH_BACKOFF_MS = 500;
 const CRASH_BACKOFF_MAX_MS = 10_000;
+
+// Bystanders look like any other workload of the node: their own app label, service account and image.
+const BYSTANDER_LABELS: Record<string, string> = { app: 'bystander' };
+const BYSTANDER_SERVICE_ACCOUNT = 'bystander';
+const BYSTANDER_IMAGE = 'registry.local/bystander:1.0';
 
 const QOS_NAMES = { besteffort: 'BestEffort', burstable: 'Burstable', guaranteed: 'Guaranteed' } as const;
 
@@ -105,6 +118,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   readonly #tempFiles: string[] = [];
   readonly #rsName: string;
   readonly #rsUid: string;
+  readonly #bystanderRsName: string;
+  readonly #bystanderRsUid: string;
   #docs: PodDoc[] = [];
   #podMain: PodMain | null = null;
   #churning = false;
@@ -129,7 +144,13 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     this.#tempDir = runTempDir(opts.runId);
     this.#rsName = `${containerNameFor(opts.labels)}-${randomSuffix(10)}`;
     this.#rsUid = seededUuid(`${opts.runId}/${this.#rsName}`);
+    this.#bystanderRsName = `${containerNameFor(BYSTANDER_LABELS)}-${randomSuffix(10)}`;
+    this.#bystanderRsUid = seededUuid(`${opts.runId}/${this.#bystanderRsName}`);
     this.#tracker = new PodTracker({ uidOnly: cg === null });
+  }
+
+  get bystanderPods(): number {
+    return this.#opts.bystanders?.pods ?? 0;
   }
 
   get kubeletUrl(): string {
@@ -137,16 +158,17 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   }
 
   async init(): Promise<void> {
-    if (this.#opts.uidMode === 'per-pod' && this.#cg?.host.version === 'v2') {
+    const otherUids = this.#opts.uidMode === 'per-pod' || this.#opts.bystanders?.uid === 'own';
+    if (otherUids && this.#cg?.host.version === 'v2') {
       this.#setpriv = findInPath('setpriv');
-      if (!this.#setpriv) throw new PlatformError('sandbox.uidMode "per-pod" on cgroup v2 needs setpriv (util-linux) in PATH to start pod processes as their uid');
+      if (!this.#setpriv) throw new PlatformError('sandbox.uidMode "per-pod" and sandbox.bystanders.uid "own" on cgroup v2 need setpriv (util-linux) in PATH to start pod processes as their uid');
     }
     mkdirSync(this.#tempDir, { recursive: true, mode: 0o755 });
     this.#tempFiles.push(writeOwnerFile(this.runId));
     const k = this.#opts.kubelet;
     this.kubelet = await startKubeletEmulator({
       ...k,
-      fillerPods: k.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - this.#opts.pods),
+      fillerPods: k.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - this.#opts.pods - this.bystanderPods),
       podSource: () => this.#docs,
     });
     if (k.token !== undefined) this.tokenFile = this.#writeTemp('kubelet-token', k.token);
@@ -176,7 +198,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     this.#churning = this.#opts.podLifetimeMs !== undefined;
     try {
       // stopPods()/close() during the start (a SIGINT) ends the loop rather than starting more pods.
-      for (let i = 0; i < this.#opts.pods && this.#podMain === podMain; i++) await this.#startPod(i);
+      const slots = this.#opts.pods + this.bystanderPods;
+      for (let i = 0; i < slots && this.#podMain === podMain; i++) await this.#startPod(i);
     } catch (err) {
       await this.stopPods();
       throw err;
@@ -187,20 +210,24 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     const o = this.#opts;
     const uid = newPodUid();
     const containerId = randomContainerId();
-    const perPod = o.uidMode === 'per-pod';
+    const group: PodGroup = index < o.pods ? 'storm' : 'bystanders';
+    const labels = group === 'storm' ? { ...o.labels } : { ...BYSTANDER_LABELS };
+    const image = group === 'storm' ? o.image : BYSTANDER_IMAGE;
+    const { uid: osUid, gid: osGid } = this.#osIds(group, index);
     const pod: SandboxPod = {
       index,
+      group,
       uid,
-      name: `${this.#rsName}-${randomSuffix(5)}`,
+      name: `${group === 'storm' ? this.#rsName : this.#bystanderRsName}-${randomSuffix(5)}`,
       namespace: o.namespace,
-      serviceAccount: o.serviceAccount,
-      labels: { ...o.labels },
-      containerName: containerNameFor(o.labels),
+      serviceAccount: group === 'storm' ? o.serviceAccount : BYSTANDER_SERVICE_ACCOUNT,
+      labels,
+      containerName: containerNameFor(labels),
       containerId,
-      image: o.image,
-      imageId: imageIdFor(o.image),
-      osUid: perPod ? PER_POD_UID_BASE + index : (process.getuid?.() ?? 0),
-      osGid: perPod ? PER_POD_UID_BASE + index : (process.getgid?.() ?? 0),
+      image,
+      imageId: imageIdFor(image),
+      osUid,
+      osGid,
       cgroup: null,
       startedAt: Date.now(),
     };
@@ -209,20 +236,37 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       pod.cgroup = Cgroup.create(this.#cg.host, rel, { cpu: this.#cg.host.cpuBase !== null });
       // A process moves itself into the container cgroup before exec (spawnInCgroup), already as
       // the pod's uid: the procs files must be writable by that uid, as in cgroup delegation.
-      if (perPod && pod.cgroup.version === 'v1') for (const f of procsFiles(pod.cgroup)) chownSync(f, pod.osUid, pod.osGid);
+      const asOther = pod.osUid !== process.getuid?.() || pod.osGid !== process.getgid?.();
+      if (asOther && pod.cgroup.version === 'v1') for (const f of procsFiles(pod.cgroup)) chownSync(f, pod.osUid, pod.osGid);
     }
     return pod;
+  }
+
+  /**
+   * Storm pods: the process's ids, or 20000+i per pod. Bystanders: the storm's ids (uid "same", pod
+   * 0's under per-pod, so an os-uid limiter key puts them in a storm pod's bucket), or 30000+j.
+   */
+  #osIds(group: PodGroup, index: number): { uid: number; gid: number } {
+    const o = this.#opts;
+    if (group === 'bystanders' && o.bystanders?.uid === 'own') {
+      const id = BYSTANDER_UID_BASE + index - o.pods;
+      return { uid: id, gid: id };
+    }
+    const slot = group === 'storm' ? index : 0;
+    if (o.uidMode === 'per-pod') return { uid: PER_POD_UID_BASE + slot, gid: PER_POD_UID_BASE + slot };
+    return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   }
 
   async #startPod(index: number): Promise<void> {
     const podMain = this.#podMain!;
     const pod = this.#newPod(index);
+    const storm = pod.group === 'storm';
     const doc = buildPodDoc({
       name: pod.name,
       namespace: pod.namespace,
       uid: pod.uid,
       labels: pod.labels,
-      owner: { kind: 'ReplicaSet', name: this.#rsName, uid: this.#rsUid },
+      owner: storm ? { kind: 'ReplicaSet', name: this.#rsName, uid: this.#rsUid } : { kind: 'ReplicaSet', name: this.#bystanderRsName, uid: this.#bystanderRsUid },
       nodeName: this.#opts.kubelet.nodeName,
       serviceAccount: pod.serviceAccount,
       containers: [{ name: pod.containerName, image: pod.image, imageID: pod.imageId, containerID: pod.containerId }],
@@ -258,7 +302,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       const delay = crashes === 0 ? 0 : Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_MS * 2 ** (crashes - 1));
       void this.#endPod(pod).then(() => this.#replace(index, delay));
     });
-    if (this.#opts.podLifetimeMs !== undefined) {
+    // Churn replaces storm pods only: bystanders run for the whole load phase.
+    if (this.#opts.podLifetimeMs !== undefined && storm) {
       state.timer = setTimeout(() => {
         void this.#endPod(pod);
         void this.#replace(index);
@@ -325,6 +370,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       ATTESTORM_POD_NAME: pod.name,
       ATTESTORM_POD_NAMESPACE: pod.namespace,
       ATTESTORM_POD_INDEX: String(pod.index),
+      ATTESTORM_POD_GROUP: pod.group,
       ATTESTORM_POD_SERVICE_ACCOUNT: pod.serviceAccount,
       ATTESTORM_CONTAINER_ID: pod.containerId,
       ATTESTORM_KUBELET_URL: this.kubeletUrl,

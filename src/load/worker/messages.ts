@@ -69,13 +69,25 @@ export type ToWorker = GoMessage | { type: 'stop' };
 export type FromWorker =
   | { type: 'ready'; pid: number }
   | { type: 'interval'; data: IntervalData }
-  /** cpuMs: user+system CPU the worker used from 'go' to its end (its load-phase cost). */
-  | { type: 'done'; calls: number; cpuMs: number }
+  /** Every second before `second + 1` has been shipped (sent each second, with or without calls). */
+  | { type: 'flushed'; second: number }
+  /**
+   * cpuMs: user+system CPU the worker used from 'go' to its end (its load-phase cost).
+   * longestOkGapMs: the longest time between successful calls' completions over the load phase,
+   * start → first success and last success → end included (the whole phase when none succeeded).
+   */
+  | { type: 'done'; calls: number; cpuMs: number; longestOkGapMs: number }
   | { type: 'fatal'; message: string };
 
 export type ToPod = GoMessage | { type: 'stop' };
 export type FromPod =
   | { type: 'ready'; pid: number; workerPids: number[] }
   | { type: 'interval'; data: IntervalData }
-  | { type: 'done'; calls: number; cpuMs: number }
+  /**
+   * Every second up to `second` has been forwarded: all its workers had shipped it (sent even when
+   * the pod had no calls in it, so a quiet pod does not hold the emission of a second back).
+   */
+  | { type: 'progress'; second: number }
+  /** longestOkGapMs: the largest of its workers' (0 when no worker reported one). */
+  | { type: 'done'; calls: number; cpuMs: number; longestOkGapMs: number }
   | { type: 'fatal'; message: string };

@@ -22,6 +22,7 @@ const merging = new Map<number, IntervalMerger>();
 let t0 = 0;
 let calls = 0;
 let cpuMs = 0;
+let longestOkGapMs = 0;
 let doneWorkers = 0;
 let closed = 0;
 let goMsg: GoMessage | null = null;
@@ -30,6 +31,9 @@ let stopRequested = false;
 let terminating = false;
 let forwardTimer: NodeJS.Timeout | undefined;
 let ended = false;
+/** Per worker: the last second it has shipped everything of (-1: none yet; Infinity: done or gone). */
+const flushed: number[] = [];
+let progressed = -1;
 
 function send(msg: FromPod, then?: () => void): void {
   if (!process.connected) return void then?.();
@@ -56,8 +60,24 @@ function scheduleForward(): void {
   const next = t0 + (second + 1) * 1000 + FORWARD_GRACE_MS;
   forwardTimer = setTimeout(() => {
     forward(second);
+    maybeProgress();
     scheduleForward();
   }, Math.max(0, next - Date.now()) + 1);
+}
+
+/**
+ * Reports the last second every worker has shipped (and forwards it): quiet seconds (a paced
+ * bystander, a worker in backoff) carry no data, and the generator need not wait for them. A worker
+ * starved of CPU holds it back until its own flush arrives.
+ */
+function maybeProgress(): void {
+  if (!goMsg || ended) return;
+  const byClock = Math.floor((Date.now() - t0 - FORWARD_GRACE_MS) / 1000);
+  const complete = Math.min(byClock, ...flushed);
+  if (complete <= progressed) return;
+  progressed = complete;
+  forward(complete);
+  send({ type: 'progress', second: complete });
 }
 
 function accept(data: IntervalData): void {
@@ -72,7 +92,7 @@ function end(): void {
   ended = true;
   clearTimeout(forwardTimer);
   forward(Number.MAX_SAFE_INTEGER);
-  send({ type: 'done', calls, cpuMs });
+  send({ type: 'done', calls, cpuMs, longestOkGapMs });
 }
 
 function workerGone(): void {
@@ -89,11 +109,13 @@ function startWorkers(): Promise<number[]> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     workers.push(w);
+    flushed.push(-1);
     w.on('error', () => {}); // spawn failures surface as 'exit' before ready
     let counted = false;
     const gone = () => {
       if (counted) return;
       counted = true;
+      flushed[i] = Infinity;
       workerGone();
     };
     pids.push(
@@ -114,9 +136,14 @@ function startWorkers(): Promise<number[]> {
             case 'interval':
               accept(msg.data);
               break;
+            case 'flushed':
+              flushed[i] = Math.max(flushed[i]!, msg.second);
+              maybeProgress();
+              break;
             case 'done':
               calls += msg.calls;
               cpuMs += msg.cpuMs;
+              longestOkGapMs = Math.max(longestOkGapMs, msg.longestOkGapMs);
               gone();
               break;
             case 'fatal':

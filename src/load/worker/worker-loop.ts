@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { FromWorker, GoMessage, IntervalData, ToWorker, WorkerConfig } from './messages.js';
+import { OkGapTracker } from './ok-gap.js';
 import { Pacer, backoffDelayMs, classify, latencyUs, makePicker } from './policy.js';
 import { SecondRecorder } from './recorder.js';
 import type { TransportFactory } from './transport.js';
@@ -34,6 +35,7 @@ export function runWorker(makeTransport: TransportFactory): void {
   let calls = 0;
   let cpuAtGo: NodeJS.CpuUsage | null = null;
   let failures = 0;
+  const okGaps = new OkGapTracker();
   let inFlight = false;
   let stopping = false;
   let finished = false;
@@ -74,6 +76,9 @@ export function runWorker(makeTransport: TransportFactory): void {
     const next = t0 + (currentSecond() + 1) * 1000;
     flushTimer = setTimeout(() => {
       if (recorder.second >= 0 && recorder.second < currentSecond()) ship(recorder.take());
+      // Seconds before the current one are all shipped now (a second is shipped when a call lands
+      // in a later one, or just above): say so, calls or not, so the pod need not wait for us.
+      if (currentSecond() > 0) send({ type: 'flushed', second: currentSecond() - 1 });
       trimHeap();
       if (!finished) scheduleFlush();
     }, Math.max(0, next - Date.now()) + 5);
@@ -83,6 +88,7 @@ export function runWorker(makeTransport: TransportFactory): void {
     measureHeap();
     cpuAtGo = process.cpuUsage();
     t0 = go.t0;
+    okGaps.start(go.t0, go.endAt);
     lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
     pacer = new Pacer(config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
     endTimer = setTimeout(stop, Math.max(0, go.endAt - Date.now()));
@@ -112,6 +118,7 @@ export function runWorker(makeTransport: TransportFactory): void {
       let delay = 0;
       if (outcome === 'ok') {
         failures = 0;
+        okGaps.ok(Date.now());
       } else if (config.retry === 'backoff') {
         delay = backoffDelayMs(++failures);
         pacer.skipUntil(performance.now() + delay);
@@ -139,7 +146,9 @@ export function runWorker(makeTransport: TransportFactory): void {
     ship(recorder.take());
     caller.close();
     const cpu = cpuAtGo ? process.cpuUsage(cpuAtGo) : { user: 0, system: 0 };
-    send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
+    // The stretch since the last success runs to the end of the phase (or to an early stop).
+    const longestOkGapMs = okGaps.finish(Date.now());
+    send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000, longestOkGapMs }, () => process.exit(0));
   }
 
   process.on('message', (msg: ToWorker) => {
