@@ -1,0 +1,27 @@
+// Real SPIRE beside attestorm: find the user's binaries, run a local spire-server and spire-agent
+// (configs generated, logs kept), register sandbox pods, prove a pod gets an SVID, read SPIRE's
+// metrics. attestorm ships no SPIRE; see the README, "Real SPIRE agents".
+export { findSpireBinaries, spireVersion } from './binaries.js';
+export type { FindSpireOptions, SpireBinaries, SpireBinaryName } from './binaries.js';
+export { renderHcl, mergeHcl } from './hcl.js';
+export type { HclTree, HclValue, HclScalar } from './hcl.js';
+export { renderServerConfig, serverConfigTree } from './config-server.js';
+export type { ServerConfigInput } from './config-server.js';
+export { renderAgentConfig, agentConfigTree, kubeletAccessFor } from './config-agent.js';
+export type { AgentConfigInput, KubeletAccess } from './config-agent.js';
+export { limiterEnabled, SPIRE_RATE_LIMIT_KEYS, SPIRE_RATE_LIMIT_METHODS } from './options.js';
+export type { SpireRateLimits, SpireRateLimitKey } from './options.js';
+export { startSpireServer, SpireServer, MAX_SOCKET_PATH } from './server.js';
+export type { StartSpireServerOptions } from './server.js';
+export { workloadIdFor, entriesJson, checkBatchOutput, checkDeleteOutput } from './entries.js';
+export type { PodForEntry, EntryJson } from './entries.js';
+export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement, joinTokenRefusal } from './agent.js';
+export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand } from './agent.js';
+export { probeSvid, inPod, asGroup } from './svid-probe.js';
+export type { ProbeSvidOptions, ProbeResult, PodSpawner, ProbeSpawn } from './svid-probe.js';
+export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from './metrics.js';
+export { spireAgentLauncher } from './launcher.js';
+export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';
+export type { SpireMetricsSample } from './metrics.js';
+export { lastLogLines, quoteLog } from './log-tail.js';
+export { freeLoopbackPort, freeLoopbackPorts } from './free-port.js';
