@@ -14,6 +14,12 @@ export const bystanderExpectShape = {
     .max(1, 'must be a ratio between 0 and 1')
     .optional()
     .describe('Bystander calls that succeeded, as a share of all their calls, at least this (0..1); needs load.bystanders'),
+  maxBystanderSuccess: z
+    .number({ error: 'must be a ratio between 0 and 1' })
+    .min(0, 'must be a ratio between 0 and 1')
+    .max(1, 'must be a ratio between 0 and 1')
+    .optional()
+    .describe('Bystander calls that succeeded at most this share (0..1): checks that a design starves them, e.g. a limiter key the storm shares; needs load.bystanders'),
   maxBystanderGap: zDuration
     .optional()
     .describe('The longest time a bystander worker went without a successful call, at most this; needs load.bystanders'),
@@ -21,6 +27,7 @@ export const bystanderExpectShape = {
 
 export interface BystanderExpect {
   minBystanderSuccess?: number;
+  maxBystanderSuccess?: number;
   /** Milliseconds (the schema parses "2s"). */
   maxBystanderGap?: number;
 }
@@ -28,7 +35,7 @@ export interface BystanderExpect {
 /** Bystander rules in a scenario without bystanders, as zod issues (key + message) for a superRefine. */
 export function bystanderExpectIssues(expect: BystanderExpect | undefined, hasBystanders: boolean): Array<{ key: keyof BystanderExpect; message: string }> {
   if (hasBystanders || !expect) return [];
-  return (['minBystanderSuccess', 'maxBystanderGap'] as const)
+  return (['minBystanderSuccess', 'maxBystanderSuccess', 'maxBystanderGap'] as const)
     .filter((k) => expect[k] !== undefined)
     .map((key) => ({ key, message: 'needs bystanders to measure: set load.bystanders (e.g. load.bystanders: {}) or drop the rule' }));
 }
@@ -57,6 +64,22 @@ export function evaluateBystanderExpectations(expect: BystanderExpect | undefine
         verdict: ok ? 'passed' : 'failed',
         basis: 'measured',
         message: `bystanders served ${pct(b.successRatio)} (${b.ok}/${b.calls}) ${ok ? '>=' : '<'} ${pct(min)}`,
+      });
+    }
+  }
+  if (expect.maxBystanderSuccess !== undefined) {
+    const max = expect.maxBystanderSuccess;
+    if (!b || b.calls === 0) {
+      out.push({ name: 'maxBystanderSuccess', expected: max, actual: null, verdict: 'inconclusive', basis: 'none', message: b ? 'no bystander call completed' : 'no bystanders ran' });
+    } else {
+      const ok = b.successRatio <= max;
+      out.push({
+        name: 'maxBystanderSuccess',
+        expected: max,
+        actual: +b.successRatio.toFixed(4),
+        verdict: ok ? 'passed' : 'failed',
+        basis: 'measured',
+        message: `bystanders served ${pct(b.successRatio)} (${b.ok}/${b.calls}) ${ok ? '<=' : '>'} ${pct(max)}`,
       });
     }
   }

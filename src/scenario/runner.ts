@@ -58,6 +58,10 @@ function validateFaults(s: LoadedScenario['scenario']): void {
   if (!s.faults.length) return;
   const { host, reason } = detectCgroupHost();
   const problems = [...faultScheduleProblems(s.faults, s.duration)];
+  // Extra workers in the middle of a run need the generator to grow; it cannot yet.
+  s.faults.forEach((f, i) => {
+    if (f.action === 'burst') problems.push(`faults[${i}] (burst): extra storm workers mid-run are not supported by the local generator yet; remove it or use load.podLifetime / pod-churn`);
+  });
   for (const v of s.variants) {
     const caps = v.agent.kind === 'external' ? externalCapabilities(v.name, { pid: v.agent.pid ?? null, cgroup: v.agent.cgroup ?? null }) : builtinCapabilities(v.name, host, reason);
     problems.push(...faultProblems(s.faults, caps));
