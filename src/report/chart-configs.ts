@@ -52,7 +52,7 @@ function timeOptions(title: string, yTitle: string, range: { min: number; max: n
   // No ticks at the pinned ends: they crowd the round ticks next to them ("30 31").
   const x = {
     type: 'linear',
-    title: { display: true, text: 'seconds since load start' },
+    title: { display: true, text: 'seconds since the calls started (negative: pods starting, warm-up)' },
     ticks: { includeBounds: false },
     ...(range ? { min: range.min, max: range.max } : {}),
   };
@@ -150,7 +150,8 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       description: 'Share of the well-behaved bystander pods\' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.',
       config: {
         type: 'line',
-        data: { datasets: series.bystanderSuccess.map((s) => lineDataset(s, { stepped: true })) },
+        // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
+        data: { datasets: series.bystanderSuccess.map((s) => lineDataset(s, { spanGaps: true, pointRadius: 2.5 })) },
         options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
       } as ChartConfiguration,
     });

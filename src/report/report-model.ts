@@ -77,7 +77,7 @@ export interface Point {
   y: number | null;
 }
 
-/** One line on a time chart: x in seconds since load start. */
+/** One line on a time chart: x in seconds since the calls started (the load phase's first call). */
 export interface SeriesLine {
   label: string;
   run: string;
