@@ -8,7 +8,7 @@ import type {
   ServerWritableStream,
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { METHODS } from '../proto/index.js';
+import { MalformedRequest, METHODS } from '../proto/index.js';
 import type {
   JWTBundlesResponse,
   JWTSVIDRequest__Output,
@@ -117,6 +117,13 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
     answer: (ctx: CallContext, req: Req) => Promise<Res>,
   ) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+      // A request the strict decoder refused (see proto/strict-request.ts) ends here: no stage runs.
+      const req: unknown = call.request;
+      if (req instanceof MalformedRequest) {
+        metrics.callDone(name, 'INTERNAL');
+        callback({ code: status.INTERNAL, details: req.details });
+        return;
+      }
       const run = async (): Promise<Res> => {
         const ctx = context(name, call, check && (() => check(call.request)));
         await pipeline(ctx);
@@ -139,6 +146,11 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   /** Metrics count a stream once, with the status of its opening (OK once the first message is out). */
   function stream<Res>(name: MethodName, message: (ctx: CallContext) => Promise<Res>) {
     return (call: ServerWritableStream<unknown, Res>) => {
+      if (call.request instanceof MalformedRequest) {
+        metrics.callDone(name, 'INTERNAL');
+        call.emit('error', { code: status.INTERNAL, details: call.request.details });
+        return;
+      }
       let ended = false;
       let counted = false;
       let unsubscribe = () => {};
