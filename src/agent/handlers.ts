@@ -124,22 +124,28 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
         callback({ code: status.INTERNAL, details: req.details });
         return;
       }
-      const run = async (): Promise<Res> => {
-        const ctx = context(name, call, check && (() => check(call.request)));
-        await pipeline(ctx);
-        return answer(ctx, call.request);
+      const ok = (res: Res) => {
+        metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
+        callback(null, res);
       };
-      run().then(
-        (res) => {
-          metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
-          callback(null, res);
-        },
-        (err: unknown) => {
-          const e = toCallError(err, log);
-          metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
-          callback({ code: e.code, details: e.message });
-        },
-      );
+      const fail = (err: unknown) => {
+        const e = toCallError(err, log);
+        metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+        callback({ code: e.code, details: e.message });
+      };
+      // The pipeline runs synchronously up to its first await: a call refused by the header check
+      // or a pre-attestation limiter is answered without a promise being made.
+      let ctx: CallContext;
+      let pending: void | Promise<void>;
+      try {
+        ctx = context(name, call, check && (() => check(call.request)));
+        pending = pipeline(ctx);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
+      answered.then(ok, fail);
     };
   }
 
@@ -184,7 +190,8 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
       streams.add(drain);
       (async () => {
         const ctx = context(name, call);
-        await pipeline(ctx);
+        const pending = pipeline(ctx);
+        if (pending) await pending;
         if (ended) return;
         // Rotations are chained so updates leave in the order they were made.
         let chain = message(ctx).then((m) => {

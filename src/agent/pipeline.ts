@@ -24,7 +24,12 @@ import type {
 export class CallError extends Error {
   readonly code: status;
   constructor(code: status, details: string) {
+    // No stack trace: a CallError is an answer, not a bug, and capturing a stack on every
+    // rejected call showed up in profiles of a rate-limit storm.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(details);
+    Error.stackTraceLimit = limit;
     this.code = code;
   }
 }
@@ -62,8 +67,13 @@ export interface Cancellation {
 
 export type Stage = (ctx: CallContext) => void | Promise<void>;
 
-/** Runs a composed pipeline; resolves when the call may be answered, rejects with CallError. */
-export type Pipeline = (ctx: CallContext) => Promise<void>;
+/**
+ * Runs a composed pipeline. Synchronous as long as its stages are: returns undefined when every
+ * stage passed without waiting, throws CallError when a synchronous stage refused the call (a
+ * pre-attestation rejection never touches a promise), and otherwise returns a promise that
+ * resolves when the call may be answered or rejects with CallError.
+ */
+export type Pipeline = (ctx: CallContext) => void | Promise<void>;
 
 export interface PipelineDeps {
   cfg: AgentConfig;
@@ -110,12 +120,20 @@ export function composePipeline(deps: PipelineDeps): Pipeline {
     ...slots.afterAttestation,
     requireIdentity(deps.issuer),
   ];
-  return async (ctx) => {
-    // Synchronous stages stay synchronous: no promise round trip for the header or limiter checks.
-    for (const stage of stages) {
-      const pending = stage(ctx);
-      if (pending) await pending;
+  const rest = async (ctx: CallContext, pending: Promise<void>, from: number): Promise<void> => {
+    await pending;
+    for (let i = from; i < stages.length; i++) {
+      const next = stages[i]!(ctx);
+      if (next) await next;
     }
+  };
+  return (ctx) => {
+    // Synchronous stages stay synchronous: no promise round trip for the header or limiter checks.
+    for (let i = 0; i < stages.length; i++) {
+      const pending = stages[i]!(ctx);
+      if (pending) return rest(ctx, pending, i + 1);
+    }
+    return undefined;
   };
 }
 
