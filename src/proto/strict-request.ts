@@ -70,7 +70,8 @@ class Reader {
       if (b < 0x80) return value;
       scale *= 128;
     }
-    return this.fail(`varint at byte ${start} is longer than 10 bytes`);
+    // Unreachable: a 10th byte either ends the varint (0 or 1) or overflows above.
+    return this.fail(`varint at byte ${start} overflows 64 bits`);
   }
 
   /** Reads a tag; returns the field number and leaves the wire type in `wire`. */
