@@ -31,11 +31,13 @@ interface Tally {
   reported: number;
 }
 
-function tally(counts: Map<string, Tally>, a: string, b: string): void {
-  const k = `${a}\0${b}`;
-  const t = counts.get(k);
+/** Counts one (a, b); two Map levels, so no key string is built per call. */
+function tally(counts: Map<string, Map<string, Tally>>, a: string, b: string): void {
+  let inner = counts.get(a);
+  if (!inner) counts.set(a, (inner = new Map()));
+  const t = inner.get(b);
   if (t) t.n++;
-  else counts.set(k, { labels: [a, b], n: 1, reported: 0 });
+  else inner.set(b, { labels: [a, b], n: 1, reported: 0 });
 }
 
 function flush(t: Tally, counter: Counter<string>): void {
@@ -50,8 +52,8 @@ export function createAgentMetrics(): AgentMetrics {
 
   // Per-call counts are plain numbers, handed to prom-client when somebody scrapes (collect):
   // an increment on the call path is then a Map lookup and an add, with no label hashing.
-  const callCounts = new Map<string, Tally>();
-  const limitedCounts = new Map<string, Tally>();
+  const callCounts = new Map<string, Map<string, Tally>>();
+  const limitedCounts = new Map<string, Map<string, Tally>>();
   let attestationsInflight = 0;
   new Counter({
     name: 'workload_api_calls_total',
@@ -59,7 +61,7 @@ export function createAgentMetrics(): AgentMetrics {
     labelNames: ['method', 'code'] as const,
     registers: [registry],
     collect() {
-      for (const t of callCounts.values()) flush(t, this);
+      for (const inner of callCounts.values()) for (const t of inner.values()) flush(t, this);
     },
   });
   new Counter({
@@ -68,7 +70,7 @@ export function createAgentMetrics(): AgentMetrics {
     labelNames: ['method', 'key_type'] as const,
     registers: [registry],
     collect() {
-      for (const t of limitedCounts.values()) flush(t, this);
+      for (const inner of limitedCounts.values()) for (const t of inner.values()) flush(t, this);
     },
   });
   new Gauge({

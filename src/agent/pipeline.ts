@@ -160,6 +160,14 @@ export function limitStage(
     (Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m),
   );
   const rejectCode = cfg.rateLimit.rejectStatus === 'resource-exhausted' ? status.RESOURCE_EXHAUSTED : status.UNAVAILABLE;
+  // One rejection per method path, made once: in a storm most calls end here, and nothing reads
+  // or changes a CallError after it is thrown.
+  const rejections = new Map<string, CallError>();
+  const rejection = (path: string): CallError => {
+    let e = rejections.get(path);
+    if (!e) rejections.set(path, (e = new CallError(rejectCode, `rate limit exceeded for ${path}`)));
+    return e;
+  };
   return (ctx) => {
     if (!limited.has(ctx.limitKey)) return;
     const keyCtx: KeyContext = strategy.needsSelectors
@@ -174,7 +182,7 @@ export function limitStage(
     const { key, keyType } = strategy.key(keyCtx);
     if (limiter.allow(ctx.limitKey, key)) return;
     metrics.rateLimited(ctx.method, keyType);
-    throw new CallError(rejectCode, `rate limit exceeded for ${ctx.path}`);
+    throw rejection(ctx.path);
   };
 }
 
