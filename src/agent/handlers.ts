@@ -52,16 +52,20 @@ interface Call {
   off(event: 'cancelled', listener: () => void): unknown;
 }
 
-function cancellationOf(call: Call): Cancellation {
-  return {
-    get cancelled() {
-      return call.cancelled;
-    },
-    onCancel(fn) {
-      call.once('cancelled', fn);
-      return () => void call.off('cancelled', fn);
-    },
-  };
+/** A class rather than an object literal with closures: one is made for every call. */
+class CallCancellation implements Cancellation {
+  readonly #call: Call;
+  constructor(call: Call) {
+    this.#call = call;
+  }
+  get cancelled(): boolean {
+    return this.#call.cancelled;
+  }
+  onCancel(fn: () => void): () => void {
+    const call = this.#call;
+    call.once('cancelled', fn);
+    return () => void call.off('cancelled', fn);
+  }
 }
 
 /** A method's fixed facts: its limiter config key, and whether it needs an issued identity. */
@@ -94,7 +98,7 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   const bundleKey = `spiffe://${td}`;
   const streams = new Set<() => void>();
 
-  function context(name: MethodName, call: Call, checkRequest?: () => void): CallContext {
+  function context(name: MethodName, call: Call, checkRequest?: (request: unknown) => void, request?: unknown): CallContext {
     const caller = deps.callerOf(call.getPeer());
     if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
     const facts = METHOD_FACTS[name];
@@ -105,10 +109,17 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
       needsIdentity: facts.needsIdentity,
       metadata: call.metadata,
       caller,
-      cancellation: cancellationOf(call),
+      cancellation: new CallCancellation(call),
       checkRequest,
+      request,
       selectors: [],
     };
+  }
+
+  function failUnary<Res>(name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown): void {
+    const e = toCallError(err, log);
+    metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+    callback({ code: e.code, details: e.message });
   }
 
   function unary<Req, Res>(
@@ -124,28 +135,25 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
         callback({ code: status.INTERNAL, details: req.details });
         return;
       }
-      const ok = (res: Res) => {
-        metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
-        callback(null, res);
-      };
-      const fail = (err: unknown) => {
-        const e = toCallError(err, log);
-        metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
-        callback({ code: e.code, details: e.message });
-      };
       // The pipeline runs synchronously up to its first await: a call refused by the header check
-      // or a pre-attestation limiter is answered without a promise being made.
+      // or a pre-attestation limiter is answered without a promise or a closure being made.
       let ctx: CallContext;
       let pending: void | Promise<void>;
       try {
-        ctx = context(name, call, check && (() => check(call.request)));
+        ctx = context(name, call, check as ((request: unknown) => void) | undefined, req);
         pending = pipeline(ctx);
       } catch (err) {
-        fail(err);
+        failUnary(name, call, callback, err);
         return;
       }
       const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
-      answered.then(ok, fail);
+      answered.then(
+        (res) => {
+          metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
+          callback(null, res);
+        },
+        (err: unknown) => failUnary(name, call, callback, err),
+      );
     };
   }
 

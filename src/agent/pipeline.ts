@@ -47,8 +47,10 @@ export interface CallContext {
   readonly cancellation: Cancellation;
   /** Whether the call fails with PermissionDenied when no entry matches (not for ValidateJWTSVID). */
   readonly needsIdentity: boolean;
-  /** The method's own request checks (audience, spiffe_id...); run after a pre-attestation limiter. */
-  readonly checkRequest?: () => void;
+  /** The method's own request checks (audience, spiffe_id...) of `request`; run after a pre-attestation limiter. */
+  readonly checkRequest?: (request: unknown) => void;
+  /** The decoded request message. */
+  readonly request?: unknown;
   /** Set by the attestation stage. */
   selectors: Selector[];
   /** Set on first use of entries(). */
@@ -143,7 +145,7 @@ export const checkSecurityHeader: Stage = (ctx) => {
   if (values.length !== 1 || values[0] !== 'true') throw new CallError(status.INVALID_ARGUMENT, HEADER_MISSING);
 };
 
-const checkRequest: Stage = (ctx) => ctx.checkRequest?.();
+const checkRequest: Stage = (ctx) => ctx.checkRequest?.(ctx.request);
 
 /**
  * The one limiter stage, whichever slot it sits in. Methods whose limit is 0 skip it entirely
