@@ -34,7 +34,7 @@ export interface HandlerDeps {
 }
 
 export interface WorkloadHandlers {
-  /** For grpc.Server#addService with workloadService(). */
+  /** For grpc.Server#addService with strictWorkloadService(). */
   readonly implementation: UntypedServiceImplementation;
   /** Number of open streams. */
   openStreams(): number;
