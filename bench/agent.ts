@@ -2,7 +2,10 @@
 // and with a fresh connection per call, for each limiter placement; and what a rejected call
 // costs next to a no-op grpc-js RPC. The server under test runs in a child process (this file
 // with --serve) so client and server do not share one event loop. Numbers, never pass/fail.
-//   node --import tsx bench/agent.ts [--seconds 3] [--json]
+//   node --import tsx bench/agent.ts [--seconds 10] [--json]
+// Each case runs a fixed number of calls after a fixed number of warm-up calls (so the JIT is warm
+// and a busy machine changes how long a case takes, not how much of it is measured), bounded in
+// time by --seconds per 1000 calls.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,14 +128,19 @@ interface Measured {
   codes: Record<string, number>;
 }
 
-/** Concurrent closed-loop callers for `ms`, after a short warm-up. */
-async function measure(server: Served, connection: 'reused' | 'fresh', ms: number, concurrency: number): Promise<Measured> {
+/** Warm-up and measured calls per case; a case also stops at msPer1000 × calls / 1000. */
+const CALLS = { reused: { warm: 600, measured: 2000 }, fresh: { warm: 300, measured: 1000 } } as const;
+
+/** Concurrent closed-loop callers making `calls` calls (bounded by `maxMs`), after warm-up calls. */
+async function measure(server: Served, connection: 'reused' | 'fresh', msPer1000: number, concurrency: number): Promise<Measured> {
   const socket = server.socket;
   const shared = connection === 'reused' ? client(socket) : null;
   const codes: Record<string, number> = {};
   let calls = 0;
-  const run = async (until: number, count: boolean) => {
-    while (performance.now() < until) {
+  let issued = 0;
+  const run = async (target: number, until: number, count: boolean) => {
+    while (issued < target && performance.now() < until) {
+      issued++;
       const c = shared ?? client(socket);
       const code = await fetchJwt(c);
       if (!shared) c.close();
@@ -143,11 +151,13 @@ async function measure(server: Served, connection: 'reused' | 'fresh', ms: numbe
       }
     }
   };
-  const warm = performance.now() + Math.min(500, ms / 4);
-  await Promise.all(Array.from({ length: concurrency }, () => run(warm, false)));
+  const { warm, measured } = CALLS[connection];
+  await Promise.all(Array.from({ length: concurrency }, () => run(warm, performance.now() + (msPer1000 * warm) / 1000, false)));
+  issued = 0;
   const cpuBefore = await server.cpuUs();
   const start = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, () => run(start + ms, true)));
+  const until = start + (msPer1000 * measured) / 1000;
+  await Promise.all(Array.from({ length: concurrency }, () => run(measured, until, true)));
   const elapsed = performance.now() - start;
   const cpu = (await server.cpuUs()) - cpuBefore;
   shared?.close();
@@ -165,7 +175,7 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const json = args.includes('--json');
   const secIdx = args.indexOf('--seconds');
-  const seconds = secIdx >= 0 ? Number(args[secIdx + 1]) : 3;
+  const seconds = secIdx >= 0 ? Number(args[secIdx + 1]) : 10;
   if (!(seconds > 0 && seconds <= 60)) throw new Error(`--seconds must be between 0 and 60, got ${args[secIdx + 1]}`);
   const ms = seconds * 1000;
   const dir = mkdtempSync(join(tmpdir(), 'attestorm-bench-'));
@@ -181,7 +191,9 @@ async function main(): Promise<void> {
     { name: 'no-op grpc-js server', placement: '-', kind: 'noop', limit: 0 },
   ];
   try {
-    say(`FetchJWTSVID calls/s, ${seconds}s each, closed loop (${CONCURRENCY.reused} in flight on a reused connection, ${CONCURRENCY.fresh} with a fresh connection per call)`);
+    say(
+      `FetchJWTSVID, closed loop: ${CALLS.reused.measured} calls after ${CALLS.reused.warm} warm-up calls, ${CONCURRENCY.reused} in flight on a reused connection; ${CALLS.fresh.measured} after ${CALLS.fresh.warm}, ${CONCURRENCY.fresh} in flight with a fresh connection per call (at most ${seconds} s per 1000 calls)`,
+    );
     for (const [i, c] of cases.entries()) {
       const socket = join(dir, `s${i}.sock`);
       const config: Partial<AgentConfigInput> = {
@@ -211,7 +223,7 @@ async function main(): Promise<void> {
         `  ${connection} connection: a rejected call costs ${pre.serverCpuUsPerCall} µs of server CPU pre-attestation, ${post.serverCpuUsPerCall} µs post-attestation, vs ${noop.serverCpuUsPerCall} µs for a no-op RPC (${pre.perSecond} / ${post.perSecond} / ${noop.perSecond} calls/s)`,
       );
     }
-    if (json) process.stdout.write(`${JSON.stringify({ bench: 'agent', seconds, concurrency: CONCURRENCY, rows }, null, 2)}\n`);
+    if (json) process.stdout.write(`${JSON.stringify({ bench: 'agent', seconds, calls: CALLS, concurrency: CONCURRENCY, rows }, null, 2)}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

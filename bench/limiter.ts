@@ -117,7 +117,9 @@ say(
     ? 'memory per key: skipped (run node with --expose-gc for a stable heap delta)'
     : `memory per key: ${perKey.toFixed(0)} bytes (heap + array buffers delta after gc over 100,000 keys; key strings excluded)`,
 );
-say(`node ${process.version}, ${process.arch}; real clock (performance.now) inside allow(); 1-min load average at start ${load.toFixed(2)}`);
+say(
+  `node ${process.version}, ${process.arch}; the limiter's default clock (performance.now read once per synchronous run, so once per round here; in the agent once per call); 1-min load average at start ${load.toFixed(2)}`,
+);
 
 if (json) {
   process.stdout.write(

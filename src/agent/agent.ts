@@ -2,7 +2,7 @@
 // names), identity issuer, pipeline, handlers, the Unix-socket server and the metrics endpoint.
 // Everything that can be wrong with the config is checked before anything listens.
 import { ConfigError } from '../errors.js';
-import { workloadService } from '../proto/index.js';
+import { strictWorkloadService } from '../proto/index.js';
 import { createAttestors } from './attestor.js';
 import { effectiveKeyStrategy, type AgentConfig } from './config.js';
 import { createHandlers } from './handlers.js';
@@ -90,7 +90,7 @@ export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {})
     const pipeline = composePipeline({ cfg, attestors, issuer, metrics, limiter, keyStrategy, log });
     server = createWorkloadServer({ socketPath: cfg.socket, procRoot: cfg.procRoot, metrics, peerCred, log });
     const handlers = createHandlers({ pipeline, issuer, metrics, callerOf: server.callerOf, log });
-    server.grpc.addService(workloadService(), handlers.implementation);
+    server.grpc.addService(strictWorkloadService(), handlers.implementation);
     if (cfg.metrics !== undefined) {
       try {
         endpoint = await serveMetrics(metrics, cfg.metrics);

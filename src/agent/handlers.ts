@@ -8,7 +8,7 @@ import type {
   ServerWritableStream,
   UntypedServiceImplementation,
 } from '@grpc/grpc-js';
-import { METHODS } from '../proto/index.js';
+import { MalformedRequest, METHODS } from '../proto/index.js';
 import type {
   JWTBundlesResponse,
   JWTSVIDRequest__Output,
@@ -34,7 +34,7 @@ export interface HandlerDeps {
 }
 
 export interface WorkloadHandlers {
-  /** For grpc.Server#addService with workloadService(). */
+  /** For grpc.Server#addService with strictWorkloadService(). */
   readonly implementation: UntypedServiceImplementation;
   /** Number of open streams. */
   openStreams(): number;
@@ -52,16 +52,20 @@ interface Call {
   off(event: 'cancelled', listener: () => void): unknown;
 }
 
-function cancellationOf(call: Call): Cancellation {
-  return {
-    get cancelled() {
-      return call.cancelled;
-    },
-    onCancel(fn) {
-      call.once('cancelled', fn);
-      return () => void call.off('cancelled', fn);
-    },
-  };
+/** A class rather than an object literal with closures: one is made for every call. */
+class CallCancellation implements Cancellation {
+  readonly #call: Call;
+  constructor(call: Call) {
+    this.#call = call;
+  }
+  get cancelled(): boolean {
+    return this.#call.cancelled;
+  }
+  onCancel(fn: () => void): () => void {
+    const call = this.#call;
+    call.once('cancelled', fn);
+    return () => void call.off('cancelled', fn);
+  }
 }
 
 /** A method's fixed facts: its limiter config key, and whether it needs an issued identity. */
@@ -94,7 +98,7 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   const bundleKey = `spiffe://${td}`;
   const streams = new Set<() => void>();
 
-  function context(name: MethodName, call: Call, checkRequest?: () => void): CallContext {
+  function context(name: MethodName, call: Call, checkRequest?: (request: unknown) => void, request?: unknown): CallContext {
     const caller = deps.callerOf(call.getPeer());
     if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
     const facts = METHOD_FACTS[name];
@@ -105,10 +109,17 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
       needsIdentity: facts.needsIdentity,
       metadata: call.metadata,
       caller,
-      cancellation: cancellationOf(call),
+      cancellation: new CallCancellation(call),
       checkRequest,
+      request,
       selectors: [],
     };
+  }
+
+  function failUnary<Res>(name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown): void {
+    const e = toCallError(err, log);
+    metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+    callback({ code: e.code, details: e.message });
   }
 
   function unary<Req, Res>(
@@ -117,21 +128,31 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
     answer: (ctx: CallContext, req: Req) => Promise<Res>,
   ) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      const run = async (): Promise<Res> => {
-        const ctx = context(name, call, check && (() => check(call.request)));
-        await pipeline(ctx);
-        return answer(ctx, call.request);
-      };
-      run().then(
+      // A request the strict decoder refused (see proto/strict-request.ts) ends here: no stage runs.
+      const req: unknown = call.request;
+      if (req instanceof MalformedRequest) {
+        metrics.callDone(name, 'INTERNAL');
+        callback({ code: status.INTERNAL, details: req.details });
+        return;
+      }
+      // The pipeline runs synchronously up to its first await: a call refused by the header check
+      // or a pre-attestation limiter is answered without a promise or a closure being made.
+      let ctx: CallContext;
+      let pending: void | Promise<void>;
+      try {
+        ctx = context(name, call, check as ((request: unknown) => void) | undefined, req);
+        pending = pipeline(ctx);
+      } catch (err) {
+        failUnary(name, call, callback, err);
+        return;
+      }
+      const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
+      answered.then(
         (res) => {
           metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
           callback(null, res);
         },
-        (err: unknown) => {
-          const e = toCallError(err, log);
-          metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
-          callback({ code: e.code, details: e.message });
-        },
+        (err: unknown) => failUnary(name, call, callback, err),
       );
     };
   }
@@ -139,6 +160,11 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   /** Metrics count a stream once, with the status of its opening (OK once the first message is out). */
   function stream<Res>(name: MethodName, message: (ctx: CallContext) => Promise<Res>) {
     return (call: ServerWritableStream<unknown, Res>) => {
+      if (call.request instanceof MalformedRequest) {
+        metrics.callDone(name, 'INTERNAL');
+        call.emit('error', { code: status.INTERNAL, details: call.request.details });
+        return;
+      }
       let ended = false;
       let counted = false;
       let unsubscribe = () => {};
@@ -172,7 +198,8 @@ export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
       streams.add(drain);
       (async () => {
         const ctx = context(name, call);
-        await pipeline(ctx);
+        const pending = pipeline(ctx);
+        if (pending) await pending;
         if (ended) return;
         // Rotations are chained so updates leave in the order they were made.
         let chain = message(ctx).then((m) => {

@@ -58,11 +58,18 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
   let rotating: Promise<void> | null = null;
   let closed = false;
 
+  // SPIFFE IDs already checked, so a caller's repeated calls do not re-parse its ID; bounded, and
+  // cleared when full (entries are few; derived IDs are one per caller identity).
+  const checked = new Map<string, string>();
   const checkEntry = (entry: RegistrationEntry, what: string): string => {
+    const known = checked.get(entry.spiffeId);
+    if (known !== undefined) return known;
+    if (checked.size >= 4096) checked.clear();
     const id = parseSpiffeId(entry.spiffeId, what);
     if (id.trustDomain !== trustDomain) {
       throw new ConfigError(`${what} must be in trust domain "${trustDomain}", got ${JSON.stringify(entry.spiffeId)}`);
     }
+    checked.set(entry.spiffeId, id.id);
     return id.id;
   };
 

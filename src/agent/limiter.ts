@@ -6,15 +6,20 @@ import type { LimitMethodKey, RateLimiter } from './types.js';
 export interface RateLimiterOptions {
   /** A key unused for two of these intervals is dropped. Default 60 s, as in SPIRE. */
   gcIntervalMs?: number;
-  /** Monotonic milliseconds; injected by tests. Default performance.now. */
+  /** Monotonic milliseconds; injected by tests. Default performance.now, read once per event-loop turn. */
   now?: () => number;
 }
 
-// Bucket state lives in one Float64Array per method (two numbers per live key) and the maps hold
-// only slot numbers (small integers, stored unboxed): a known key costs no allocation per call and
-// about half the memory of a Map of bucket objects, which matters at 100,000 callers.
+// Bucket state lives in one Float64Array per method (two numbers per live key) and one Map per
+// method interns each key to its slot number (a small integer, stored unboxed): a known key costs
+// one Map lookup and no allocation per call, about half the memory of a Map of bucket objects.
+// The two generations are read from each bucket's last-use time rather than kept as two Maps: a
+// hit never moves a key between maps, and a rotation sweeps out the keys last used before the
+// previous interval began — the keys SPIRE's previous map would drop — at O(live keys) once per
+// GC interval instead of work on every call.
 const MILLI = 0; // tokens × 1000: with millisecond clocks refill is integer arithmetic, no float drift
-const AT = 1; // when MILLI was last brought up to date (ms, same clock as now())
+const AT = 1; // when MILLI was last brought up to date = the key's last use (ms, same clock as now())
+const STRIDE = 2;
 const INITIAL_SLOTS = 64;
 
 class MethodBuckets {
@@ -22,9 +27,8 @@ class MethodBuckets {
   readonly limit: number;
   /** Bucket capacity in milli-tokens (limit × 1000). */
   readonly capacity: number;
-  current = new Map<string, number>();
-  previous = new Map<string, number>();
-  state = new Float64Array(INITIAL_SLOTS * 2);
+  slots = new Map<string, number>();
+  state = new Float64Array(INITIAL_SLOTS * STRIDE);
   /** Slots released by GC, reused before new ones. */
   free: number[] = [];
   /** Slots ever handed out since the last reset/compaction. */
@@ -37,7 +41,7 @@ class MethodBuckets {
 
   alloc(): number {
     if (this.free.length > 0) return this.free.pop()!;
-    if (this.used * 2 === this.state.length) {
+    if (this.used * STRIDE === this.state.length) {
       const bigger = new Float64Array(this.state.length * 2);
       bigger.set(this.state);
       this.state = bigger;
@@ -45,33 +49,35 @@ class MethodBuckets {
     return this.used++;
   }
 
-  /** One GC boundary: previous is dropped (its slots freed), current becomes previous. */
-  demote(): void {
-    for (const slot of this.previous.values()) this.free.push(slot);
-    this.previous = this.current;
-    this.current = new Map();
-    const live = this.previous.size;
+  /** Drops every key last used before `oldest` (ms) and frees its slot. */
+  sweep(oldest: number): void {
+    const state = this.state;
+    for (const [key, slot] of this.slots) {
+      if (state[slot * STRIDE + AT]! < oldest) {
+        this.slots.delete(key); // deleting the current entry keeps Map iteration valid
+        this.free.push(slot);
+      }
+    }
+    const live = this.slots.size;
+    if (live === 0) this.reset();
     // After a storm the slab would stay at its peak; compact once it is mostly free so memory
     // follows the keys that are still live.
-    if (this.used > INITIAL_SLOTS && live * 4 < this.used) this.compact(live);
+    else if (this.used > INITIAL_SLOTS && live * 4 < this.used) this.compact(live);
   }
 
-  /** Two or more boundaries passed: nothing is live any more. */
-  reset(): void {
-    this.current = new Map();
-    this.previous = new Map();
-    this.state = new Float64Array(INITIAL_SLOTS * 2);
+  private reset(): void {
+    this.slots = new Map();
+    this.state = new Float64Array(INITIAL_SLOTS * STRIDE);
     this.free = [];
     this.used = 0;
   }
 
   private compact(live: number): void {
-    const next = new Float64Array(Math.max(INITIAL_SLOTS, 2 ** Math.ceil(Math.log2(live * 2))) * 2);
+    const next = new Float64Array(Math.max(INITIAL_SLOTS, 2 ** Math.ceil(Math.log2(live * 2))) * STRIDE);
     let n = 0;
-    for (const [key, slot] of this.previous) {
-      next[n * 2 + MILLI] = this.state[slot * 2 + MILLI]!;
-      next[n * 2 + AT] = this.state[slot * 2 + AT]!;
-      this.previous.set(key, n++); // updating a present key keeps Map iteration valid
+    for (const [key, slot] of this.slots) {
+      next.set(this.state.subarray(slot * STRIDE, slot * STRIDE + STRIDE), n * STRIDE);
+      this.slots.set(key, n++); // updating a present key keeps Map iteration valid
     }
     this.state = next;
     this.free = [];
@@ -87,10 +93,31 @@ const METHOD_KEYS: readonly LimitMethodKey[] = [
   'validate_jwt_svid',
 ];
 
+/**
+ * The default clock: performance.now() read once per run of synchronous code and reused until
+ * the microtask queue drains. Calls handled in one event-loop turn see one instant (refill can
+ * only be under-counted by that turn's length), and a burst of allow() calls pays for one clock
+ * read instead of one each.
+ */
+function coarseClock(): () => number {
+  let cached = -1;
+  const expire = () => {
+    cached = -1;
+  };
+  return () => {
+    if (cached < 0) {
+      cached = performance.now();
+      queueMicrotask(expire);
+    }
+    return cached;
+  };
+}
+
 class TwoGenerationLimiter implements RateLimiter {
   private readonly methods: Record<LimitMethodKey, MethodBuckets>;
   private readonly gcIntervalMs: number;
   private readonly now: () => number;
+  /** Start of the current GC interval (ms); boundaries stay aligned to the creation time. */
   private rotatedAt: number;
 
   constructor(limits: Record<LimitMethodKey, number>, gcIntervalMs: number, now: () => number) {
@@ -107,21 +134,18 @@ class TwoGenerationLimiter implements RateLimiter {
     if (m === undefined || m.limit === 0) return true;
     const now = this.now();
     if (now - this.rotatedAt >= this.gcIntervalMs) this.rotate(now);
-    let slot = m.current.get(key);
+    let state = m.state;
+    let slot = m.slots.get(key);
     if (slot === undefined) {
-      slot = m.previous.get(key);
-      if (slot === undefined) {
-        // A new key starts with a full bucket, like a fresh x/time/rate limiter.
-        slot = m.alloc();
-        m.state[slot * 2 + MILLI] = m.capacity;
-        m.state[slot * 2 + AT] = now;
-      } else {
-        m.previous.delete(key);
-      }
-      m.current.set(key, slot);
+      // A new key starts with a full bucket, like a fresh x/time/rate limiter.
+      slot = m.alloc();
+      state = m.state;
+      m.slots.set(key, slot);
+      const j = slot * STRIDE;
+      state[j + MILLI] = m.capacity;
+      state[j + AT] = now;
     }
-    const state = m.state;
-    const i = slot * 2;
+    const i = slot * STRIDE;
     // limit tokens per 1000 ms = limit milli-tokens per ms.
     let milli = state[i + MILLI]! + (now - state[i + AT]!) * m.limit;
     if (milli > m.capacity) milli = m.capacity;
@@ -136,27 +160,23 @@ class TwoGenerationLimiter implements RateLimiter {
 
   size(): number {
     let n = 0;
-    for (const m of METHOD_KEYS) {
-      const b = this.methods[m];
-      n += b.current.size + b.previous.size;
-    }
+    for (const m of METHOD_KEYS) n += this.methods[m].slots.size;
     return n;
   }
 
   /**
    * Lazy stand-in for SPIRE's GC ticker: behaves as if a rotation had happened at every interval
-   * boundary since the last one. One boundary: current becomes previous. Two or more: everything
-   * was idle for at least one full interval after its generation was demoted, so all is dropped.
+   * boundary since the last one. A key survives while it was used in the current interval or the
+   * one before (SPIRE's current and previous maps); keys idle since before that are dropped.
    */
   private rotate(now: number): void {
     const elapsed = Math.floor((now - this.rotatedAt) / this.gcIntervalMs);
+    this.rotatedAt += elapsed * this.gcIntervalMs;
+    const oldest = this.rotatedAt - this.gcIntervalMs;
     for (const name of METHOD_KEYS) {
       const m = this.methods[name];
-      if (m.limit === 0) continue;
-      if (elapsed === 1) m.demote();
-      else m.reset();
+      if (m.limit !== 0) m.sweep(oldest);
     }
-    this.rotatedAt += elapsed * this.gcIntervalMs;
   }
 }
 
@@ -180,5 +200,5 @@ export function createRateLimiter(
     problems.push(`rateLimit.gcInterval must be a positive duration, got ${String(gcIntervalMs)} ms`);
   }
   if (problems.length) throw new ConfigError(problems);
-  return new TwoGenerationLimiter(limits, gcIntervalMs, opts.now ?? (() => performance.now()));
+  return new TwoGenerationLimiter(limits, gcIntervalMs, opts.now ?? coarseClock());
 }

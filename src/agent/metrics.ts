@@ -24,26 +24,62 @@ export function renderMetrics(metrics: AgentMetrics): Promise<string> {
   return metrics.registry.metrics();
 }
 
+/** A count under two label values, and how much of it prom-client has been given. */
+interface Tally {
+  labels: [string, string];
+  n: number;
+  reported: number;
+}
+
+/** Counts one (a, b); two Map levels, so no key string is built per call. */
+function tally(counts: Map<string, Map<string, Tally>>, a: string, b: string): void {
+  let inner = counts.get(a);
+  if (!inner) counts.set(a, (inner = new Map()));
+  const t = inner.get(b);
+  if (t) t.n++;
+  else inner.set(b, { labels: [a, b], n: 1, reported: 0 });
+}
+
+function flush(t: Tally, counter: Counter<string>): void {
+  if (t.n === t.reported) return;
+  counter.labels(...t.labels).inc(t.n - t.reported);
+  t.reported = t.n;
+}
+
 export function createAgentMetrics(): AgentMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const calls = new Counter({
+  // Per-call counts are plain numbers, handed to prom-client when somebody scrapes (collect):
+  // an increment on the call path is then a Map lookup and an add, with no label hashing.
+  const callCounts = new Map<string, Map<string, Tally>>();
+  const limitedCounts = new Map<string, Map<string, Tally>>();
+  let attestationsInflight = 0;
+  new Counter({
     name: 'workload_api_calls_total',
     help: 'Workload API calls (stream opens for streaming methods) by method and final gRPC status',
     labelNames: ['method', 'code'] as const,
     registers: [registry],
+    collect() {
+      for (const inner of callCounts.values()) for (const t of inner.values()) flush(t, this);
+    },
   });
-  const limited = new Counter({
+  new Counter({
     name: 'workload_api_rate_limit_exceeded_total',
     help: 'Calls rejected by the rate limiter, by method and limiter key type',
     labelNames: ['method', 'key_type'] as const,
     registers: [registry],
+    collect() {
+      for (const inner of limitedCounts.values()) for (const t of inner.values()) flush(t, this);
+    },
   });
-  const inflight = new Gauge({
+  new Gauge({
     name: 'workload_api_attestations_inflight',
     help: 'Workload attestations running now (including ones whose caller has gone away)',
     registers: [registry],
+    collect() {
+      this.set(attestationsInflight);
+    },
   });
   const duration = new Histogram({
     name: 'workload_api_attestation_duration_seconds',
@@ -71,34 +107,23 @@ export function createAgentMetrics(): AgentMetrics {
     registers: [registry],
   });
 
-  // Label children cached by their joined values: prom-client would otherwise hash the label
-  // object on every increment.
-  const callChildren = new Map<string, { inc(): void }>();
-  const limitedChildren = new Map<string, { inc(): void }>();
-
   return {
     registry,
     callDone(method, code) {
-      const k = `${method}\0${code}`;
-      let child = callChildren.get(k);
-      if (!child) callChildren.set(k, (child = calls.labels(method, code)));
-      child.inc();
+      tally(callCounts, method, code);
     },
     rateLimited(method, keyType) {
-      const k = `${method}\0${keyType}`;
-      let child = limitedChildren.get(k);
-      if (!child) limitedChildren.set(k, (child = limited.labels(method, keyType)));
-      child.inc();
+      tally(limitedCounts, method, keyType);
     },
     attestationStarted() {
-      inflight.inc();
-      const start = process.hrtime.bigint();
+      attestationsInflight++;
+      const start = performance.now();
       let ended = false;
       return () => {
         if (ended) return;
         ended = true;
-        inflight.dec();
-        duration.observe(Number(process.hrtime.bigint() - start) / 1e9);
+        attestationsInflight--;
+        duration.observe((performance.now() - start) / 1000);
       };
     },
     connectionOpened: () => connections.inc(),

@@ -32,30 +32,31 @@ export function createPeerCredReader(): PeerCredReader {
   }
   type Koffi = typeof import('koffi');
   let koffi: Koffi;
-  let getsockopt: (fd: number, level: number, name: number, out: Record<string, number>, len: number[]) => number;
+  let getsockopt: (fd: number, level: number, name: number, out: Buffer, len: Buffer) => number;
   try {
     // koffi is a native addon; required lazily so platforms without it fail here with a clear message.
     koffi = createRequire(import.meta.url)('koffi') as Koffi;
     const libc = koffi.load('libc.so.6');
-    koffi.struct('attestorm_ucred', { pid: 'int32', uid: 'uint32', gid: 'uint32' });
-    getsockopt = libc.func(
-      'int getsockopt(int fd, int level, int optname, _Out_ attestorm_ucred *optval, _Inout_ uint32_t *optlen)',
-    ) as typeof getsockopt;
+    // Raw buffers rather than a koffi struct: no object is decoded per call on the accept path.
+    getsockopt = libc.func('int getsockopt(int fd, int level, int optname, void *optval, void *optlen)') as typeof getsockopt;
   } catch (err) {
     throw new PlatformError(
       `cannot bind getsockopt(SO_PEERCRED) through koffi/libc.so.6 (${(err as Error).message}); the agent needs it to identify callers`,
       { cause: err },
     );
   }
+  // struct ucred and its length, reused: the agent's event loop reads one socket at a time.
+  const ucred = Buffer.alloc(UCRED_SIZE);
+  const len = Buffer.alloc(4);
   cached = (socket: Socket): PeerCred => {
     const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
     if (typeof fd !== 'number' || fd < 0) throw new Error('socket has no file descriptor (already closed?)');
-    const out: Record<string, number> = {};
-    const len = [UCRED_SIZE];
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, len) !== 0) {
+    len.writeUInt32LE(UCRED_SIZE, 0);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, ucred, len) !== 0) {
       throw new Error(`getsockopt(SO_PEERCRED) failed: errno ${koffi.errno()}`);
     }
-    return { pid: out.pid!, uid: out.uid!, gid: out.gid! };
+    if (len.readUInt32LE(0) !== UCRED_SIZE) throw new Error(`getsockopt(SO_PEERCRED) returned ${len.readUInt32LE(0)} bytes, expected ${UCRED_SIZE}`);
+    return { pid: ucred.readInt32LE(0), uid: ucred.readUInt32LE(4), gid: ucred.readUInt32LE(8) };
   };
   return cached;
 }

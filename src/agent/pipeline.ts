@@ -24,7 +24,12 @@ import type {
 export class CallError extends Error {
   readonly code: status;
   constructor(code: status, details: string) {
+    // No stack trace: a CallError is an answer, not a bug, and capturing a stack on every
+    // rejected call showed up in profiles of a rate-limit storm.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(details);
+    Error.stackTraceLimit = limit;
     this.code = code;
   }
 }
@@ -42,8 +47,10 @@ export interface CallContext {
   readonly cancellation: Cancellation;
   /** Whether the call fails with PermissionDenied when no entry matches (not for ValidateJWTSVID). */
   readonly needsIdentity: boolean;
-  /** The method's own request checks (audience, spiffe_id...); run after a pre-attestation limiter. */
-  readonly checkRequest?: () => void;
+  /** The method's own request checks (audience, spiffe_id...) of `request`; run after a pre-attestation limiter. */
+  readonly checkRequest?: (request: unknown) => void;
+  /** The decoded request message. */
+  readonly request?: unknown;
   /** Set by the attestation stage. */
   selectors: Selector[];
   /** Set on first use of entries(). */
@@ -62,8 +69,13 @@ export interface Cancellation {
 
 export type Stage = (ctx: CallContext) => void | Promise<void>;
 
-/** Runs a composed pipeline; resolves when the call may be answered, rejects with CallError. */
-export type Pipeline = (ctx: CallContext) => Promise<void>;
+/**
+ * Runs a composed pipeline. Synchronous as long as its stages are: returns undefined when every
+ * stage passed without waiting, throws CallError when a synchronous stage refused the call (a
+ * pre-attestation rejection never touches a promise), and otherwise returns a promise that
+ * resolves when the call may be answered or rejects with CallError.
+ */
+export type Pipeline = (ctx: CallContext) => void | Promise<void>;
 
 export interface PipelineDeps {
   cfg: AgentConfig;
@@ -110,12 +122,20 @@ export function composePipeline(deps: PipelineDeps): Pipeline {
     ...slots.afterAttestation,
     requireIdentity(deps.issuer),
   ];
-  return async (ctx) => {
-    // Synchronous stages stay synchronous: no promise round trip for the header or limiter checks.
-    for (const stage of stages) {
-      const pending = stage(ctx);
-      if (pending) await pending;
+  const rest = async (ctx: CallContext, pending: Promise<void>, from: number): Promise<void> => {
+    await pending;
+    for (let i = from; i < stages.length; i++) {
+      const next = stages[i]!(ctx);
+      if (next) await next;
     }
+  };
+  return (ctx) => {
+    // Synchronous stages stay synchronous: no promise round trip for the header or limiter checks.
+    for (let i = 0; i < stages.length; i++) {
+      const pending = stages[i]!(ctx);
+      if (pending) return rest(ctx, pending, i + 1);
+    }
+    return undefined;
   };
 }
 
@@ -125,7 +145,7 @@ export const checkSecurityHeader: Stage = (ctx) => {
   if (values.length !== 1 || values[0] !== 'true') throw new CallError(status.INVALID_ARGUMENT, HEADER_MISSING);
 };
 
-const checkRequest: Stage = (ctx) => ctx.checkRequest?.();
+const checkRequest: Stage = (ctx) => ctx.checkRequest?.(ctx.request);
 
 /**
  * The one limiter stage, whichever slot it sits in. Methods whose limit is 0 skip it entirely
@@ -142,6 +162,14 @@ export function limitStage(
     (Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m),
   );
   const rejectCode = cfg.rateLimit.rejectStatus === 'resource-exhausted' ? status.RESOURCE_EXHAUSTED : status.UNAVAILABLE;
+  // One rejection per method path, made once: in a storm most calls end here, and nothing reads
+  // or changes a CallError after it is thrown.
+  const rejections = new Map<string, CallError>();
+  const rejection = (path: string): CallError => {
+    let e = rejections.get(path);
+    if (!e) rejections.set(path, (e = new CallError(rejectCode, `rate limit exceeded for ${path}`)));
+    return e;
+  };
   return (ctx) => {
     if (!limited.has(ctx.limitKey)) return;
     const keyCtx: KeyContext = strategy.needsSelectors
@@ -156,7 +184,7 @@ export function limitStage(
     const { key, keyType } = strategy.key(keyCtx);
     if (limiter.allow(ctx.limitKey, key)) return;
     metrics.rateLimited(ctx.method, keyType);
-    throw new CallError(rejectCode, `rate limit exceeded for ${ctx.path}`);
+    throw rejection(ctx.path);
   };
 }
 

@@ -6,8 +6,18 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType } from './gen/workload.js';
+import { encodeJWTSVIDResponse } from './jwt-svid-response.js';
+import { STRICT_REQUEST_DECODERS } from './strict-request.js';
 
 export type * from './gen/workload.js';
+export { encodeJWTSVIDResponse } from './jwt-svid-response.js';
+export {
+  MalformedRequest,
+  UNMARSHAL_ERROR_PREFIX,
+  STRICT_REQUEST_DECODERS,
+  type JWTSVIDRequestDecoded,
+  type ValidateJWTSVIDRequestDecoded,
+} from './strict-request.js';
 export type { JWTSVIDRequest, JWTSVIDRequest__Output } from './gen/JWTSVIDRequest.js';
 export type { JWTSVIDResponse, JWTSVIDResponse__Output } from './gen/JWTSVIDResponse.js';
 export type { JWTSVID, JWTSVID__Output } from './gen/JWTSVID.js';
@@ -70,4 +80,25 @@ export function workloadProto(): ProtoGrpcType {
 /** Service definition with serializers, for grpc.Server#addService and raw clients. */
 export function workloadService() {
   return workloadProto().SpiffeWorkloadAPI.service;
+}
+
+let strict: grpc.ServiceDefinition | undefined;
+
+/**
+ * The service definition for servers that must refuse malformed requests as grpc-go does: the
+ * request deserializers are the strict decoders of strict-request.ts, which return a
+ * MalformedRequest (never throw) for bytes that are not a valid message; the handlers answer it.
+ * FetchJWTSVID's response is encoded by hand too (jwt-svid-response.ts), the agent's hot path.
+ */
+export function strictWorkloadService(): grpc.ServiceDefinition {
+  if (strict) return strict;
+  const base = workloadService() as unknown as grpc.ServiceDefinition;
+  const copy: Record<string, grpc.MethodDefinition<unknown, unknown>> = { ...base };
+  for (const name of Object.keys(METHODS) as MethodName[]) {
+    copy[name] = { ...base[name]!, requestDeserialize: STRICT_REQUEST_DECODERS[name] };
+  }
+  // The admitted FetchJWTSVID's answer, encoded without protobufjs (same bytes).
+  copy.FetchJWTSVID = { ...copy.FetchJWTSVID!, responseSerialize: encodeJWTSVIDResponse as (v: unknown) => Buffer };
+  strict = copy;
+  return strict;
 }

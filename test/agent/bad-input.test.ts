@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentConfigInput } from '../../src/agent/index.js';
-import { fakeProcRoot, podCgroup, scrape, spawnCaller, startTestAgent, tempDir, unary, type TestAgent } from './harness.js';
+import { fakeProcRoot, header, podCgroup, scrape, spawnCaller, startTestAgent, tempDir, unary, type TestAgent } from './harness.js';
 
 const ok = (t: TestAgent) => unary(t.client(), 'FetchJWTSVID', { audience: ['next'] });
 
@@ -62,8 +62,7 @@ describe('malformed transport input', () => {
     const session = http2.connect('http://localhost', { createConnection: () => connect(t.socketPath) });
     session.on('error', () => {});
     try {
-      // A tag varint that never ends: protobufjs cannot decode it (it tolerates short strings, so
-      // a truncated length-delimited field would not do).
+      // A tag varint that never ends, sent over a bare http2 session (no grpc-js client at all).
       const body = Buffer.from([0xff, 0xff, 0xff]);
       const frame = Buffer.concat([Buffer.from([0, 0, 0, 0, body.length]), body]);
       const req = session.request({
@@ -83,7 +82,7 @@ describe('malformed transport input', () => {
         req.end(frame);
       });
       expect(status).toBeDefined();
-      expect(Number(status)).toBe(grpc.status.INTERNAL); // grpc-js: "Error deserializing request"
+      expect(Number(status)).toBe(grpc.status.INTERNAL); // "grpc: error unmarshalling request: ..."
     } finally {
       session.close();
     }
@@ -94,6 +93,204 @@ describe('malformed transport input', () => {
     const r = await statusOf(unary(t.client(), 'FetchJWTSVID', { audience: ['x'.repeat(70 * 1024)] }));
     expect(r.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     await expect(ok(t)).resolves.toBeTruthy();
+  });
+});
+
+// ---- strict protobuf decoding of every request, with hand-built bytes ----
+
+type Outcome = { code: number; details: string; message?: Buffer };
+
+/** Raw bytes in, raw bytes out: identity serializers, so the client sends exactly `bytes`. */
+const same = (b: Buffer) => b;
+
+function rawUnaryCall(c: grpc.Client, path: string, bytes: Buffer, md: grpc.Metadata = header()): Promise<Outcome> {
+  return new Promise((resolve) => {
+    c.makeUnaryRequest(path, same, same, bytes, md, {}, (err: grpc.ServiceError | null, res?: Buffer) =>
+      resolve(err ? { code: err.code, details: err.details } : { code: grpc.status.OK, details: '', message: res }),
+    );
+  });
+}
+
+/** A server stream's first message (then cancelled) or its status when it ends without one. */
+function rawStreamCall(c: grpc.Client, path: string, bytes: Buffer, md: grpc.Metadata = header()): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const call = c.makeServerStreamRequest(path, same, same, bytes, md, {});
+    call.once('data', (m: Buffer) => {
+      resolve({ code: grpc.status.OK, details: '', message: m });
+      call.cancel();
+    });
+    call.on('error', (e: grpc.ServiceError) => resolve({ code: e.code, details: e.details }));
+    call.on('status', (s: grpc.StatusObject) => resolve({ code: s.code, details: s.details }));
+  });
+}
+
+const hex = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
+const UNMARSHAL = 'grpc: error unmarshalling request: ';
+
+// The three byte strings of the issue, on field 1 of each request.
+const TRUNCATED = hex('0a 05 61 62'); // field 1, length 5, two bytes present
+const HUGE_LENGTH = hex('0a ff ff ff ff 0f'); // field 1, length 2^32-1, nothing behind it
+const BAD_UTF8 = hex('0a 02 c3 28'); // field 1, two bytes that are not UTF-8
+
+describe('strict decoding of every Workload API request', () => {
+  let t: TestAgent;
+  let raw: grpc.Client;
+  const attestations = () => scrape(t.agent.metricsUrl!, 'workload_api_attestation_duration_seconds_count');
+  beforeAll(async () => {
+    t = await startTestAgent();
+    raw = new grpc.Client(`unix:${t.socketPath}`, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+  });
+  afterAll(async () => {
+    raw?.close();
+    await t?.stop();
+  });
+
+  /** A token for ValidateJWTSVID's good call. */
+  async function token(audience: string): Promise<string> {
+    const res = await unary<object, { svids: { svid: string }[] }>(t.client(), 'FetchJWTSVID', { audience: [audience] });
+    return res.svids[0]!.svid;
+  }
+
+  /** Encodes a length-delimited field by hand (field numbers < 16). */
+  const field = (n: number, text: string) => {
+    const v = Buffer.from(text);
+    const len: number[] = [];
+    for (let l = v.length; ; l >>>= 7) {
+      if (l < 0x80) {
+        len.push(l);
+        break;
+      }
+      len.push((l & 0x7f) | 0x80);
+    }
+    return Buffer.concat([Buffer.from([(n << 3) | 2, ...len]), v]);
+  };
+
+  interface MethodCase {
+    name: string;
+    kind: 'unary' | 'stream';
+    /** Bytes of a request the agent serves. */
+    good: () => Promise<Buffer>;
+    /** Field number → name of the request's string fields (empty for the empty requests). */
+    fields: Record<number, string>;
+  }
+  const methods: MethodCase[] = [
+    { name: 'FetchJWTSVID', kind: 'unary', good: async () => field(1, 'next'), fields: { 1: 'audience', 2: 'spiffe_id' } },
+    {
+      name: 'ValidateJWTSVID',
+      kind: 'unary',
+      good: async () => Buffer.concat([field(1, 'v'), field(2, await token('v'))]),
+      fields: { 1: 'audience', 2: 'svid' },
+    },
+    { name: 'FetchX509SVID', kind: 'stream', good: async () => Buffer.alloc(0), fields: {} },
+    { name: 'FetchX509Bundles', kind: 'stream', good: async () => Buffer.alloc(0), fields: {} },
+    { name: 'FetchJWTBundles', kind: 'stream', good: async () => Buffer.alloc(0), fields: {} },
+  ];
+
+  const call = (m: MethodCase, bytes: Buffer, md?: grpc.Metadata) =>
+    (m.kind === 'unary' ? rawUnaryCall : rawStreamCall)(raw, `/SpiffeWorkloadAPI/${m.name}`, bytes, md);
+
+  async function expectRefused(m: MethodCase, bytes: Buffer, problem: string | RegExp): Promise<void> {
+    const before = await attestations();
+    const r = await call(m, bytes);
+    expect(r.code, `${m.name} ${bytes.toString('hex')}: ${r.details}`).toBe(grpc.status.INTERNAL);
+    expect(r.details.startsWith(UNMARSHAL), r.details).toBe(true);
+    if (typeof problem === 'string') expect(r.details).toBe(UNMARSHAL + problem);
+    else expect(r.details).toMatch(problem);
+    // Refused before the pipeline: no attestation ran.
+    expect(await attestations()).toBe(before);
+    // And the next good call on the same connection is served.
+    const next = await call(m, await m.good());
+    expect(next.code, next.details).toBe(grpc.status.OK);
+  }
+
+  for (const m of methods) {
+    const f1 = m.fields[1] ? `field 1 (${m.fields[1]})` : 'field 1';
+    describe(m.name, () => {
+      it('serves the good request', async () => {
+        const r = await call(m, await m.good());
+        expect(r.code, r.details).toBe(grpc.status.OK);
+      });
+
+      it('refuses a length-delimited field 1 whose 5 bytes run past the end (0a 05 61 62)', async () => {
+        await expectRefused(m, TRUNCATED, `${f1} length 5 runs past the end of the 4-byte message`);
+      });
+
+      it('refuses a length of 2^32-1 with nothing behind it (0a ff ff ff ff 0f)', async () => {
+        await expectRefused(m, HUGE_LENGTH, `${f1} length 4294967295 runs past the end of the 6-byte message`);
+      });
+
+      it('refuses a tag or varint that runs past the end (ff ff ff)', async () => {
+        await expectRefused(m, hex('ff ff ff'), 'varint at byte 0 runs past the end of the 3-byte message');
+      });
+
+      if (m.fields[1]) {
+        it(`refuses invalid UTF-8 in ${m.fields[1]} (0a 02 c3 28) and in ${m.fields[2]} (12 02 c3 28)`, async () => {
+          await expectRefused(m, BAD_UTF8, `field 1 (${m.fields[1]}) is not valid UTF-8`);
+          await expectRefused(m, hex('12 02 c3 28'), `field 2 (${m.fields[2]}) is not valid UTF-8`);
+        });
+
+        it('refuses a known field with the wrong wire type (08 01: field 1 as a varint; 15 ...: field 2 as fixed32)', async () => {
+          await expectRefused(m, hex('08 01'), `field 1 (${m.fields[1]}) has wire type 0 (varint), expected 2 (length-delimited)`);
+          await expectRefused(m, hex('15 01 02 03 04'), `field 2 (${m.fields[2]}) has wire type 5 (fixed32), expected 2 (length-delimited)`);
+        });
+      } else {
+        // Field 1 is unknown to an empty request: its bytes are skipped unread, as proto3 (and grpc-go) do.
+        it('serves 0a 02 c3 28: an unknown field 1 is skipped without reading its bytes as text', async () => {
+          const r = await call(m, BAD_UTF8);
+          expect(r.code, r.details).toBe(grpc.status.OK);
+        });
+      }
+
+      it('refuses wire types 6 and 7, a stray end-group and field number 0', async () => {
+        await expectRefused(m, hex('0e'), 'field 1 has invalid wire type 6');
+        await expectRefused(m, hex('0f'), 'field 1 has invalid wire type 7');
+        await expectRefused(m, hex('0c'), 'field 1: end-group without a start-group');
+        await expectRefused(m, hex('02 00'), 'field number 0 is not allowed');
+      });
+
+      it('refuses an unknown group that never ends and an unknown fixed64 cut short', async () => {
+        await expectRefused(m, hex('5b 58 01'), 'field 11: group runs past the end of the 3-byte message');
+        await expectRefused(m, hex('59 01 02'), 'field 11 (fixed64) runs past the end of the 3-byte message');
+      });
+
+      it('skips unknown varint, fixed64, length-delimited, group and fixed32 fields and serves the call', async () => {
+        const unknown = hex(
+          [
+            '58 96 01', // field 11, varint 150
+            '61 01 02 03 04 05 06 07 08', // field 12, fixed64
+            '6a 03 c3 28 00', // field 13, bytes that are not UTF-8 (unknown fields are not text)
+            '73 78 01 7a 01 61 74', // field 14, group holding field 15 varint and field 15 bytes, then end
+            '7d 01 02 03 04', // field 15, fixed32
+          ].join(''),
+        );
+        const good = await m.good();
+        const r = await call(m, Buffer.concat([unknown, good, unknown]));
+        expect(r.code, r.details).toBe(grpc.status.OK);
+      });
+
+      it('decodes before the security header is checked (as grpc-go does for unary calls)', async () => {
+        const r = await call(m, TRUNCATED, new grpc.Metadata());
+        expect(r.code, r.details).toBe(grpc.status.INTERNAL);
+      });
+    });
+  }
+
+  it('FetchJWTSVID: a refused call is counted with code INTERNAL', async () => {
+    const metric = 'workload_api_calls_total{method="FetchJWTSVID",code="INTERNAL"}';
+    const before = await scrape(t.agent.metricsUrl!, metric);
+    await rawUnaryCall(raw, '/SpiffeWorkloadAPI/FetchJWTSVID', TRUNCATED);
+    expect(await scrape(t.agent.metricsUrl!, metric)).toBe(before + 1);
+  });
+
+  it('FetchJWTSVID: repeated audiences all count, the last spiffe_id wins', async () => {
+    const sid = 'spiffe://example.org/nope';
+    const bytes = Buffer.concat([field(1, 'a'), field(2, 'spiffe://example.org/x'), field(1, 'b'), field(2, sid)]);
+    const r = await rawUnaryCall(raw, '/SpiffeWorkloadAPI/FetchJWTSVID', bytes);
+    // The last spiffe_id names no entry of this caller: PermissionDenied proves it was the one used.
+    expect(r).toEqual({ code: grpc.status.PERMISSION_DENIED, details: 'no identity issued' });
+    const res = await unary<object, { svids: { svid: string }[] }>(t.client(), 'FetchJWTSVID', { audience: ['a', 'b'] });
+    const claims = JSON.parse(Buffer.from(res.svids[0]!.svid.split('.')[1]!, 'base64url').toString()) as { aud: string[] };
+    expect(claims.aud).toEqual(['a', 'b']);
   });
 });
 
