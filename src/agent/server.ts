@@ -13,7 +13,7 @@
 // made one call); the brief's 32 KiB → 4 KiB read-buffer effect is a Go-agent knob with no exact
 // Node counterpart, since libuv reads into a transient buffer rather than one per connection.
 import { unlinkSync } from 'node:fs';
-import { lstat, mkdir, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -137,6 +137,9 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
       ns.on('error', (err) => log(`listener error: ${err.message}`));
       netServer = ns;
       socketFileOwned = true;
+      // Like SPIRE's agent: any local uid may connect (pods run as many uids); the agent tells them
+      // apart by SO_PEERCRED, not by file permissions.
+      await chmod(socketPath, 0o777);
     },
 
     close(graceMs) {

@@ -1,5 +1,6 @@
 // The Workload API as a client sees it: a real agent on a socket in a temp dir, real grpc-js
 // clients, SVIDs verified with independent code (jose for JWTs, node:crypto for X.509).
+import { statSync } from 'node:fs';
 import { createPrivateKey, sign, verify, X509Certificate } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +33,10 @@ describe('Workload API on a Unix socket (derived identities)', () => {
     t = await startTestAgent({ svid: { rotationInterval: '300ms' } });
   });
   afterAll(() => t?.stop());
+
+  it('the socket admits every local uid (0777, as SPIRE does): callers are told apart by SO_PEERCRED', () => {
+    expect(statSync(t.socketPath).mode & 0o777).toBe(0o777);
+  });
 
   it('FetchJWTSVID returns an ES256 JWT-SVID that verifies against the JWKS from FetchJWTBundles', async () => {
     const c = t.client();
