@@ -68,6 +68,7 @@ process.exitCode = failed ? 1 : 0;
 interface LimiterRun {
   nsPerCall10Keys: number;
   nsPerCall100kKeys: number;
+  nsPerCall100kKeysClockPerCall?: number;
   mapGetNs10Keys: number;
   mapGetNs100kKeys: number;
   bytesPerKey: number | null;
@@ -104,6 +105,7 @@ function figuresOf(runsByBench: Record<string, unknown[]>): Array<Record<string,
     if (lim) {
       f['limiter.allowNs10'] = lim.nsPerCall10Keys;
       f['limiter.allowNs100k'] = lim.nsPerCall100kKeys;
+      f['limiter.allowNs100kClockPerCall'] = lim.nsPerCall100kKeysClockPerCall ?? null;
       f['limiter.mapGetNs10'] = lim.mapGetNs10Keys;
       f['limiter.mapGetNs100k'] = lim.mapGetNs100kKeys;
       f['limiter.bytesPerKey'] = lim.bytesPerKey;
