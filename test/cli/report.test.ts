@@ -49,7 +49,7 @@ describe('attestorm report', () => {
     const out = path.join(parent, 'cmp');
     const { code } = await cli(['report', dir, other, '--out', out, '--format', 'md,json']);
     expect(code).toBe(0);
-    expect((await readdir(out)).sort()).toEqual(['report.json', 'summary.md']);
+    expect((await readdir(out)).sort()).toEqual(['baseline.md', 'report.json', 'summary.md']);
   });
 
   it('exits 2 naming the folder when it does not exist', async () => {

@@ -59,7 +59,7 @@ describe('report.html', () => {
   });
 
   it('shows the scenario as YAML, the fidelity, the modeled costs and the rerun command', () => {
-    const yamlBlock = /<h2>Scenario<\/h2>[\s\S]*?<pre><code>([\s\S]*?)<\/code><\/pre>/.exec(html)![1]!;
+    const yamlBlock = /<h2>Scenario<\/h2>[\s\S]*?<pre data-testid="scenario-resolved"><code>([\s\S]*?)<\/code><\/pre>/.exec(html)![1]!;
     const unescaped = yamlBlock.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
     expect(parseYaml(unescaped)).toMatchObject({ name: HOSTILE, agent: { memoryLimit: '320Mi' }, load: { pods: 4, workersPerPod: 100 } });
     expect(has('real kernel OOM kills in a memory cgroup')).toBe(true);
