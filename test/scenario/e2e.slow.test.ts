@@ -24,7 +24,7 @@ function processesMentioning(needle: string): string[] {
 describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
   it('quick\'s real mechanisms, shortened: pre-attestation survives far below disabled; the verdict, exit code, phases and one peak agree; nothing left', async () => {
     // quick.yaml as shipped (no modeled cost), with a shorter load phase.
-    const loaded = readScenarioFile(join(PROJECT_ROOT, 'scenarios', 'quick.yaml'), { duration: 12_000 });
+    const loaded = readScenarioFile(join(PROJECT_ROOT, 'scenarios', 'quick.yaml'), { duration: '12s' as never });
     const lines: string[] = [];
     const outcome = await runScenario({
       loaded,
