@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { kindVariant, openCluster, runVariantInCluster } from '../kube/index.js';
+import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, variantDirName, type LoadedScenario, type VariantRunContext } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 
@@ -16,6 +17,8 @@ interface RunArgs {
   out?: string;
   variants?: string;
   placements?: string;
+  cluster?: string;
+  context?: string;
   duration?: string;
   repetitions?: number;
   report: boolean;
@@ -44,6 +47,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .positional('scenario', { type: 'string', array: true, default: ['scenarios/quick.yaml'], describe: 'Scenario YAML file(s)' })
       .option('out', { type: 'string', describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>' })
       .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
+      .option('cluster', { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' })
+      .option('context', { type: 'string', describe: 'Run every variant in the cluster of this kubeconfig context (no 100 ms memory series outside kind)' })
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
@@ -86,7 +91,14 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const picked = collect(() => selectVariants(l.scenario, subset));
       if (picked) loaded.push({ ...l, scenario: picked.scenario, dropped: picked.dropped });
     }
+    if (args.cluster !== undefined || args.context !== undefined) {
+      // Kind mode cannot run an agent that lives on this machine: named before anything starts.
+      for (const l of loaded) for (const v of l.scenario.variants) collect(() => kindVariant(v));
+    }
     if (problems.length) throw new ConfigError(problems);
+    // The cluster is checked (context, API server) before anything is applied; failures exit 3.
+    const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}) }) : null;
+    if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
     for (const l of loaded) stormLoadDriver.validate(l.scenario);
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(
@@ -98,7 +110,26 @@ export const runCommand: CommandModule<object, RunArgs> = {
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
-      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, ...(outDir ? { outDir } : {}) });
+      const inCluster = cluster
+        ? {
+            platform: { name: cluster.target.kindName ? ('kind' as const) : ('cluster' as const), detail: { cluster: cluster.clusterName } as Record<string, unknown> },
+            runRepetition: (ctx: VariantRunContext) =>
+              runVariantInCluster({
+                kc: cluster.kc,
+                clusterName: cluster.clusterName,
+                scenario: ctx.scenario,
+                variant: kindVariant(ctx.variant),
+                runId: ctx.runId,
+                rep: ctx.rep,
+                runDir: ctx.runDir,
+                dirName: variantDirName(ctx.variant.name, ctx.rep),
+                nodeCgroup: cluster.nodeCgroup,
+                signal: ctx.signal,
+                ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
+              }),
+          }
+        : {};
+      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, ...(outDir ? { outDir } : {}), ...inCluster });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
       // A baseline comparison joins report.html and summary.md: render them again with it.

@@ -204,6 +204,8 @@ export interface RunResults {
   /** The exact command that reproduces this run. */
   command: string;
   environment: RunEnvironment;
+  /** Where the variants ran: the local sandbox, a kind cluster or another cluster (with its facts). */
+  platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
   /** The process that writes this folder; while status is running, a reader checks it is still alive. */
   runner: { pid: number; hostname: string; /** /proc/<pid>/stat start time (clock ticks since boot), guards against PID reuse. */ startTicks: number | null };
   startedAt: string;

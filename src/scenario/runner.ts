@@ -21,7 +21,7 @@ import { Progress } from './progress.js';
 import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
 import { variantPlacement } from './schema.js';
 import { comparisonTable } from './summary-table.js';
-import { runVariant } from './variant-run.js';
+import { runVariant, type VariantRunContext } from './variant-run.js';
 
 export interface RunScenarioOptions {
   loaded: LoadedScenario;
@@ -37,6 +37,13 @@ export interface RunScenarioOptions {
   tableStream?: NodeJS.WritableStream;
   /** Expectations dropped because only some variants run (recorded and printed). */
   droppedExpectations?: string[];
+  /**
+   * Runs each repetition somewhere else than the local sandbox (kind mode): same inputs, the same
+   * RepMeasurement back. Default: the local sandbox (runVariant).
+   */
+  runRepetition?: (ctx: VariantRunContext) => Promise<RepMeasurement>;
+  /** Where the variants ran, for results.json ('local' unless a cluster runner is given). */
+  platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
 }
 
 export interface RunScenarioOutcome {
@@ -83,7 +90,8 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   validateFaults(s);
   const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 
-  const { host, reason: cgroupReason } = onlyExternal ? { host: null, reason: 'external agents only' } : detectCgroupHost();
+  const inCluster = opts.runRepetition !== undefined;
+  const { host, reason: cgroupReason } = onlyExternal || inCluster ? { host: null, reason: inCluster ? 'variants run in a cluster' : 'external agents only' } : detectCgroupHost();
   if (s.variants.some((v) => v.agent.kind === 'reference')) setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
   const runId = newRunId(s.name.slice(0, 20));
   const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
@@ -104,6 +112,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       cpuShare: cpuModes.join(', ') || 'none',
     }),
     runner: currentRunner(),
+    platform: opts.platform ?? { name: 'local' },
     provenance: collectProvenance({ projectRoot: PROJECT_ROOT, toolVersion: toolVersion(), resolvedScenario: s }) as unknown as Record<string, unknown>,
     startedAt: new Date().toISOString(),
     endedAt: null,
@@ -113,7 +122,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     verdict: 'inconclusive',
     passed: false,
   };
-  if (!host && !onlyExternal) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
+  if (!host && !onlyExternal && !inCluster) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
   for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
   writeResults(runDir, results);
 
@@ -150,7 +159,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
         if (abort.signal.aborted) break outer;
         const label = s.repetitions > 1 ? `${variant.name} (rep ${rep}/${s.repetitions})` : variant.name;
         progress.placementStart(label, s.duration);
-        const m = await runVariant({
+        const m = await (opts.runRepetition ?? runVariant)({
           scenario: s,
           variant,
           runDir,

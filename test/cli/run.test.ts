@@ -9,8 +9,8 @@ import { PROJECT_ROOT } from '../../src/util/index.js';
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-runcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[]) {
-  const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000 });
+function run(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000, env });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
@@ -25,6 +25,17 @@ describe('attestorm run: invalid input', () => {
     expect(r.stderr).toContain(`${file}: load.deadline must be a duration like 500ms, 30s or 2m, got "soon"`);
     expect(r.stderr).toContain(`${file}: agent.memoryLimit must be a size like 128Mi, 1Gi or a byte count, got "lots"`);
     expect(existsSync(out)).toBe(false);
+  });
+
+  it('--cluster: an external variant is refused before anything (exit 2); no kubeconfig is a preflight failure naming the step (exit 3)', () => {
+    const ext = join(dir, 'ext.yaml');
+    writeFileSync(ext, 'name: ext\ntarget: { socket: /run/agent.sock, pid: 1 }\n');
+    const bad = run([ext, '--cluster', 'kind']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('an external agent (socket /run/agent.sock on this machine) cannot run in kind mode');
+    const r = run(['scenarios/quick.yaml', '--cluster', 'kind', '--no-report'], { ...process.env, KUBECONFIG: join(dir, 'no-such-kubeconfig') });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain('preflight (context): cannot read the kubeconfig');
   });
 
   it('checks flags with the scenario rules', () => {
