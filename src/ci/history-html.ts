@@ -4,10 +4,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AttestormError } from '../errors.js';
-import { chartJs, escapeHtml, jsonForScript, PAGE_CSS } from '../report/index.js';
+import { escapeHtml, selfContainedPage } from '../report/index.js';
 import { gateFailed, loadHistory, type HistoryModel, type HistoryOptions, type HistoryRun } from './history.js';
 
-const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 // Okabe–Ito: colour-blind-safe, one hue per variant on every chart.
 const COLORS = ['#009E73', '#E69F00', '#CC79A7', '#0072B2', '#D55E00', '#56B4E9', '#000000', '#F0E442'];
 const FAILED = '#b3261e';
@@ -206,25 +205,7 @@ export function renderHistoryHtml(m: HistoryModel): string {
     body.push('<h3>Left out</h3>');
     body.push(`<ul class="warn">${m.skipped.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`);
   }
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">
-<title>${escapeHtml(title)}</title>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<main>
-${body.join('\n')}
-</main>
-<script type="application/json" id="attestorm-history">${jsonForScript({ charts, runs: tooltipRuns(m) })}</script>
-<script>${chartJs()}</script>
-<script>${HISTORY_SCRIPT}</script>
-</body>
-</html>
-`;
+  return selfContainedPage({ title, body: body.join('\n'), data: { id: 'attestorm-history', value: { charts, runs: tooltipRuns(m) } }, script: HISTORY_SCRIPT });
 }
 
 /** Reads the run folders under `folder` and writes history.html and history.json into `outDir` (default <folder>/history). */

@@ -4,9 +4,10 @@ export { loadRun, parseSamples, type LoadedRun } from './load-run.js';
 export { deriveReport, deriveRun } from './derive.js';
 export { FIELD_RATIOS } from './derive-table.js';
 // Page parts other self-contained pages reuse (the CI history report).
-export { chartJs } from './render-html.js';
+export { chartJs } from './page.js';
 export { escapeHtml, jsonForScript } from './html-escape.js';
 export { PAGE_CSS } from './html-assets.js';
+export { selfContainedPage, PAGE_CSP, type PageParts } from './page.js';
 export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';

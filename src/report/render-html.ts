@@ -1,31 +1,17 @@
 // report.html: one self-contained page — Chart.js, the chart definitions and every figure inlined, a
 // CSP that forbids any request — so it opens from a CI artifact with no network. Verdict, tables and
 // text are plain HTML and readable without JavaScript; only the charts need it.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-configs.js';
 import type { ExtraSection } from './render-reports.js';
-import { escapeHtml, jsonForScript, scriptForInline } from './html-escape.js';
-import { PAGE_CSS, PAGE_SCRIPT } from './html-assets.js';
+import { escapeHtml } from './html-escape.js';
+import { PAGE_SCRIPT } from './html-assets.js';
+import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
 import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
 
-let chartJsSource: string | null = null;
 
-/** The UMD build of the installed Chart.js (not an export of the package, so found next to its entry). */
-export function chartJs(): string {
-  if (chartJsSource === null) {
-    const entry = createRequire(import.meta.url).resolve('chart.js');
-    chartJsSource = scriptForInline(readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8'));
-  }
-  return chartJsSource;
-}
-
-// No default-src: nothing may be fetched — no fonts, images, scripts or connections from anywhere.
-const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
@@ -64,25 +50,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
 
   for (const run of data.runs) body.push(runDetails(run, several));
 
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">
-<title>${escapeHtml(title)}</title>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<main>
-${body.join('\n')}
-</main>
-<script type="application/json" id="attestorm-charts">${jsonForScript(charts)}</script>
-<script>${chartJs()}</script>
-<script>${PAGE_SCRIPT}</script>
-</body>
-</html>
-`;
+  return selfContainedPage({ title, body: body.join('\n'), data: { id: 'attestorm-charts', value: charts }, script: PAGE_SCRIPT });
 }
 
 function metaLine(data: ReportData): string {

@@ -3,12 +3,11 @@
 // like the run report: Chart.js inlined, nothing fetched.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chartJs, escapeHtml, jsonForScript, PAGE_CSS } from '../report/index.js';
+import { escapeHtml, selfContainedPage } from '../report/index.js';
 import type { SweepPoint, SweepResult } from './sweep-result.js';
 import { sweepOrder } from './sweep-result.js';
 import { numericValue } from './vary.js';
 
-const CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:";
 const COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
 const MiB = 2 ** 20;
 
@@ -102,18 +101,7 @@ export function renderSweepHtml(r: SweepResult): string {
     .map(([v, b]) => `<li><strong>${escapeHtml(v)}</strong>: ${b === null ? 'never OOM-killed in this sweep' : `first OOM-killed at ${escapeHtml(r.key)} = ${escapeHtml(b)}${r.lastKilled[v] && r.lastKilled[v] !== b ? `, last at ${escapeHtml(r.lastKilled[v]!)}` : ''}`}</li>`)
     .join('');
   const specs = chartSpecs(r);
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="${escapeHtml(CSP)}">
-<title>attestorm sweep: ${escapeHtml(r.scenario)} over ${escapeHtml(r.key)}</title>
-<style>${PAGE_CSS}</style>
-</head>
-<body>
-<main>
-<h1>attestorm sweep: ${escapeHtml(r.scenario)} over ${escapeHtml(r.key)}</h1>
+  const body = `<h1>attestorm sweep: ${escapeHtml(r.scenario)} over ${escapeHtml(r.key)}</h1>
 <p class="meta">${escapeHtml(r.mode === 'bisect' ? 'bisection for the OOM boundary' : 'grid')} · values ${escapeHtml(order.join(', '))} · ${escapeHtml(status)} · started ${escapeHtml(r.startedAt)}</p>
 <h2>Where each variant dies</h2>
 <ul data-testid="boundaries">${bounds}</ul>
@@ -122,14 +110,8 @@ export function renderSweepHtml(r: SweepResult): string {
 <h2>Points</h2>
 <div class="table-wrap"><table data-testid="sweep-points"><thead><tr><th>${escapeHtml(r.key)}</th><th>variant</th><th>peak MiB</th><th>limit MiB</th><th>OOM kills</th><th>ok/s</th><th>bystanders</th><th>verdict</th><th>run folder</th></tr></thead><tbody>
 ${rows}
-</tbody></table></div>
-</main>
-<script type="application/json" id="attestorm-charts">${jsonForScript(specs)}</script>
-<script>${chartJs()}</script>
-<script>${SWEEP_SCRIPT}</script>
-</body>
-</html>
-`;
+</tbody></table></div>`;
+  return selfContainedPage({ title: `attestorm sweep: ${r.scenario} over ${r.key}`, body, data: { id: 'attestorm-charts', value: specs }, script: SWEEP_SCRIPT });
 }
 
 export function writeSweepReport(dir: string, r: SweepResult): string {
