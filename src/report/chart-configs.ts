@@ -91,6 +91,9 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
           pointStyle: 'dash',
         });
       }
+      for (const b of series.baselinePeaks) {
+        datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: placementColor(b.placement), backgroundColor: placementColor(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
+      }
       // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain and stop follow).
       const top = Math.max(1, ...series.limits.map((l) => l.mib), ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)));
       const marks: Array<[string, number]> = [['calls start (pods up)', 0]];

@@ -11,11 +11,20 @@ const MiB = 2 ** 20;
 const MAX_MEMORY_POINTS = 1500;
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], loadEnd: null, xRange: null };
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], baselinePeaks: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   const several = runs.length > 1;
+
+  // A run compared with a baseline (results.baseline, written by --baseline) shows where each
+  // variant's peak was before, next to where it is now.
+  if (runs.length === 1) {
+    const cmp = runs[0]!.results.baseline as { from?: string; figures?: Array<{ variant: string; figure: string; before: number }> } | undefined;
+    for (const f of cmp?.figures ?? []) {
+      if (f.figure === 'peakMemory' && Number.isFinite(f.before)) out.baselinePeaks.push({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB });
+    }
+  }
 
   runs.forEach((run, runIndex) => {
     for (const placement of run.results.variants) {

@@ -101,6 +101,8 @@ export interface TimeSeries {
   /** Bystanders' success ratio per second (0..1); empty without bystanders. */
   bystanderSuccess: SeriesLine[];
   inflight: SeriesLine[];
+  /** The baseline run's peak per variant, when the run was compared with one (--baseline): before/after on the memory chart. */
+  baselinePeaks: { placement: string; label: string; mib: number }[];
   /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
   loadEnd: number | null;
   /** Span of x over all series, for drawing the limit lines across the chart. */

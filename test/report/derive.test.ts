@@ -229,3 +229,21 @@ describe('reading run folders', () => {
     await expect(loadRun(dir)).rejects.toThrow(/invalid folder name/);
   });
 });
+
+describe('a run compared with a baseline', () => {
+  it('draws each variant\'s baseline peak on the memory chart, and the comparison as a section of the page', async () => {
+    const parent = await mkdtemp(path.join(tmpdir(), 'attestorm-baseline-'));
+    const dir = await writeFixtureRun({ parent, name: 'compared' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    results.baseline = { from: 'reports/before/results.json', figures: [{ variant: 'pre-attestation', figure: 'peakMemory', before: 100 * 2 ** 20, after: 135 * 2 ** 20 }] };
+    await writeFile(file, JSON.stringify(results));
+    const data = deriveReport([await loadRun(dir)]);
+    expect(data.series.baselinePeaks).toEqual([{ placement: 'pre-attestation', label: 'baseline peak · pre-attestation', mib: 100 }]);
+    await renderReports(dir, { formats: ['html'], extraSections: [{ title: 'Against the baseline (before)', html: '<table data-testid="baseline"></table>', markdown: [] }] });
+    const html = await readFile(path.join(dir, 'report.html'), 'utf8');
+    expect(html).toContain('<h2>Against the baseline (before)</h2>');
+    expect(html).toContain('baseline peak · pre-attestation');
+    await rm(parent, { recursive: true, force: true });
+  });
+});
