@@ -2,7 +2,7 @@
 // hands them to Chart.js in the browser, the PNG renderer to Chart.js on a Node canvas. They are
 // plain JSON (no callbacks) so the page can embed them verbatim.
 import type { ChartConfiguration } from 'chart.js';
-import type { ReportData, SeriesLine } from './report-model.js';
+import type { ReportData, SeriesLine, Point } from './report-model.js';
 
 export type ChartId = 'memory' | 'rps' | 'bystanders' | 'inflight' | 'latency' | 'rejections';
 
@@ -93,6 +93,12 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       }
       for (const b of series.baselinePeaks) {
         datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: placementColor(b.placement), backgroundColor: placementColor(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
+      }
+      // Fault windows at the bottom of the chart, one short bar each (instant faults: a point).
+      if (series.faultWindows.length) {
+        const data: Point[] = [];
+        for (const f of series.faultWindows) data.push({ x: f.from, y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: null });
+        datasets.push({ label: `faults (${series.faultWindows.map((f) => f.action).join(', ')})`, data, borderColor: '#7B2CBF', backgroundColor: '#7B2CBF', borderWidth: 8, pointRadius: 0, pointStyle: 'rect', spanGaps: false });
       }
       // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain and stop follow).
       const top = Math.max(1, ...series.limits.map((l) => l.mib), ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)));

@@ -11,7 +11,7 @@ const MiB = 2 ** 20;
 const MAX_MEMORY_POINTS = 1500;
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], baselinePeaks: [], loadEnd: null, xRange: null };
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], faultWindows: [], baselinePeaks: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -25,6 +25,10 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
       if (f.figure === 'peakMemory' && Number.isFinite(f.before)) out.baselinePeaks.push({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB });
     }
   }
+
+  // The schedule is the same for every variant: draw it once, from the first that ran it.
+  const scheduled = runs[0]?.results.variants.find((v) => v.faults?.length)?.faults?.filter((f) => f.rep === 1) ?? [];
+  out.faultWindows = scheduled.map((f) => ({ action: f.action, from: f.atMs / 1000, to: (f.atMs + (f.forMs ?? 0)) / 1000 }));
 
   runs.forEach((run, runIndex) => {
     for (const placement of run.results.variants) {

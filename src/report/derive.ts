@@ -57,5 +57,19 @@ export function deriveRun(run: LoadedRun): RunReport {
     latency,
     rejections,
     warnings: [...run.warnings],
+    faults: results.variants.flatMap((v) =>
+      (v.faults ?? []).map((f) => ({
+        variant: v.name,
+        rep: f.rep,
+        action: f.action,
+        atSeconds: f.atMs / 1000,
+        forSeconds: f.forMs === null ? null : f.forMs / 1000,
+        agentReadyMs: f.recovery.agentReadyMs,
+        bystanderOkMs: f.recovery.bystanderOkMs,
+        callsLost: f.recovery.callsLost,
+        detail: f.detail,
+        error: f.error ?? null,
+      })),
+    ),
   };
 }

@@ -9,7 +9,7 @@ import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
-import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
 
 
 
@@ -66,6 +66,10 @@ function runSummary(run: RunReport, several: boolean): string {
   const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
   out.push(table(tableColumns(false), run.rows, rowClass, expectationsHtml, 'placements'));
+  if (run.faults.length > 0) {
+    out.push('<h3>Faults</h3>', '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>');
+    out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), undefined, 'faults'));
+  }
   if (run.warnings.length > 0) {
     out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
   }

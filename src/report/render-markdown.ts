@@ -2,7 +2,7 @@
 // comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
 import type { ExtraSection } from './render-reports.js';
 import type { ReportData } from './report-model.js';
-import { DELTA_COLUMNS, tableColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
 
 function cell(text: string): string {
   // A pipe would split the cell and a newline would end the row.
@@ -28,6 +28,7 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
     out.push(mdTable(tableColumns(false), run.rows));
+    if (run.faults.length > 0) out.push('', '**Faults** (times from the calls\' start; recovery of the agent and the bystanders):', '', mdTable(FAULT_COLUMNS, run.faults));
     out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.`);
     const costs = Object.entries(run.modeledCosts);
     if (costs.length > 0) out.push(`Modeled costs: ${costs.map(([k, v]) => `\`${k}=${String(v)}\``).join(', ')}.`);

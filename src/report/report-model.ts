@@ -51,6 +51,21 @@ export interface TableRow {
   error: string | null;
 }
 
+/** One fault of the schedule in one repetition of one variant, with its recovery figures. */
+export interface FaultRow {
+  variant: string;
+  rep: number;
+  action: string;
+  /** Seconds from the calls' start; forSeconds null for an instant. */
+  atSeconds: number;
+  forSeconds: number | null;
+  agentReadyMs: number | null;
+  bystanderOkMs: number | null;
+  callsLost: number | null;
+  detail: string;
+  error: string | null;
+}
+
 export interface Verdict {
   /** One sentence for the top of every report. */
   text: string;
@@ -101,6 +116,8 @@ export interface TimeSeries {
   /** Bystanders' success ratio per second (0..1); empty without bystanders. */
   bystanderSuccess: SeriesLine[];
   inflight: SeriesLine[];
+  /** Fault windows of the schedule (the same for every variant), seconds from the calls' start. */
+  faultWindows: { action: string; from: number; to: number }[];
   /** The baseline run's peak per variant, when the run was compared with one (--baseline): before/after on the memory chart. */
   baselinePeaks: { placement: string; label: string; mib: number }[];
   /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
@@ -150,6 +167,8 @@ export interface RunReport {
   latency: LatencyBar[];
   rejections: RejectionsByKey[];
   warnings: string[];
+  /** Every fault as it happened, per variant and repetition (empty without faults). */
+  faults: FaultRow[];
 }
 
 /** A change between the baseline (first) run and a later one, for one placement. */

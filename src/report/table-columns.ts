@@ -1,5 +1,5 @@
 // The comparison table's columns, declared once so the HTML and Markdown tables cannot drift apart.
-import type { Delta, DeltaRow, TableRow } from './report-model.js';
+import type { Delta, DeltaRow, TableRow, FaultRow } from './report-model.js';
 
 export interface Column<R> {
   header: string;
@@ -76,6 +76,20 @@ function fmtDelta(d: Delta, digits: number): string {
   const pct = d.percent === null ? '' : ` (${d.percent > 0 ? '+' : ''}${d.percent.toFixed(0)}%)`;
   return `${fmt(d.baseline, digits)} → ${fmt(d.value, digits)}: ${sign}${fmt(d.delta, digits)}${pct}`;
 }
+
+const ms = (v: number | null) => (v === null ? '—' : v < 1000 ? `${Math.round(v)} ms` : `${(v / 1000).toFixed(1)} s`);
+
+/** The fault timeline: when each fault ran and how the agent and the bystanders recovered. */
+export const FAULT_COLUMNS: Column<FaultRow>[] = [
+  { header: 'variant', cell: (r) => (r.rep > 1 ? `${r.variant} r${r.rep}` : r.variant), numeric: false },
+  { header: 'fault', cell: (r) => r.action, numeric: false },
+  { header: 'at (s)', cell: (r) => fmt(r.atSeconds), numeric: true },
+  { header: 'for (s)', cell: (r) => (r.forSeconds === null ? 'instant' : fmt(r.forSeconds)), numeric: true },
+  { header: 'agent answers again', cell: (r) => ms(r.agentReadyMs), numeric: true },
+  { header: 'bystanders ok again', cell: (r) => ms(r.bystanderOkMs), numeric: true },
+  { header: 'bystander calls lost', cell: (r) => (r.callsLost === null ? '—' : String(r.callsLost)), numeric: true },
+  { header: 'what happened', cell: (r) => (r.error ? `not applied: ${r.error}` : r.detail), numeric: false },
+];
 
 export const DELTA_COLUMNS: Column<DeltaRow>[] = [
   { header: 'run vs baseline', cell: (r) => `${r.run} vs ${r.baselineRun}`, numeric: false },
