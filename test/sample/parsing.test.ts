@@ -67,6 +67,14 @@ describe('cgroup memory sampler on fixture files', () => {
     expect(cg.readMemory().oomKills).toBe(1);
   });
 
+  it('an unreadable usage file is a failed reading naming the file, never a peak of 0', () => {
+    const base = tmp();
+    const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'gone');
+    files(cg.path, { 'memory.limit_in_bytes': '1000' });
+    const s = cgroupMemorySampler({ cgroup: cg });
+    expect(() => s.sample(0)).toThrow(`cannot read ${cg.path}/memory.usage_in_bytes: ENOENT`);
+  });
+
   it('never lets the reported peak go down when the kernel mark is reset', () => {
     const base = tmp();
     const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'a');
