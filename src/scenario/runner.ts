@@ -187,7 +187,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   } finally {
     progress.stop();
     offInterrupt();
-    for (const base of [host?.memoryBase, host?.cpuBase]) {
+    for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase]) {
       if (!base) continue;
       await removeTree(join(base, 'attestorm', runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
       // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.
