@@ -33,10 +33,10 @@ function processesMentioning(needle: string): string[] {
     .filter((l) => l.includes(needle) && !l.includes('ps -eo'));
 }
 
-async function run(name: string, variants: unknown[], load: Record<string, unknown>) {
+async function run(name: string, variants: unknown[], load: Record<string, unknown>, duration = '8s') {
   const loaded = parseScenario({
     name,
-    duration: '8s',
+    duration,
     warmup: '1s',
     agent: { binDir: BIN_DIR, startTimeout: '60s', cpu: { mode: 'cgroup', weight: 1000 }, restart: { initialBackoff: '500ms', maxBackoff: '2s' } },
     variants,
@@ -94,7 +94,9 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
   });
 
   it('pod churn: replacement pods get entries as they start, ended pods lose theirs', async () => {
-    const { runDir, results } = await run('spire-churn', [{ name: 'spire-churn', agent: { kind: 'spire', memoryLimit: '256Mi' } }], { pods: 2, workersPerPod: 2, connection: 'per-call', podLifetime: '3s' });
+    // SPIRE needs ~5–10 s (server cache reload + agent sync) before a new entry serves: pods live 10 s
+    // so each gets served for a while before it is replaced (3 s lived too short on an idle machine).
+    const { runDir, results } = await run('spire-churn', [{ name: 'spire-churn', agent: { kind: 'spire', memoryLimit: '256Mi' } }], { pods: 2, workersPerPod: 2, connection: 'per-call', podLifetime: '10s' }, '24s');
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
     const notes = samplesOf(runDir, 'spire-churn').filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
