@@ -2,8 +2,14 @@
 // browsers) run one file at a time so they do not fight over the machine's two cores.
 import { defineConfig } from 'vitest/config';
 
+// `npm test` runs the unit project, then the slow project. With ATTESTORM_TEST_JSON_DIR set (.ci/run
+// sets it) each run also writes <dir>/<project>.json, from which CI prints one closing line.
+const jsonDir = process.env.ATTESTORM_TEST_JSON_DIR;
+const project = process.argv[process.argv.indexOf('--project') + 1] ?? 'all';
+
 export default defineConfig({
   test: {
+    ...(jsonDir ? { reporters: ['default', ['json', { outputFile: `${jsonDir}/${project}.json` }]] } : {}),
     projects: [
       {
         test: {
