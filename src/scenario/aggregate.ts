@@ -90,7 +90,8 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     runDirs: reps.map((r) => r.runDir),
     memoryLimitBytes: Math.max(0, ...reps.map((r) => r.memoryLimitBytes)),
     peakMemoryBytes: spread.peakMemoryBytes?.median ?? 0,
-    oomKills: deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length || reps.reduce((a, r) => a + r.oomKills, 0),
+    // Each repetition counted its own kills from its deaths (phase rules applied there).
+    oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),
     downtimeSeconds: round(reps.reduce((a, r) => a + r.downtimeSeconds, 0), 1),
     okRps: spread.okRps?.median ?? 0,

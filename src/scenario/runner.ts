@@ -143,6 +143,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
 
   const progress = opts.progress ?? new Progress();
   const reps = new Map<string, RepMeasurement[]>(s.variants.map((v) => [v.name, []]));
+  const describedAgents = new Map<string, Partial<VariantResult['agent']>>();
   const summarize = (): VariantResult[] =>
     s.variants
       .filter((v) => reps.get(v.name)!.length)
@@ -151,7 +152,6 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
         const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(describedAgents.get(v.name) ?? {}) };
         return aggregateVariant(v.name, record, run, (enc) => opts.load.summarize(enc));
       });
-  const describedAgents = new Map<string, Partial<VariantResult['agent']>>();
 
   try {
     outer: for (let rep = 1; rep <= s.repetitions; rep++) {
