@@ -3,7 +3,7 @@
 // marked as a default.
 import { Document, isMap, isScalar, isSeq } from 'yaml';
 
-const DURATION_KEYS = new Set(['duration', 'warmup', 'latency', 'visibilityDelay', 'pollInterval', 'deadline', 'podLifetime', 'initialBackoff', 'maxBackoff', 'resetAfter', 'startTimeout']);
+const DURATION_KEYS = new Set(['duration', 'warmup', 'latency', 'serviceTime', 'visibilityDelay', 'pollInterval', 'deadline', 'podLifetime', 'initialBackoff', 'maxBackoff', 'resetAfter', 'startTimeout']);
 const SIZE_KEYS = new Set(['memoryLimit']);
 
 export function formatDurationMs(ms: number): string {

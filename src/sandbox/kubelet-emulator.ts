@@ -1,7 +1,9 @@
 // The kubelet's read-only pod endpoint on loopback: GET /pods as a v1 PodList of the sandbox's pods
 // (each visible only visibilityDelayMs after it started) plus filler pods, with latency, failures and
-// a bearer-token check. The document is serialized once per change of the visible pod set. Faults can
-// be switched on and off at run time: extra latency, an error rate, down (refused) and stall (no answer).
+// a bearer-token check. The document is serialized once per change of the visible pod set. Answers
+// wait a fixed latency plus, with a service time, their turn in a one-at-a-time queue (a busy kubelet
+// whose every later answer waits for the ones before it). Faults can be switched on and off at run
+// time: extra latency, an error rate, down (refused) and stall (no answer).
 import type { Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -29,6 +31,8 @@ export interface KubeletEmulatorStats {
   documents: number;
   /** Requests held unanswered by a stall fault (their connections are destroyed when it clears). */
   stalled: number;
+  /** Longest wait of a /pods request for its turn in the service queue (0 without a service time). */
+  maxQueueWaitMs: number;
 }
 
 /** What a fault has switched on; each field is off when null/false. */
@@ -107,7 +111,9 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     return s;
   };
 
-  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0 };
+  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0, maxQueueWaitMs: 0 };
+  // When the kubelet is done with the last /pods answer queued so far (service time mode).
+  let queueFreeAt = 0;
   const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
   const stalledSockets = new Set<Socket>();
   let cachedKey: string | null = null;
@@ -175,7 +181,16 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       stats.podsServed++;
       send(res, 200, documentBody());
     };
-    const latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    let latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    if (opts.serviceTimeMs > 0) {
+      // FIFO, one answer at a time: this request is served after every request before it, whether or
+      // not their callers are still waiting (a kubelet does not notice a client that hung up).
+      const now = performance.now();
+      const start = Math.max(now, queueFreeAt);
+      queueFreeAt = start + opts.serviceTimeMs;
+      stats.maxQueueWaitMs = Math.max(stats.maxQueueWaitMs, start - now);
+      latencyMs += queueFreeAt - now;
+    }
     if (latencyMs > 0) {
       const t = setTimeout(() => {
         timers.delete(t);

@@ -59,6 +59,7 @@ export const kubeletEmulatorOptionsSchema = z.strictObject({
   tls: z.boolean().default(false),
   token: z.string().min(1).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
   latencyMs: zNonNegInt.max(600_000).default(0),
+  serviceTimeMs: z.number().min(0).max(60_000).default(0),
   failureRate: z.number().min(0).max(1).default(0),
   visibilityDelayMs: zNonNegInt.max(3_600_000).default(0),
   fillerPods: zNonNegInt.max(10_000).optional(),

@@ -40,6 +40,9 @@ const cpuSchema = z
 const kubeletSchema = z
   .strictObject({
     latency: zDuration.default(0).describe('Extra latency of every kubelet GET /pods answer'),
+    serviceTime: zDuration
+      .default(0)
+      .describe('Time the kubelet spends on each GET /pods answer, one request at a time (first come, first served), on top of latency: 0 = every answer takes just the latency; under a storm the queue grows and every later answer waits for the ones before it, including those whose caller gave up'),
     failureRate: z.number().min(0).max(1).default(0).describe('Fraction of kubelet requests answered with HTTP 500'),
     visibilityDelay: zDuration
       .default(0)
@@ -172,6 +175,10 @@ export const spireAgentSchema = z.strictObject({
   rateLimits: spireRateLimitsSchema.optional(),
   extraAgentConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-agent config (the agent block and plugins), deep-merged into the generated config'),
   extraServerConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-server config, deep-merged into the generated config'),
+  heapProfiles: zDuration
+    .refine((ms) => ms >= 1000, 'must be at least 1s')
+    .optional()
+    .describe('Every this often, the agent\'s Go heap profile is saved to the repetition\'s folder (spire-heap-<t>ms.pb.gz, for go tool pprof): turns on SPIRE\'s profiling endpoint on a loopback port. Off when absent'),
 });
 
 /** An agent already running, storm only (no restarts, no limiter choice). */
@@ -203,7 +210,7 @@ export const AGENT_KINDS = ['reference', 'spire', 'external'] as const;
 const INHERITED: Record<(typeof AGENT_KINDS)[number], readonly string[]> = {
   reference: [...Object.keys(commonAgentShape), ...Object.keys(referenceOnlyShape)],
   // A SPIRE variant's limiter is part of what is compared: rateLimits is never inherited.
-  spire: [...Object.keys(commonAgentShape), 'k8s', 'binDir', 'extraAgentConfig', 'extraServerConfig'],
+  spire: [...Object.keys(commonAgentShape), 'k8s', 'binDir', 'extraAgentConfig', 'extraServerConfig', 'heapProfiles'],
   external: ['memoryLimit', 'socket', 'pid', 'cgroup'],
 };
 const KIND_SCHEMAS = { reference: referenceAgentSchema, spire: spireAgentSchema, external: externalAgentSchema } as const;
@@ -232,6 +239,7 @@ const agentInputSchema = z
     binDir: z.string().min(1).optional().describe('spire: folder with spire-server and spire-agent; default $SPIRE_BIN_DIR, then PATH'),
     extraAgentConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-agent config, deep-merged'),
     extraServerConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-server config, deep-merged'),
+    heapProfiles: z.union([z.string(), z.number()]).optional().describe('spire: save the agent\'s Go heap profile this often (e.g. 5s)'),
     socket: z.string().min(1).optional().describe('external: Workload API socket of an already running agent'),
     pid: posInt('a positive integer').optional().describe('external: PID of that agent'),
     cgroup: z.string().min(1).optional().describe('external: absolute memory cgroup directory of that agent'),

@@ -153,6 +153,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
         ? {
             kubelet: {
               latencyMs: kubelet.latency,
+              serviceTimeMs: kubelet.serviceTime,
               failureRate: kubelet.failureRate,
               visibilityDelayMs: kubelet.visibilityDelay,
               tls: kubelet.tls,

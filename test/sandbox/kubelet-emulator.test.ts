@@ -143,6 +143,34 @@ describe('kubelet emulator', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(295);
   });
 
+  it('with a service time answers /pods one at a time, first come first served, after the latency', async () => {
+    // Lower bounds only (timers never fire early): the k-th of n simultaneous requests waits for the
+    // k-1 before it, so the last one cannot be answered before n service times plus the latency.
+    const k = await start({ podSource: () => [], fillerPods: 1, latencyMs: 20, serviceTimeMs: 40 });
+    const t0 = performance.now();
+    const done: number[] = [];
+    await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        getPods(k).then((r) => {
+          expect(r.status).toBe(200);
+          done.push(performance.now() - t0);
+          return i;
+        }),
+      ),
+    );
+    done.sort((a, b) => a - b);
+    expect(done[4]).toBeGreaterThanOrEqual(20 + 5 * 40 - 5);
+    expect(done[0]).toBeGreaterThanOrEqual(20 + 40 - 5);
+    expect(k.stats().maxQueueWaitMs).toBeGreaterThanOrEqual(4 * 40 - 5);
+    expect(k.stats().podsServed).toBe(5);
+  });
+
+  it('without a service time keeps no queue: simultaneous requests all take just the latency', async () => {
+    const k = await start({ podSource: () => [], fillerPods: 1, latencyMs: 0 });
+    await Promise.all(Array.from({ length: 5 }, () => getPods(k)));
+    expect(k.stats().maxQueueWaitMs).toBe(0);
+  });
+
   it('requires the bearer token when one is set', async () => {
     const k = await start({ podSource: () => [], fillerPods: 1, token: 's3cret-token' });
     expect((await getPods(k)).status).toBe(401);
