@@ -22,6 +22,7 @@ export type { ProbeSvidOptions, ProbeResult, PodSpawner, ProbeSpawn } from './sv
 export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from './metrics.js';
 export { spireAgentLauncher } from './launcher.js';
 export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';
-export type { SpireMetricsSample } from './metrics.js';
+export type { SpireMetricsSample, SpireRuntimeFigures } from './metrics.js';
+export { spireHeapProfileSampler, heapProfileFile } from './heap-profile.js';
 export { lastLogLines, quoteLog } from './log-tail.js';
 export { freeLoopbackPort, freeLoopbackPorts } from './free-port.js';

@@ -21,7 +21,33 @@ export interface SpireMetricsSample extends MetricsSample {
     connectionsOpened: number | null;
     /** Every attestor's calls by attestor and status, e.g. { "k8s/OK": 10 }. */
     attestorCalls: Record<string, number>;
+    /**
+     * The Go runtime's own figures from the same endpoint (Prometheus' Go collector), so the agent's
+     * cgroup memory can be split into heap and goroutine stacks; null when the endpoint has none.
+     */
+    runtime: SpireRuntimeFigures | null;
   };
+}
+
+export interface SpireRuntimeFigures {
+  goroutines: number | null;
+  /** Bytes in in-use heap spans (go_memstats_heap_inuse_bytes). */
+  heapInuseBytes: number | null;
+  /** Bytes of goroutine stacks (go_memstats_stack_inuse_bytes). */
+  stackInuseBytes: number | null;
+  /** Bytes the runtime obtained from the OS in all (go_memstats_sys_bytes). */
+  sysBytes: number | null;
+}
+
+function runtimeFigures(samples: readonly PromSample[]): SpireRuntimeFigures | null {
+  const one = (name: string): number | null => samples.find((s) => s.name === name)?.value ?? null;
+  const figures = {
+    goroutines: one('go_goroutines'),
+    heapInuseBytes: one('go_memstats_heap_inuse_bytes'),
+    stackInuseBytes: one('go_memstats_stack_inuse_bytes'),
+    sysBytes: one('go_memstats_sys_bytes'),
+  };
+  return Object.values(figures).every((v) => v === null) ? null : figures;
 }
 
 // The go-metrics Prometheus sink names counters without a _total suffix; tolerate either.
@@ -76,6 +102,7 @@ export function spireMetricsSampleFrom(t: number, samples: readonly PromSample[]
       rateLimitedByMethod,
       connectionsOpened: sumOf(samples, 'spire_agent_workload_api_connection'),
       attestorCalls: byLabels(samples, 'spire_agent_workload_api_workload_attestor', ['attestor', 'status']),
+      runtime: runtimeFigures(samples),
     },
   };
 }

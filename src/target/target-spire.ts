@@ -12,11 +12,14 @@ import type { SpireAgent } from '../scenario/index.js';
 import {
   asGroup,
   findSpireBinaries,
+  freeLoopbackPort,
   kubeletAccessFor,
+  mergeHcl,
   limiterEnabled,
   prepareSpireAgent,
   probeSvid,
   quoteLog,
+  spireHeapProfileSampler,
   spireAgentLauncher,
   spireVersion,
   startSpireServer,
@@ -116,6 +119,8 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
   let supervisor: AgentSupervisor | null = null;
   let cgroup: Cgroup | null = null;
   let stopping: Promise<void> | null = null;
+  // SPIRE's pprof listener (profiling_port) when heap profiles are asked for.
+  let profilingPort: number | null = null;
 
   const target: AgentTarget & { readonly joinTokens: number } = {
     socket,
@@ -142,6 +147,11 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
       for (const pod of ctx.sandbox.pods()) registrar.add(pod);
       await registrar.flush();
       const probeId = await server.registerGroup(SPIRE_PROBE_GID);
+      let extraConfig = agent.extraAgentConfig as HclTree;
+      if (agent.heapProfiles !== undefined) {
+        profilingPort = await freeLoopbackPort();
+        extraConfig = mergeHcl({ agent: { profiling_enabled: true, profiling_port: profilingPort } }, extraConfig);
+      }
       const plan = await prepareSpireAgent({
         binary: bins.agent,
         trustDomain: TRUST_DOMAIN,
@@ -152,7 +162,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
         kubelet: kubeletAccessFor(ctx.sandbox.kubeletUrl, { caFile: ctx.sandbox.caFile, tokenFile: ctx.sandbox.tokenFile }),
         rateLimits,
         k8s: { pollRetryIntervalMs: agent.k8s.pollInterval, maxPollAttempts: agent.k8s.maxPollAttempts },
-        extraConfig: agent.extraAgentConfig as HclTree,
+        extraConfig,
         env: { [RUN_ENV]: ctx.runId },
       });
       const logFile = join(ctx.dir, 'agent.log');
@@ -187,6 +197,9 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
       return [
         cgroup ? createSampler('cgroup-memory', { cgroup, pid: () => sup.pid(), limitBytes }) : createSampler('process-memory', { pid: () => sup.pid(), limitBytes }),
         createSampler('spire-metrics', { metricsUrl: () => sup.metricsUrl() }),
+        ...(agent.heapProfiles !== undefined && profilingPort !== null
+          ? [spireHeapProfileSampler({ port: () => (sup.pid() === null ? null : profilingPort), dir: ctx.dir, intervalMs: agent.heapProfiles })]
+          : []),
       ];
     },
     cgroup: () => cgroup,

@@ -44,7 +44,24 @@ describe('spireMetricsSampleFrom', () => {
         rateLimitedByMethod: { '/SpiffeWorkloadAPI/FetchJWTSVID': 120, '/SpiffeWorkloadAPI/FetchX509SVID': 3, _some_Other: 1 },
         connectionsOpened: 11,
         attestorCalls: { 'k8s/OK': 160, 'unix/OK': 163 },
+        runtime: null,
       },
+    });
+  });
+
+  it('reads the Go runtime figures of the same endpoint: goroutines, heap and stack bytes', () => {
+    const text = `${TEXT}
+# TYPE go_goroutines gauge
+go_goroutines 4312
+go_memstats_heap_inuse_bytes 5.4525952e+07
+go_memstats_stack_inuse_bytes 3.5848192e+07
+go_memstats_sys_bytes 1.0876e+08
+`;
+    expect(spireMetricsSampleFrom(0, parsePrometheusText(text)).spire.runtime).toEqual({
+      goroutines: 4312,
+      heapInuseBytes: 54_525_952,
+      stackInuseBytes: 35_848_192,
+      sysBytes: 108_760_000,
     });
   });
 
@@ -54,5 +71,6 @@ describe('spireMetricsSampleFrom', () => {
     expect(s.rejectedByKeyType).toEqual({});
     expect(s.spire.attestationElapsed).toBeNull();
     expect(s.spire.fetchJwtSvidByStatus).toEqual({});
+    expect(s.spire.runtime).toEqual({ goroutines: 12, heapInuseBytes: null, stackInuseBytes: null, sysBytes: null });
   });
 });
