@@ -88,8 +88,8 @@ export const modelSchema = z
       .describe('Modeled cost, off by default: bytes each in-flight attestation holds (allocated and touched) until it ends'),
     cancelAbandoned: z
       .boolean()
-      .default(false)
-      .describe('Cancel an attestation when its caller disconnects (real agents often do not; default false)'),
+      .default(true)
+      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up, the brief\'s second memory mechanism, named in reports'),
   })
   .describe('Modeled costs and behaviours, each named in reports when turned on');
 

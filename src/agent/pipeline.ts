@@ -193,9 +193,10 @@ export function limitStage(
  * - model.attestationWorkingSet: each attestation holds a buffer of that size, touched page by page
  *   so it is resident, until it ends — the stand-in for a real attestor's per-call allocations
  *   (parsed pod lists, hashes) when the reference agent's own attestors are cheaper than a real one.
- * - model.cancelAbandoned: real agents keep attesting after the caller has gone (default false). When
- *   true, the call stops waiting and releases its working set at once; shared attestor I/O (the
- *   kubelet fetch other callers wait on too) still finishes.
+ * - model.cancelAbandoned (default true, as SPIRE binds attestation to the call's context): a call
+ *   whose caller went away stops waiting and releases its working set at once; shared attestor I/O
+ *   (the kubelet fetch other callers wait on too) still finishes. false: the attestation runs on, as
+ *   in older agents, while the caller's retry starts another.
  */
 export function attestStage(deps: PipelineDeps): Stage {
   const { attestors, metrics } = deps;

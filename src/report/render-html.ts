@@ -136,11 +136,11 @@ function runDetails(run: RunReport, several: boolean): string {
   const entries: [string, unknown][] = [['OOM fidelity', fidelity], ...Object.entries(env).filter(([k]) => k !== 'oomFidelity')];
   out.push(`<dl class="env">${entries.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`);
 
-  out.push(`<h3>Modeled costs in effect</h3>`);
+  out.push(`<h3>Modeled costs and behaviours in effect</h3>`);
   const costs = Object.entries(run.modeledCosts);
   out.push(
     costs.length === 0
-      ? '<p>None: the reference agent ran with its default cost model.</p>'
+      ? '<p>None: the reference agent ran with its defaults.</p>'
       : `<dl class="env">${costs.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`,
   );
 

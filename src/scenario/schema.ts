@@ -93,9 +93,9 @@ const modelSchema = z
     cancelAbandoned: z
       .boolean()
       .optional()
-      .describe('Modeled behaviour: cancel an attestation when its caller disconnects (default false, like real agents); reports name it'),
+      .describe('An attestation ends when its caller goes away, as in SPIRE (the agent\'s default, true); false: older agents that keep attesting for callers who gave up. Reports name it when set'),
   })
-  .describe('Modeled costs of the reference agent, off unless set');
+  .describe('Modeled costs and behaviours of the reference agent, named in reports when set');
 
 const restartSchema = z
   .strictObject({

@@ -52,6 +52,6 @@ export function comparisonTable(results: RunResults): string {
   if (shrank.length) lines.push('', 'the storm shrank (figures understate the load):', ...shrank);
   if (results.droppedExpectations.length) lines.push('', `expectations dropped (variant subset): ${results.droppedExpectations.join('; ')}`);
   const costs = Object.entries(results.scenario.modeledCosts);
-  if (costs.length) lines.push('', `modeled costs in effect: ${costs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);
+  if (costs.length) lines.push('', `modeled costs and behaviours in effect: ${costs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);
   return `${lines.join('\n')}\n`;
 }

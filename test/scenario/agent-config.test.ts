@@ -76,7 +76,7 @@ describe('comparison table and progress', () => {
     expect(table).toMatch(/\| disabled\s+\| reference disabled\s+\| 128\.0 MiB \| 128\.0 \(100%\)\s+\| 2 /);
     expect(table).toContain('disabled: oomKilled failed: OOM-killed 2 time(s), expected none');
     expect(table).toContain('disabled r1: oom-kill at 30.4 s, during stop');
-    expect(table).toContain('modeled costs in effect: attestationWorkingSet="512Ki"');
+    expect(table).toContain('modeled costs and behaviours in effect: attestationWorkingSet="512Ki"');
   });
 
   it('prints plain periodic lines when not on a TTY', () => {
