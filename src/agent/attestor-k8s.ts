@@ -109,6 +109,7 @@ export function createK8sAttestor(cfg: AgentConfig, deps: AttestorDeps): Attesto
     pollIntervalMs: k.pollInterval,
     maxPollAttempts: k.maxPollAttempts,
     shareFetches: k.shareFetches,
+    listWorkingSetBytes: cfg.model.podListWorkingSet,
     onFetch: deps.onKubeletFetch,
   });
   return createK8sAttestorWith({ procRoot: cfg.procRoot, kubelet, nodeName: k.nodeName });

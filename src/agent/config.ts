@@ -86,6 +86,9 @@ export const modelSchema = z
     attestationWorkingSet: zBytes
       .default(0)
       .describe('Modeled cost, off by default: bytes each in-flight attestation holds (allocated and touched) until it ends'),
+    podListWorkingSet: zBytes
+      .default(0)
+      .describe('Modeled cost, off by default: bytes each parsed kubelet pod list holds (allocated and touched) while referenced, standing in for a heavier parser (SPIRE\'s parse tree of a ~1 MiB /pods answer: ~22 MB)'),
     cancelAbandoned: z
       .boolean()
       .default(true)

@@ -90,6 +90,9 @@ const modelSchema = z
     attestationWorkingSet: zSizeAsWritten
       .optional()
       .describe('Modeled cost, off unless set: bytes each in-flight attestation holds until it ends; reports name it'),
+    podListWorkingSet: zSizeAsWritten
+      .optional()
+      .describe('Modeled cost, off unless set: bytes each parsed kubelet pod list holds while the agent references it, standing in for a heavier parser (SPIRE\'s parse tree of a ~1 MiB /pods answer measured ~22 MB of Go heap; JSON.parse ~2 MiB); reports name it'),
     cancelAbandoned: z
       .boolean()
       .optional()

@@ -25,6 +25,7 @@ export function deepMerge(base: Record<string, unknown>, over: Record<string, un
 function agentModeledCosts(a: ReferenceAgent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (a.model.attestationWorkingSet !== undefined) out.attestationWorkingSet = a.model.attestationWorkingSet;
+  if (a.model.podListWorkingSet !== undefined) out.podListWorkingSet = a.model.podListWorkingSet;
   if (a.model.cancelAbandoned !== undefined) out.cancelAbandoned = a.model.cancelAbandoned;
   const extraModel = (a.extra as { model?: Record<string, unknown> }).model;
   if (isPlainObject(extraModel)) Object.assign(out, extraModel);
@@ -46,6 +47,7 @@ export function buildAgentConfig(a: ReferenceAgent, ep: AgentEndpoints): Record<
   const placement = a.placement;
   const model: Record<string, unknown> = {};
   if (a.model.attestationWorkingSet !== undefined) model.attestationWorkingSet = a.model.attestationWorkingSet;
+  if (a.model.podListWorkingSet !== undefined) model.podListWorkingSet = a.model.podListWorkingSet;
   if (a.model.cancelAbandoned !== undefined) model.cancelAbandoned = a.model.cancelAbandoned;
   const k8s: Record<string, unknown> = {
     kubeletUrl: ep.kubeletUrl,

@@ -59,6 +59,23 @@ describe('KubeletClient', () => {
     expect(c.lastList!.bytes).toBeGreaterThan(100);
   });
 
+  it('a modeled parse working set rides on every parsed list (resident: every page touched); none by default', async () => {
+    const k = await kubelet();
+    k.pods = [makePod({ uid: UID })];
+    const plain = client({ url: k.url });
+    await plain.waitFor(byUid(UID), `pod ${UID}`);
+    expect(plain.lastList!.workingSet).toBeNull();
+    const heavy = client({ url: k.url, listWorkingSetBytes: 3 * 2 ** 20 });
+    await heavy.waitFor(byUid(UID), `pod ${UID}`);
+    const ws = heavy.lastList!.workingSet!;
+    expect(ws.length).toBe(3 * 2 ** 20);
+    for (let i = 0; i < ws.length; i += 4096) expect(ws[i]).toBe(1);
+    // Older agents' own fetches carry it too.
+    const own = client({ url: k.url, shareFetches: false, listWorkingSetBytes: 2 ** 20 });
+    const hit = await own.waitFor((l) => (l.byUid.get(UID) ? l : undefined), `pod ${UID}`);
+    expect(hit.workingSet!.length).toBe(2 ** 20);
+  });
+
   it('single-flight: 50 concurrent callers share one request', async () => {
     const k = await kubelet();
     k.pods = [makePod({ uid: UID })];

@@ -10,7 +10,7 @@ describe('agent config per placement', () => {
     name: 'x',
     agent: {
       k8s: { pollInterval: '250ms', maxPollAttempts: 7 },
-      model: { attestationWorkingSet: '256Ki' },
+      model: { attestationWorkingSet: '256Ki', podListWorkingSet: '22Mi' },
       keys: { 'post-attestation': 'spiffe-id' },
       extra: { trustDomain: 'storm.test', rateLimit: { gcInterval: '30s' } },
     },
@@ -33,13 +33,16 @@ describe('agent config per placement', () => {
       expect(parsed.k8s.maxPollAttempts).toBe(7);
       expect(parsed.k8s.tokenFile).toBe('/tmp/token');
       expect(parsed.model.attestationWorkingSet).toBe(256 * 1024);
+      expect(parsed.model.podListWorkingSet).toBe(22 * 2 ** 20);
+      // Unset: an attestation ends with its call, as in SPIRE.
+      expect(parsed.model.cancelAbandoned).toBe(true);
       expect(parsed.trustDomain).toBe('storm.test');
       expect(parsed.metrics).toBe('127.0.0.1:0');
     }
     expect(modeledCosts(scenario)).toEqual({
-      'pre-attestation': { attestationWorkingSet: '256Ki' },
-      'post-attestation': { attestationWorkingSet: '256Ki' },
-      disabled: { attestationWorkingSet: '256Ki' },
+      'pre-attestation': { attestationWorkingSet: '256Ki', podListWorkingSet: '22Mi' },
+      'post-attestation': { attestationWorkingSet: '256Ki', podListWorkingSet: '22Mi' },
+      disabled: { attestationWorkingSet: '256Ki', podListWorkingSet: '22Mi' },
     });
   });
 
