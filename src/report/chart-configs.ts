@@ -23,20 +23,37 @@ const PLACEMENT_COLORS: Record<string, string> = {
   disabled: '#CC79A7',
 };
 const FALLBACK_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000'];
+// Variants named otherwise take these in order of appearance (the rest of Okabe–Ito, then Tol's muted).
+const VARIANT_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000', '#882255', '#44AA99', '#999933', '#F0E442', '#332288', '#AA4499'];
 const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
 /** Later runs in a comparison are dashed so that runs differ while placements keep their hue. */
 const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
-export function placementColor(name: string, index = 0): string {
-  return PLACEMENT_COLORS[name] ?? FALLBACK_COLORS[index % FALLBACK_COLORS.length]!;
+/**
+ * One colour per variant across every chart of a report: the placements' own hues for variants
+ * named after them, the others a colour each in order of first appearance.
+ */
+export function variantPalette(names: Iterable<string>): (name: string) => string {
+  const assigned = new Map<string, string>();
+  let next = 0;
+  const colorOf = (name: string): string => {
+    let c = assigned.get(name) ?? PLACEMENT_COLORS[name];
+    if (c === undefined) {
+      c = VARIANT_COLORS[next++ % VARIANT_COLORS.length]!;
+      assigned.set(name, c);
+    }
+    return c;
+  };
+  for (const n of names) colorOf(n);
+  return colorOf;
 }
 
-function lineDataset(s: SeriesLine, extra: Record<string, unknown> = {}) {
+function lineDataset(s: SeriesLine, extra: Record<string, unknown>, colorOf: (name: string) => string) {
   return {
     label: s.label,
     data: s.points,
-    borderColor: placementColor(s.placement),
-    backgroundColor: placementColor(s.placement),
+    borderColor: colorOf(s.placement),
+    backgroundColor: colorOf(s.placement),
     borderWidth: 2,
     borderDash: RUN_DASHES[s.runIndex % RUN_DASHES.length],
     pointRadius: 0,
@@ -74,9 +91,11 @@ function withPointLegend<T extends { plugins: { legend: Record<string, unknown> 
 export function buildChartSpecs(data: ReportData): ChartSpec[] {
   const specs: ChartSpec[] = [];
   const { series } = data;
+  const colorOf = variantPalette(series.memory.map((s) => s.placement));
+  const line = (s: SeriesLine, extra: Record<string, unknown> = {}) => lineDataset(s, extra, colorOf);
 
   if (series.memory.length > 0) {
-    const datasets: unknown[] = series.memory.map((s) => lineDataset(s));
+    const datasets: unknown[] = series.memory.map((s) => line(s));
     const range = series.xRange;
     if (range) {
       for (const limit of series.limits) {
@@ -92,7 +111,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
         });
       }
       for (const b of series.baselinePeaks) {
-        datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: placementColor(b.placement), backgroundColor: placementColor(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
+        datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: colorOf(b.placement), backgroundColor: colorOf(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
       }
       // Fault windows at the bottom of the chart, one short bar each (instant faults: a point).
       if (series.faultWindows.length) {
@@ -115,7 +134,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
         label: `OOM kill · ${s.label}`,
         data: s.points,
         borderColor: '#D00000',
-        backgroundColor: placementColor(s.placement),
+        backgroundColor: colorOf(s.placement),
         pointStyle: 'crossRot',
         pointRadius: 10,
         pointHoverRadius: 12,
@@ -134,12 +153,12 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
 
   if (series.okRps.length > 0) {
     const datasets = [
-      ...series.okRps.map((s) => lineDataset({ ...s, label: `${s.label} ok` })),
+      ...series.okRps.map((s) => line({ ...s, label: `${s.label} ok` })),
       ...series.rejectedRps.map((s) =>
-        lineDataset({ ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
+        line({ ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
       ),
-      ...series.deadlineExceededRps.map((s) => lineDataset({ ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
-      ...series.errorRps.map((s) => lineDataset({ ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
+      ...series.deadlineExceededRps.map((s) => line({ ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
+      ...series.errorRps.map((s) => line({ ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
     ];
     specs.push({
       id: 'rps',
@@ -160,7 +179,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       config: {
         type: 'line',
         // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
-        data: { datasets: series.bystanderSuccess.map((s) => lineDataset(s, { spanGaps: true, pointRadius: 2.5 })) },
+        data: { datasets: series.bystanderSuccess.map((s) => line(s, { spanGaps: true, pointRadius: 2.5 })) },
         options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
       } as ChartConfiguration,
     });
@@ -174,7 +193,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       description: 'Workload attestations running concurrently inside the agent, from its metrics endpoint.',
       config: {
         type: 'line',
-        data: { datasets: series.inflight.map((s) => lineDataset(s, { stepped: true })) },
+        data: { datasets: series.inflight.map((s) => line(s, { stepped: true })) },
         options: timeOptions('Attestations in flight', 'attestations', series.xRange),
       } as ChartConfiguration,
     });

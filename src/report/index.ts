@@ -8,7 +8,7 @@ export { chartJs } from './page.js';
 export { escapeHtml, jsonForScript } from './html-escape.js';
 export { PAGE_CSS } from './html-assets.js';
 export { selfContainedPage, PAGE_CSP, type PageParts } from './page.js';
-export { buildChartSpecs, type ChartSpec, type ChartId } from './chart-configs.js';
+export { buildChartSpecs, variantPalette, type ChartSpec, type ChartId } from './chart-configs.js';
 export { PNG_WIDTH, PNG_HEIGHT } from './render-png.js';
 export * from './report-model.js';
 export { findIncompleteRuns, markIncomplete } from './mark-incomplete.js';
