@@ -52,7 +52,7 @@ async function run(name: string, variants: unknown[], load: Record<string, unkno
 
 describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runner)', () => {
   it("SPIRE's limiter: rejections classified as rateLimited, SPIRE metrics on the timeline, the agent record says what ran", async () => {
-    const { runDir, results } = await run('spire-limited', [{ name: 'spire-limited', agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 } } }], { pods: 2, workersPerPod: 4, connection: 'per-call' });
+    const { runDir, results } = await run('spire-limited', [{ name: 'spire-limited', agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 }, heapProfiles: '2s' } }], { pods: 2, workersPerPod: 4, connection: 'per-call' });
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
     expect(v.agent).toMatchObject({ kind: 'spire', placement: 'post-attestation', key: 'selector-set', binary: join(BIN_DIR!, 'spire-agent') });
@@ -72,6 +72,13 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     expect(notes.some((n) => /spire: first JWT-SVID served/.test(n))).toBe(true);
     expect(notes.some((n) => /spire: \d+ pod entries created/.test(n))).toBe(true);
     for (const f of ['agent.conf', 'server.conf', 'agent.log', 'server.log']) expect(existsSync(join(runDir, 'spire-limited.r1', f)), f).toBe(true);
+    // The Go runtime's figures ride on every scrape; heap profiles (gzip) land in the folder, each noted.
+    expect(last.spire.runtime?.goroutines).toBeGreaterThan(10);
+    expect(last.spire.runtime?.heapInuseBytes).toBeGreaterThan(1_000_000);
+    const profiles = notes.map((n) => /spire heap profile (spire-heap-\d+ms\.pb\.gz)/.exec(n)?.[1]).filter((f): f is string => !!f);
+    expect(profiles.length).toBeGreaterThan(2);
+    for (const f of profiles) expect(readFileSync(join(runDir, 'spire-limited.r1', f)).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+    expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.conf'), 'utf8')).toMatch(/profiling_port/);
     expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.log'), 'utf8')).toContain('rate limiting enabled');
     expect(processesMentioning(runDir)).toEqual([]);
   });
