@@ -3,7 +3,7 @@
 // kubelet emulator), Prometheus telemetry and health checks on loopback, and SPIRE's own
 // Workload API limiter when limits are given.
 import { ConfigError } from '../errors.js';
-import { mergeHcl, renderHcl, type HclTree } from './hcl.js';
+import { healthChecksBlock, mergeHcl, renderHcl, type HclTree } from './hcl.js';
 import { SPIRE_RATE_LIMIT_KEYS, type SpireRateLimits } from './options.js';
 
 /** How the k8s attestor reaches the kubelet emulator. */
@@ -98,13 +98,7 @@ export function agentConfigTree(c: AgentConfigInput): HclTree {
       'WorkloadAttestor "k8s"': { plugin_data: k8sPluginData(c) },
     },
     telemetry: { Prometheus: { host: '127.0.0.1', port: c.telemetryPort } },
-    health_checks: {
-      listener_enabled: true,
-      bind_address: '127.0.0.1',
-      bind_port: String(c.healthPort),
-      live_path: '/live',
-      ready_path: '/ready',
-    },
+    health_checks: healthChecksBlock(c.healthPort),
   };
   return mergeHcl(tree, c.extra);
 }

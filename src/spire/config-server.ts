@@ -2,7 +2,7 @@
 // under one folder, a SQLite datastore, the in-memory key manager (it signs its own CA) and the
 // join_token node attestor, with health checks on a port of its own for readiness.
 import { join } from 'node:path';
-import { mergeHcl, renderHcl, type HclTree } from './hcl.js';
+import { healthChecksBlock, mergeHcl, renderHcl, type HclTree } from './hcl.js';
 
 export interface ServerConfigInput {
   trustDomain: string;
@@ -32,14 +32,7 @@ export function serverConfigTree(c: ServerConfigInput): HclTree {
       'KeyManager "memory"': { plugin_data: {} },
       'NodeAttestor "join_token"': { plugin_data: {} },
     },
-    health_checks: {
-      listener_enabled: true,
-      bind_address: '127.0.0.1',
-      // SPIRE reads the port as a string.
-      bind_port: String(c.healthPort),
-      live_path: '/live',
-      ready_path: '/ready',
-    },
+    health_checks: healthChecksBlock(c.healthPort),
   };
   return mergeHcl(tree, c.extra);
 }

@@ -60,6 +60,18 @@ export function renderHcl(tree: HclTree): string {
  * `extra` over `base`: objects merge key by key, anything else replaces, null removes the key.
  * Neither input is modified.
  */
+/** The health_checks block both SPIRE processes get: a loopback listener with /live and /ready. */
+export function healthChecksBlock(port: number): HclTree {
+  return {
+    listener_enabled: true,
+    bind_address: '127.0.0.1',
+    // SPIRE reads the port as a string.
+    bind_port: String(port),
+    live_path: '/live',
+    ready_path: '/ready',
+  };
+}
+
 export function mergeHcl(base: HclTree, extra: HclTree | undefined): HclTree {
   if (!extra) return base;
   const out: HclTree = { ...base };
