@@ -270,9 +270,20 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       m.oomKills = deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length;
       m.restarts = target.restarts;
       // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
-      const kernelPeak = target.peakBytes();
-      m.peakMemoryBytes = kernelPeak ?? loop?.maxPeakBytes() ?? 0;
+      let kernelPeak: number | null = null;
+      try {
+        kernelPeak = target.peakBytes();
+      } catch (err) {
+        timeline.event('note', `the kernel's memory high-water mark could not be read: ${(err as Error).message}`);
+      }
+      const sampledPeak = loop?.maxPeakBytes() ?? null;
+      m.peakMemoryBytes = kernelPeak ?? sampledPeak ?? 0;
       m.peakSource = kernelPeak !== null ? 'kernel' : 'samples';
+      // No reading at all is no measurement, not a peak of 0 that would pass maxPeakMemory.
+      if (kernelPeak === null && sampledPeak === null && m.loadSeconds > 0) {
+        const why = Object.entries(m.samplerErrors ?? {}).map(([n, e]) => `${n}: ${e.first}`);
+        m.error ??= `no memory reading of the agent was taken${why.length ? ` (${why.join('; ')})` : ''}`;
+      }
     }
     m.deaths = deaths;
     m.rejectionsByKeyType = rejections.total();
