@@ -227,7 +227,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
       id: 'rejections',
       title: 'Rate-limit rejections by key type',
       unit: 'calls',
-      description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID), from the agent's metrics.",
+      description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID): the total is the load generator's count, the key types the agent's metrics; 'unattributed' are rejections made after the agent's last scrape before it died or stopped.",
       config: {
         type: 'bar',
         data: { labels, datasets },

@@ -5,13 +5,14 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, EventSample, FaultResult, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
+import { completeRejections, RejectionTotals } from './rejection-totals.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
@@ -44,26 +45,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener('abort', done, { once: true });
   });
-
-/** Per-agent-lifetime maxima of the cumulative rejection counters, summed across restarts. */
-class RejectionTotals {
-  #done: Record<string, number> = {};
-  #current: Record<string, number> = {};
-  observe(m: MetricsSample): void {
-    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-    // A counter that went down means a new agent process: bank the previous one's totals.
-    if (sum(m.rejectedByKeyType) < sum(this.#current)) this.#bank();
-    this.#current = { ...m.rejectedByKeyType };
-  }
-  #bank(): void {
-    for (const [k, v] of Object.entries(this.#current)) this.#done[k] = (this.#done[k] ?? 0) + v;
-    this.#current = {};
-  }
-  total(): Record<string, number> {
-    this.#bank();
-    return this.#done;
-  }
-}
 
 /**
  * The repetition's timeline: t = ms since the load phase's start. Until the agent is ready that
@@ -286,7 +267,8 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       }
     }
     m.deaths = deaths;
-    m.rejectionsByKeyType = rejections.total();
+    // The generator's count (storm and bystanders) is complete; the scrapes only give key types.
+    m.rejectionsByKeyType = completeRejections(rejections.scraped(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     writer.close();
     await sandbox?.close().catch(() => {});
     const cg = target?.cgroup();
