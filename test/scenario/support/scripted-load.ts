@@ -8,8 +8,11 @@ import { SECURITY_HEADER, workloadProto } from '../../../src/proto/index.js';
 
 export interface ScriptContext {
   opts: LoadPhaseOptions;
-  /** n concurrent FetchJWTSVID calls, each on its own connection; resolves with their outcomes (tallied). */
-  burst(n: number): Promise<Outcome[]>;
+  /**
+   * n concurrent FetchJWTSVID calls, each on its own connection; resolves with their outcomes (tallied).
+   * `onEach` sees every outcome as it arrives (to act in the middle of a burst).
+   */
+  burst(n: number, onEach?: (o: Outcome) => void): Promise<Outcome[]>;
 }
 
 export interface ScriptedLoad extends LoadDriver {
@@ -57,10 +60,14 @@ export function scriptedLoad(script: (ctx: ScriptContext) => Promise<void>): Scr
       opts.onCallsStarted?.(callsStartedAt);
       await script({
         opts,
-        async burst(n) {
-          const out = await Promise.all(Array.from({ length: n }, () => callOnce(opts.socket)));
-          for (const o of out) counts[o]++;
-          return out;
+        burst(n, onEach) {
+          const one = () =>
+            callOnce(opts.socket).then((o) => {
+              counts[o]++;
+              onEach?.(o);
+              return o;
+            });
+          return Promise.all(Array.from({ length: n }, one));
         },
       });
       opts.onSecond({ kind: 'load', t: callsStartedAt - opts.origin, ...counts, byCode: {}, histograms: {} });
