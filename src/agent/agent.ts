@@ -31,6 +31,11 @@ export interface StartAgentOptions {
   log?: (message: string) => void;
   /** How long close() waits for in-flight calls before cutting them. Default 5 s. */
   graceMs?: number;
+  /**
+   * The rate limiter's monotonic clock in ms (default performance.now). Tests inject a stopped one
+   * so no bucket refills during a test, whatever the machine's speed.
+   */
+  limiterNow?: () => number;
 }
 
 // sun_path is 108 bytes on Linux, one of them the terminating NUL.
@@ -73,7 +78,7 @@ export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {})
       `rateLimit.key must not need attestation results when rateLimit.placement is pre-attestation, got "${keyStrategy.name}"`,
     );
   }
-  const limiter = limited ? createRateLimiter(cfg.rateLimit.limits, { gcIntervalMs: cfg.rateLimit.gcInterval }) : undefined;
+  const limiter = limited ? createRateLimiter(cfg.rateLimit.limits, { gcIntervalMs: cfg.rateLimit.gcInterval, ...(opts.limiterNow ? { now: opts.limiterNow } : {}) }) : undefined;
 
   const metrics = createAgentMetrics();
   let attestors: Attestor[] = [];

@@ -1,6 +1,7 @@
 // The agent folder's public surface: start an agent, its config schema, and the parts other
 // folders and benchmarks reuse (cgroup parser, limiter, key strategies, metrics names).
 export { startAgent, throttledStderrLog, type RunningAgent, type StartAgentOptions } from './agent.js';
+export { readyLine, STOP_GRACE_MS, untilStopped } from './until-stopped.js';
 export {
   agentConfigSchema,
   parseAgentConfig,

@@ -2,6 +2,7 @@
 // read memory and OOM-kill counters of both versions, freeze and thaw, and remove it with everything inside.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { AttestormError } from '../errors.js';
 import type { CgroupHost, CgroupVersion } from './host.js';
 
 export interface MemoryReading {
@@ -18,6 +19,50 @@ export interface MemoryReading {
 }
 
 const UNLIMITED_V1 = 2 ** 62;
+
+/**
+ * A memory file of a cgroup could not be read (missing, a permission or path problem). Never turned
+ * into a reading of 0: a usage or OOM counter of 0 from a wrong path would pass maxPeakMemory or
+ * oomKilled: false. Samplers let it propagate so the sampler loop counts it.
+ */
+export class CgroupReadError extends AttestormError {
+  readonly file: string;
+  constructor(file: string, cause: unknown) {
+    super('ATTESTORM_ERR_IO', `cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}`, { cause });
+    this.file = file;
+  }
+}
+
+/** A file that must be there: its text, or a CgroupReadError naming it. */
+function readRequired(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CgroupReadError(file, err);
+  }
+}
+
+/** A number from a file that must be there; null only for "max" (unlimited). */
+function readRequiredNum(file: string): number | null {
+  const text = readRequired(file).trim();
+  if (text === 'max') return null;
+  const n = Number(text);
+  if (!Number.isFinite(n) || text === '') throw new CgroupReadError(file, new Error(`not a number: ${JSON.stringify(text.slice(0, 40))}`));
+  return n;
+}
+
+/** A byte count that is never "max" (usage). */
+function readCount(file: string): number {
+  const n = readRequiredNum(file);
+  if (n === null) throw new CgroupReadError(file, new Error('"max" where a byte count belongs'));
+  return n;
+}
+
+/** A file some kernels lack (v2 memory.peak): null when absent, an error when present but unreadable. */
+function readOptionalNum(file: string): number | null {
+  if (!existsSync(file)) return null;
+  return readRequiredNum(file);
+}
 
 function readNum(file: string): number | null {
   try {
@@ -237,26 +282,32 @@ export class Cgroup {
     }
   }
 
+  /**
+   * Usage, peak, limit, OOM kills and RSS. Throws CgroupReadError when a file that every memory
+   * cgroup has (usage, limit, the OOM counter's file) cannot be read: a missing file is a wrong path
+   * or a removed cgroup, not a reading of 0.
+   */
   readMemory(): MemoryReading {
+    const file = (name: string) => join(this.path, name);
     if (this.version === 'v1') {
-      const limit = readNum(join(this.path, 'memory.limit_in_bytes'));
-      const stat = readKeyed(join(this.path, 'memory.stat'));
+      const usageBytes = readCount(file('memory.usage_in_bytes'));
+      const limit = readRequiredNum(file('memory.limit_in_bytes'));
+      // Kernels before 4.13 have no oom_kill line: the file is there, the counter is not, so 0.
+      const oomKills = parseFlatKeyed(readRequired(file('memory.oom_control'))).get('oom_kill') ?? 0;
+      const stat = readKeyed(file('memory.stat'));
       return {
-        usageBytes: readNum(join(this.path, 'memory.usage_in_bytes')) ?? 0,
-        peakBytes: readNum(join(this.path, 'memory.max_usage_in_bytes')),
+        usageBytes,
+        peakBytes: readOptionalNum(file('memory.max_usage_in_bytes')),
         limitBytes: limit === null || limit >= UNLIMITED_V1 ? null : limit,
-        oomKills: readKeyed(join(this.path, 'memory.oom_control')).get('oom_kill') ?? 0,
+        oomKills,
         rssBytes: stat.get('total_rss') ?? stat.get('rss') ?? null,
       };
     }
-    const stat = readKeyed(join(this.path, 'memory.stat'));
-    return {
-      usageBytes: readNum(join(this.path, 'memory.current')) ?? 0,
-      peakBytes: readNum(join(this.path, 'memory.peak')),
-      limitBytes: readNum(join(this.path, 'memory.max')),
-      oomKills: readKeyed(join(this.path, 'memory.events')).get('oom_kill') ?? 0,
-      rssBytes: stat.get('anon') ?? null,
-    };
+    const usageBytes = readCount(file('memory.current'));
+    const limitBytes = readRequiredNum(file('memory.max'));
+    const oomKills = parseFlatKeyed(readRequired(file('memory.events'))).get('oom_kill') ?? 0;
+    const stat = readKeyed(file('memory.stat'));
+    return { usageBytes, peakBytes: readOptionalNum(file('memory.peak')), limitBytes, oomKills, rssBytes: stat.get('anon') ?? null };
   }
 
   /** Resets the high-water mark (v1 only; v2's memory.peak resets only by writing, on kernels that allow it). */

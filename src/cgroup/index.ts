@@ -1,6 +1,6 @@
 // Real cgroups for the harness: where they may be created, and one class to drive each.
 export { detectCgroupHost, parseSelfCgroup } from './host.js';
 export type { CgroupHost, CgroupVersion, DetectOptions } from './host.js';
-export { Cgroup, parseFlatKeyed, removeIfEmpty, removeTree } from './cgroup.js';
+export { Cgroup, CgroupReadError, parseFlatKeyed, removeIfEmpty, removeTree } from './cgroup.js';
 export type { MemoryReading } from './cgroup.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';

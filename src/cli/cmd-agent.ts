@@ -2,7 +2,8 @@
 // each naming the config key it sets; a YAML file (--config) is overlaid by the flags and the
 // result validated by the agent's schema. Contract for other tools: one JSON line on stdout when
 // ready — {"event":"ready","pid":…,"socket":"…","metrics":"http://…/metrics"|null} — logs on stderr,
-// SIGTERM/SIGINT drain gracefully, remove the socket and exit 0.
+// SIGTERM/SIGINT (or the owner's IPC channel closing) drain gracefully, remove the socket and exit 0,
+// exactly as the runner's agent entry does (src/agent/until-stopped.ts).
 import type { Argv, CommandModule, Options } from 'yargs';
 import {
   agentConfigSchema,
@@ -12,11 +13,14 @@ import {
   parseAgentConfig,
   PLACEMENTS,
   readAgentConfigFile,
+  readyLine,
   startAgent,
+  STOP_GRACE_MS,
+  untilStopped,
   type AgentConfig,
   type RunningAgent,
 } from '../agent/index.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, EXIT } from '../errors.js';
 
 /** Dotted paths of the config's leaves and sub-objects: the only keys a flag may name. */
 type KeyPath<T> = {
@@ -152,35 +156,15 @@ function camel(flag: string): string {
   return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** Runs until SIGTERM/SIGINT, then drains. Resolves once the agent is closed. */
+/** Serves until SIGTERM/SIGINT (or the owner's IPC channel closes), then drains: see untilStopped. */
 export async function runAgent(cfg: AgentConfig): Promise<void> {
-  const agent: RunningAgent = await startAgent(cfg);
-  process.stdout.write(
-    `${JSON.stringify({ event: 'ready', pid: process.pid, socket: agent.socketPath, metrics: agent.metricsUrl ?? null })}\n`,
-  );
+  const agent: RunningAgent = await startAgent(cfg, { graceMs: STOP_GRACE_MS });
+  const stopped = untilStopped(agent, (m) => process.stderr.write(`attestorm agent: ${m}\n`));
+  process.stdout.write(readyLine(agent));
   process.stderr.write(
     `attestorm agent: serving ${agent.socketPath} (placement ${cfg.rateLimit.placement}, attestors ${cfg.attestors.join(',')})\n`,
   );
-  await new Promise<void>((resolve) => {
-    let stopping = false;
-    const onSignal = (sig: NodeJS.Signals) => {
-      if (stopping) {
-        // A second signal: stop waiting for in-flight calls.
-        agent.destroy();
-        resolve();
-        return;
-      }
-      stopping = true;
-      process.stderr.write(`attestorm agent: ${sig}, draining\n`);
-      agent.close().then(resolve, (err: unknown) => {
-        process.stderr.write(`attestorm agent: drain failed: ${(err as Error).message}\n`);
-        agent.destroy();
-        resolve();
-      });
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await stopped;
 }
 
 export const agentCommand: CommandModule<object, AgentArgs> = {
@@ -202,5 +186,7 @@ export const agentCommand: CommandModule<object, AgentArgs> = {
   },
   handler: async (argv) => {
     await runAgent(agentConfigFromArgs(argv));
+    // Closed: exit now, as the runner's agent entry does, whatever handle a cut call left behind.
+    process.exit(EXIT.OK);
   },
 };

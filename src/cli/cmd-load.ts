@@ -7,10 +7,10 @@ import { statSync } from 'node:fs';
 import type { Argv, CommandModule, Options } from 'yargs';
 import { ConfigError } from '../errors.js';
 import {
-  CLIENT_DESCRIPTION,
   CONNECTION_MODES,
   LOAD_CLIENTS,
   LOAD_DEFAULTS,
+  LOAD_DESCRIPTIONS,
   LOAD_METHODS,
   RETRY_POLICIES,
   formatStatusLine,
@@ -22,9 +22,10 @@ import {
   type ResolvedLoadOptions,
 } from '../load/index.js';
 import { createSandbox, newRunId, parseSandboxOptions, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
-import { onCleanup, onInterrupt, parseDurationMs } from '../util/index.js';
+import type { Scenario } from '../scenario/index.js';
+import { formatDuration, onCleanup, onInterrupt, parseDurationMs } from '../util/index.js';
 
-type Target = { load: keyof LoadOptions } | { sandbox: 'kubelet.listen' | 'kubelet.visibilityDelayMs' | 'podLifetimeMs' | 'uidMode' };
+type Target = { load: keyof LoadOptions } | { sandbox: 'kubelet.listen' | 'kubelet.visibilityDelayMs' | 'podLifetimeMs' | 'uidMode' | 'cgroupDriver' };
 
 interface Flag {
   flag: string;
@@ -46,29 +47,45 @@ function number(value: unknown, flag: string): number {
   return n;
 }
 
-/** Every load flag, once. */
-export const FLAGS: readonly Flag[] = [
-  { flag: 'socket', target: { load: 'socket' }, option: { type: 'string', describe: 'Unix socket of the Workload API server (reference agent or a real SPIRE agent)' } },
-  { flag: 'pods', target: { load: 'pods' }, convert: number, option: { type: 'string', default: String(LOAD_DEFAULTS.pods), describe: 'Pods to run' } },
-  { flag: 'workers', target: { load: 'workersPerPod' }, convert: number, option: { type: 'string', default: String(LOAD_DEFAULTS.workersPerPod), describe: 'Worker processes per pod (each its own PID)' } },
-  { flag: 'duration', target: { load: 'durationMs' }, convert: duration, option: { type: 'string', default: '30s', describe: 'Load phase length; the run stops by itself' } },
-  { flag: 'connection', target: { load: 'connection' }, option: { type: 'string', choices: CONNECTION_MODES, default: LOAD_DEFAULTS.connection, describe: 'per-call: new connection per call (the storm); per-worker: one reused; per-retry: reconnect after an error' } },
-  { flag: 'client', target: { load: 'client' }, option: { type: 'string', choices: LOAD_CLIENTS, default: LOAD_DEFAULTS.client, describe: CLIENT_DESCRIPTION } },
-  { flag: 'rate', target: { load: 'rate' }, convert: number, option: { type: 'string', describe: 'Calls per second per worker (open loop, latency corrected for coordinated omission) [default: closed loop]' } },
-  { flag: 'deadline', target: { load: 'deadlineMs' }, convert: duration, option: { type: 'string', default: '1s', describe: 'Per-call deadline' } },
-  { flag: 'retry', target: { load: 'retry' }, option: { type: 'string', choices: RETRY_POLICIES, default: LOAD_DEFAULTS.retry, describe: 'After an error: call again at once, or exponential backoff with full jitter (100ms base, 5s cap)' } },
-  {
+const D = LOAD_DEFAULTS;
+const mix = (m: Partial<Record<string, number>>) => Object.entries(m).map(([k, w]) => (w === 1 ? k : `${k}=${w}`));
+
+/**
+ * A flag for every key of the scenario's `load` block, typed from it: a new scenario key does not
+ * compile until it has a flag here (or says why it has none). Defaults and descriptions come from
+ * the load generator's one table (LOAD_DEFAULTS, LOAD_DESCRIPTIONS), as the scenario schema's do.
+ */
+export const SCENARIO_LOAD_FLAGS: { [K in keyof Scenario['load']]-?: Flag | { none: string } } = {
+  pods: { flag: 'pods', target: { load: 'pods' }, convert: number, option: { type: 'string', default: String(D.pods), describe: LOAD_DESCRIPTIONS.pods } },
+  workersPerPod: { flag: 'workers', target: { load: 'workersPerPod' }, convert: number, option: { type: 'string', default: String(D.workersPerPod), describe: LOAD_DESCRIPTIONS.workersPerPod } },
+  connection: { flag: 'connection', target: { load: 'connection' }, option: { type: 'string', choices: CONNECTION_MODES, default: D.connection, describe: LOAD_DESCRIPTIONS.connection } },
+  client: { flag: 'client', target: { load: 'client' }, option: { type: 'string', choices: LOAD_CLIENTS, default: D.client, describe: LOAD_DESCRIPTIONS.client } },
+  rate: { flag: 'rate', target: { load: 'rate' }, convert: number, option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.rate} [default: closed loop]` } },
+  deadline: { flag: 'deadline', target: { load: 'deadlineMs' }, convert: duration, option: { type: 'string', default: formatDuration(D.deadlineMs), describe: LOAD_DESCRIPTIONS.deadline } },
+  retry: { flag: 'retry', target: { load: 'retry' }, option: { type: 'string', choices: RETRY_POLICIES, default: D.retry, describe: LOAD_DESCRIPTIONS.retry } },
+  methods: {
     flag: 'method',
     target: { load: 'methods' },
     convert: (v) => parseMethodMix(([] as unknown[]).concat(v).map(String)),
-    option: { type: 'string', array: true, default: ['FetchJWTSVID'], describe: `Method[=weight] to call, repeatable (${LOAD_METHODS.join(', ')})` },
+    option: { type: 'string', array: true, default: mix(D.methods), describe: `Method[=weight] to call, repeatable (${LOAD_METHODS.join(', ')}): ${LOAD_DESCRIPTIONS.methods}` },
   },
-  { flag: 'audience', target: { load: 'audience' }, option: { type: 'string', default: LOAD_DEFAULTS.audience, describe: 'JWT-SVID audience' } },
+  audience: { flag: 'audience', target: { load: 'audience' }, option: { type: 'string', default: D.audience, describe: LOAD_DESCRIPTIONS.audience } },
+  podLifetime: { flag: 'pod-lifetime', target: { sandbox: 'podLifetimeMs' }, convert: duration, option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.podLifetime} [default: pods live for the whole run]` } },
+  uidMode: { flag: 'uid-mode', target: { sandbox: 'uidMode' }, option: { type: 'string', choices: ['same', 'per-pod'], default: D.uidMode, describe: LOAD_DESCRIPTIONS.uidMode } },
+  cgroupDriver: { flag: 'cgroup-driver', target: { sandbox: 'cgroupDriver' }, option: { type: 'string', choices: ['cgroupfs', 'systemd'], default: D.cgroupDriver, describe: LOAD_DESCRIPTIONS.cgroupDriver } },
+  bystanders: { none: 'a nested block (pods, rate, uid, ...): write a scenario to run bystanders' },
+};
+
+const isFlag = (f: Flag | { none: string }): f is Flag => 'flag' in f;
+
+/** Every load flag, once: the scenario's load keys, then what only `attestorm load` has. */
+export const FLAGS: readonly Flag[] = [
+  { flag: 'socket', target: { load: 'socket' }, option: { type: 'string', describe: 'Unix socket of the Workload API server (reference agent or a real SPIRE agent)' } },
+  ...Object.values(SCENARIO_LOAD_FLAGS).filter(isFlag),
+  { flag: 'duration', target: { load: 'durationMs' }, convert: duration, option: { type: 'string', default: formatDuration(D.durationMs), describe: 'Load phase length; the run stops by itself (a scenario\'s top-level duration)' } },
   { flag: 'max-calls', target: { load: 'maxCalls' }, convert: number, option: { type: 'string', describe: 'Stop after this many calls in total [default: no bound]' } },
   { flag: 'kubelet', target: { sandbox: 'kubelet.listen' }, option: { type: 'string', default: '127.0.0.1:0', describe: 'Kubelet emulator listen address, loopback host:port (port 0: any free port)' } },
   { flag: 'visibility-delay', target: { sandbox: 'kubelet.visibilityDelayMs' }, convert: duration, option: { type: 'string', default: '0s', describe: 'Delay before a new pod shows up in the kubelet emulator /pods' } },
-  { flag: 'pod-lifetime', target: { sandbox: 'podLifetimeMs' }, convert: duration, option: { type: 'string', describe: 'Replace each pod by a new one after this long (churn) [default: pods live for the whole run]' } },
-  { flag: 'uid-mode', target: { sandbox: 'uidMode' }, option: { type: 'string', choices: ['same', 'per-pod'], default: 'same', describe: 'Pods all as this user, or each pod as its own OS user (needs root)' } },
 ];
 
 const LOAD_KEY_TO_FLAG = Object.fromEntries(FLAGS.filter((f) => 'load' in f.target).map((f) => [(f.target as { load: string }).load, f.flag]));
@@ -128,7 +145,7 @@ export function loadPlanFromArgs(argv: Record<string, unknown>): LoadPlan {
       parseSandboxOptions(sandboxOpts);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems.map((p) => p.replace(/^sandbox\.kubelet\.listen/, '--kubelet').replace(/^sandbox\.kubelet\.visibilityDelayMs/, '--visibility-delay').replace(/^sandbox\.podLifetimeMs/, '--pod-lifetime').replace(/^sandbox\.uidMode/, '--uid-mode')));
+      problems.push(...err.problems.map((p) => p.replace(/^sandbox\.kubelet\.listen/, '--kubelet').replace(/^sandbox\.kubelet\.visibilityDelayMs/, '--visibility-delay').replace(/^sandbox\.podLifetimeMs/, '--pod-lifetime').replace(/^sandbox\.uidMode/, '--uid-mode').replace(/^sandbox\.cgroupDriver/, '--cgroup-driver')));
     }
   }
   if (problems.length) throw new ConfigError(problems);

@@ -152,7 +152,12 @@ export interface VariantResult {
   latency: Partial<Record<Outcome, LatencySummary>>;
   /** Highest in-flight attestation gauge seen by a 1 Hz metrics scrape (a lower bound; null without metrics). */
   peakInflightAttestations: number | null;
-  /** Rate-limit rejections by key type from the agent's metrics (reference agent only). */
+  /**
+   * Rate-limit rejections by limiter key type, summed over repetitions. The total comes from the load
+   * generator's own per-call outcomes (storm and bystanders), which survive the agent's death; the key
+   * types come from the agent's metrics scrapes, and rejections no scrape saw (made after the last
+   * scrape before the agent died or was stopped, or by an agent without metrics) are under `unattributed`.
+   */
   rejectionsByKeyType: Record<string, number>;
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;

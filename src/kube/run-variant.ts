@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import type { DeathRecord, EventSample, Phase, RepMeasurement, SampleLine, Scenario } from '../scenario/index.js';
+import { completeRejections, type DeathRecord, type EventSample, type Phase, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
@@ -211,7 +211,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     m.peakMemoryBytes = memory.peakBytes();
     m.restarts = tracker.restarts;
     m.peakInflightAttestations = metrics.peakInflight();
-    m.rejectionsByKeyType = metrics.rejections();
+    m.rejectionsByKeyType = completeRejections(metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
     m.deaths = deaths.map((d): DeathRecord => {

@@ -1,7 +1,7 @@
 // The forking-worker load generator: N pods × M worker processes against any Workload API socket.
 export { runLoad, podStartTimeoutMs } from './run-load.js';
 export type { LoadSummary, LoadEnv } from './run-load.js';
-export { validateLoadOptions, parseMethodMix, loadOptionsSchema, LOAD_DEFAULTS, LOAD_METHODS, LOAD_CLIENTS, CLIENT_DESCRIPTION, CONNECTION_MODES, RETRY_POLICIES, MAX_WORKERS_TOTAL } from './options.js';
+export { validateLoadOptions, parseMethodMix, loadOptionsSchema, LOAD_DEFAULTS, LOAD_DESCRIPTIONS, LOAD_METHODS, LOAD_CLIENTS, CLIENT_DESCRIPTION, CONNECTION_MODES, RETRY_POLICIES, MAX_WORKERS_TOTAL } from './options.js';
 export type { LoadOptions, ResolvedLoadOptions, ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './options.js';
 export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';

@@ -15,6 +15,10 @@ export { CONNECTION_MODES, LOAD_CLIENTS, LOAD_METHODS, RETRY_POLICIES };
 export const CLIENT_DESCRIPTION =
   "Workers' gRPC client: h2 = gRPC written on node:http2 (a few MiB less per worker, more calls per CPU-second), grpc-js = a real @grpc/grpc-js client as applications use it";
 
+/**
+ * The one table of load defaults: the generator's options, `attestorm load`'s flags and the
+ * scenario's `load` block all take theirs from here, so they cannot drift apart.
+ */
 export const LOAD_DEFAULTS = {
   pods: 1,
   workersPerPod: 10,
@@ -25,7 +29,25 @@ export const LOAD_DEFAULTS = {
   retry: 'immediate' as RetryPolicy,
   audience: 'attestorm',
   methods: { FetchJWTSVID: 1 } as Partial<Record<LoadMethod, number>>,
+  uidMode: 'same' as 'same' | 'per-pod',
+  cgroupDriver: 'cgroupfs' as 'cgroupfs' | 'systemd',
 };
+
+/** What each load setting means, shown by the CLI and kept in the scenario's JSON schema. */
+export const LOAD_DESCRIPTIONS = {
+  pods: 'Pods to run (short-lived pods on the emulated node)',
+  workersPerPod: 'Forked worker processes per pod, each a separate caller with its own PID',
+  connection: 'per-call: a fresh connection for every call (the storm); per-worker: one reused connection; per-retry: a fresh one after each failure',
+  client: CLIENT_DESCRIPTION,
+  rate: 'Calls per second per worker (open loop, latency corrected for coordinated omission); absent = closed loop (a tight loop)',
+  deadline: 'Client deadline of each call; an abandoned call is retried',
+  retry: 'After a failed call: retry at once, or back off exponentially with full jitter (100ms base, 5s cap)',
+  methods: 'Method mix: weights per Workload API method',
+  audience: 'Audience of JWT-SVID requests',
+  podLifetime: 'Each pod is replaced by a new one (new UID, not yet visible to the kubelet) after this long',
+  uidMode: 'OS uid of pods: all the same, or one per pod (needs root)',
+  cgroupDriver: "Kubelet cgroup naming of the pods' cgroups",
+} as const;
 
 // Bounds keep a typo from forking 100 000 processes or running for a week.
 export const MAX_WORKERS_TOTAL = 5000;

@@ -29,11 +29,13 @@ const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
 /** Later runs in a comparison are dashed so that runs differ while placements keep their hue. */
 const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
+type ColorOf = (name: string) => string;
+
 /**
  * One colour per variant across every chart of a report: the placements' own hues for variants
  * named after them, the others a colour each in order of first appearance.
  */
-export function variantPalette(names: Iterable<string>): (name: string) => string {
+export function variantPalette(names: Iterable<string>): ColorOf {
   const assigned = new Map<string, string>();
   let next = 0;
   const colorOf = (name: string): string => {
@@ -48,7 +50,7 @@ export function variantPalette(names: Iterable<string>): (name: string) => strin
   return colorOf;
 }
 
-function lineDataset(s: SeriesLine, extra: Record<string, unknown>, colorOf: (name: string) => string) {
+function lineDataset(colorOf: ColorOf, s: SeriesLine, extra: Record<string, unknown> = {}) {
   return {
     label: s.label,
     data: s.points,
@@ -88,175 +90,192 @@ function withPointLegend<T extends { plugins: { legend: Record<string, unknown> 
   return options;
 }
 
-export function buildChartSpecs(data: ReportData): ChartSpec[] {
-  const specs: ChartSpec[] = [];
-  const { series } = data;
-  const colorOf = variantPalette(series.memory.map((s) => s.placement));
-  const line = (s: SeriesLine, extra: Record<string, unknown> = {}) => lineDataset(s, extra, colorOf);
-
-  if (series.memory.length > 0) {
-    const datasets: unknown[] = series.memory.map((s) => line(s));
-    const range = series.xRange;
-    if (range) {
-      for (const limit of series.limits) {
-        datasets.push({
-          label: limit.label,
-          data: [{ x: range.min, y: limit.mib }, { x: range.max, y: limit.mib }],
-          borderColor: '#D00000',
-          backgroundColor: '#D00000',
-          borderWidth: 2,
-          borderDash: [10, 6],
-          pointRadius: 0,
-          pointStyle: 'dash',
-        });
-      }
-      for (const b of series.baselinePeaks) {
-        datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: colorOf(b.placement), backgroundColor: colorOf(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
-      }
-      // Fault windows at the bottom of the chart, one short bar each (instant faults: a point).
-      if (series.faultWindows.length) {
-        const data: Point[] = [];
-        for (const f of series.faultWindows) data.push({ x: f.from, y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: null });
-        datasets.push({ label: `faults (${series.faultWindows.map((f) => f.action).join(', ')})`, data, borderColor: '#7B2CBF', backgroundColor: '#7B2CBF', borderWidth: 8, pointRadius: 0, pointStyle: 'rect', spanGaps: false });
-      }
-      // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain and stop follow).
-      const top = Math.max(1, ...series.limits.map((l) => l.mib), ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)));
-      const marks: Array<[string, number]> = [['calls start (pods up)', 0]];
-      if (series.loadEnd !== null) marks.push(['load ends (drain, stop)', series.loadEnd]);
-      for (const [label, x] of marks) {
-        if (x < range.min || x > range.max) continue;
-        datasets.push({ label, data: [{ x, y: 0 }, { x, y: top }], borderColor: '#777777', backgroundColor: '#777777', borderWidth: 1, borderDash: [2, 3], pointRadius: 0, pointStyle: 'line' });
-      }
-    }
-    for (const s of series.oomKills) {
-      datasets.push({
-        type: 'scatter',
-        label: `OOM kill · ${s.label}`,
-        data: s.points,
-        borderColor: '#D00000',
-        backgroundColor: colorOf(s.placement),
-        pointStyle: 'crossRot',
-        pointRadius: 10,
-        pointHoverRadius: 12,
-        borderWidth: 3,
-        showLine: false,
-      });
-    }
-    specs.push({
-      id: 'memory',
-      title: 'Agent memory over time',
-      unit: 'MiB',
-      description: `Agent memory (cgroup usage, or RSS when emulated) per variant, with the memory limit and OOM kills (×). x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,
-      config: { type: 'line', data: { datasets }, options: withPointLegend(timeOptions('Agent memory over time', 'MiB', series.xRange)) } as ChartConfiguration,
+/** The memory chart's reference lines: limits, baseline peaks, fault windows and phase marks. */
+function memoryOverlays(series: ReportData['series'], colorOf: ColorOf): unknown[] {
+  const range = series.xRange;
+  if (!range) return [];
+  const datasets: unknown[] = [];
+  for (const limit of series.limits) {
+    datasets.push({
+      label: limit.label,
+      data: [{ x: range.min, y: limit.mib }, { x: range.max, y: limit.mib }],
+      borderColor: '#D00000',
+      backgroundColor: '#D00000',
+      borderWidth: 2,
+      borderDash: [10, 6],
+      pointRadius: 0,
+      pointStyle: 'dash',
     });
   }
+  for (const b of series.baselinePeaks) {
+    datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: colorOf(b.placement), backgroundColor: colorOf(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
+  }
+  // Fault windows at the bottom of the chart, one short bar each (instant faults: a point).
+  if (series.faultWindows.length) {
+    const data: Point[] = [];
+    for (const f of series.faultWindows) data.push({ x: f.from, y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: null });
+    datasets.push({ label: `faults (${series.faultWindows.map((f) => f.action).join(', ')})`, data, borderColor: '#7B2CBF', backgroundColor: '#7B2CBF', borderWidth: 8, pointRadius: 0, pointStyle: 'rect', spanGaps: false });
+  }
+  // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain and stop follow).
+  const top = Math.max(1, ...series.limits.map((l) => l.mib), ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)));
+  const marks: Array<[string, number]> = [['calls start (pods up)', 0]];
+  if (series.loadEnd !== null) marks.push(['load ends (drain, stop)', series.loadEnd]);
+  for (const [label, x] of marks) {
+    if (x < range.min || x > range.max) continue;
+    datasets.push({ label, data: [{ x, y: 0 }, { x, y: top }], borderColor: '#777777', backgroundColor: '#777777', borderWidth: 1, borderDash: [2, 3], pointRadius: 0, pointStyle: 'line' });
+  }
+  return datasets;
+}
 
-  if (series.okRps.length > 0) {
-    const datasets = [
-      ...series.okRps.map((s) => line({ ...s, label: `${s.label} ok` })),
-      ...series.rejectedRps.map((s) =>
-        line({ ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
-      ),
-      ...series.deadlineExceededRps.map((s) => line({ ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
-      ...series.errorRps.map((s) => line({ ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
-    ];
-    specs.push({
-      id: 'rps',
-      title: 'Calls per second by outcome',
-      unit: 'calls/s',
-      description:
-        'Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.',
-      config: { type: 'line', data: { datasets }, options: timeOptions('Calls per second by outcome', 'calls/s', series.xRange) } as ChartConfiguration,
+/** Agent memory over time, with the limits, OOM kills and phase marks. */
+function memoryChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
+  if (series.memory.length === 0) return null;
+  const datasets: unknown[] = series.memory.map((s) => lineDataset(colorOf, s));
+  datasets.push(...memoryOverlays(series, colorOf));
+  for (const s of series.oomKills) {
+    datasets.push({
+      type: 'scatter',
+      label: `OOM kill · ${s.label}`,
+      data: s.points,
+      borderColor: '#D00000',
+      backgroundColor: colorOf(s.placement),
+      pointStyle: 'crossRot',
+      pointRadius: 10,
+      pointHoverRadius: 12,
+      borderWidth: 3,
+      showLine: false,
     });
   }
+  return {
+    id: 'memory',
+    title: 'Agent memory over time',
+    unit: 'MiB',
+    description: `Agent memory (cgroup usage, or RSS when emulated) per variant, with the memory limit and OOM kills (×). x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,
+    config: { type: 'line', data: { datasets }, options: withPointLegend(timeOptions('Agent memory over time', 'MiB', series.xRange)) } as ChartConfiguration,
+  };
+}
 
-  if (series.bystanderSuccess.length > 0) {
-    specs.push({
-      id: 'bystanders',
-      title: 'Bystanders served per second',
-      unit: '',
-      description: 'Share of the well-behaved bystander pods\' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.',
-      config: {
-        type: 'line',
-        // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
-        data: { datasets: series.bystanderSuccess.map((s) => line(s, { spanGaps: true, pointRadius: 2.5 })) },
-        options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
-      } as ChartConfiguration,
-    });
-  }
+/** Calls per second by outcome. */
+function rpsChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
+  if (series.okRps.length === 0) return null;
+  const datasets = [
+    ...series.okRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} ok` })),
+    ...series.rejectedRps.map((s) =>
+      lineDataset(colorOf, { ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
+    ),
+    ...series.deadlineExceededRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
+    ...series.errorRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
+  ];
+  return {
+    id: 'rps',
+    title: 'Calls per second by outcome',
+    unit: 'calls/s',
+    description:
+      'Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.',
+    config: { type: 'line', data: { datasets }, options: timeOptions('Calls per second by outcome', 'calls/s', series.xRange) } as ChartConfiguration,
+  };
+}
 
-  if (series.inflight.length > 0) {
-    specs.push({
-      id: 'inflight',
-      title: 'Attestations in flight',
-      unit: 'attestations',
-      description: 'Workload attestations running concurrently inside the agent, from its metrics endpoint.',
-      config: {
-        type: 'line',
-        data: { datasets: series.inflight.map((s) => line(s, { stepped: true })) },
-        options: timeOptions('Attestations in flight', 'attestations', series.xRange),
-      } as ChartConfiguration,
-    });
-  }
+/** Share of the bystanders' calls served each second. */
+function bystandersChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
+  if (series.bystanderSuccess.length === 0) return null;
+  return {
+    id: 'bystanders',
+    title: 'Bystanders served per second',
+    unit: '',
+    description: 'Share of the well-behaved bystander pods\' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.',
+    config: {
+      type: 'line',
+      // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
+      data: { datasets: series.bystanderSuccess.map((s) => lineDataset(colorOf, s, { spanGaps: true, pointRadius: 2.5 })) },
+      options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
+    } as ChartConfiguration,
+  };
+}
 
-  const several = data.runs.length > 1;
+/** Attestations in flight, from the agent metrics. */
+function inflightChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
+  if (series.inflight.length === 0) return null;
+  return {
+    id: 'inflight',
+    title: 'Attestations in flight',
+    unit: 'attestations',
+    description: 'Workload attestations running concurrently inside the agent, from its metrics endpoint.',
+    config: {
+      type: 'line',
+      data: { datasets: series.inflight.map((s) => lineDataset(colorOf, s, { stepped: true })) },
+      options: timeOptions('Attestations in flight', 'attestations', series.xRange),
+    } as ChartConfiguration,
+  };
+}
+
+/** Latency percentiles per placement and outcome. */
+function latencyChart(data: ReportData, several: boolean): ChartSpec | null {
   const latency = data.runs.flatMap((r) => r.latency);
-  if (latency.length > 0) {
-    const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.placement} · ${l.outcome}`);
-    const pct = [
-      ['p50', 'p50Ms'],
-      ['p90', 'p90Ms'],
-      ['p99', 'p99Ms'],
-      ['p99.9', 'p999Ms'],
-      ['max', 'maxMs'],
-    ] as const;
-    const datasets = pct.map(([name, key], i) => ({
-      label: name,
-      data: latency.map((l) => l[key]),
-      backgroundColor: OUTCOME_COLORS[i],
-      borderColor: OUTCOME_COLORS[i],
-    }));
-    specs.push({
-      id: 'latency',
-      title: 'Latency percentiles per outcome',
-      unit: 'ms',
-      description: 'Call latency percentiles over the load phase, per placement and outcome (log scale).',
-      config: {
-        type: 'bar',
-        data: { labels, datasets },
-        options: {
-          interaction: { mode: 'index', intersect: false },
-          plugins: { title: { display: true, text: 'Latency percentiles per outcome' }, legend: { position: 'bottom' } },
-          scales: { y: { type: 'logarithmic', title: { display: true, text: 'ms (log scale)' } } },
-        },
-      } as ChartConfiguration,
-    });
-  }
+  if (latency.length === 0) return null;
+  const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.placement} · ${l.outcome}`);
+  const pct = [
+    ['p50', 'p50Ms'],
+    ['p90', 'p90Ms'],
+    ['p99', 'p99Ms'],
+    ['p99.9', 'p999Ms'],
+    ['max', 'maxMs'],
+  ] as const;
+  const datasets = pct.map(([name, key], i) => ({
+    label: name,
+    data: latency.map((l) => l[key]),
+    backgroundColor: OUTCOME_COLORS[i],
+    borderColor: OUTCOME_COLORS[i],
+  }));
+  return {
+    id: 'latency',
+    title: 'Latency percentiles per outcome',
+    unit: 'ms',
+    description: 'Call latency percentiles over the load phase, per placement and outcome (log scale).',
+    config: {
+      type: 'bar',
+      data: { labels, datasets },
+      options: {
+        interaction: { mode: 'index', intersect: false },
+        plugins: { title: { display: true, text: 'Latency percentiles per outcome' }, legend: { position: 'bottom' } },
+        scales: { y: { type: 'logarithmic', title: { display: true, text: 'ms (log scale)' } } },
+      },
+    } as ChartConfiguration,
+  };
+}
 
+/** Rejections per limiter key type. */
+function rejectionsChart(data: ReportData, several: boolean): ChartSpec | null {
   const rejections = data.runs.flatMap((r) => r.rejections);
   const keyTypes = [...new Set(rejections.flatMap((r) => Object.keys(r.byKeyType)))].sort();
-  if (keyTypes.length > 0) {
-    const labels = rejections.map((r) => `${several ? `${r.run} · ` : ''}${r.placement}`);
-    const datasets = keyTypes.map((key, i) => ({
-      label: key,
-      data: rejections.map((r) => r.byKeyType[key] ?? 0),
-      backgroundColor: FALLBACK_COLORS[i % FALLBACK_COLORS.length],
-    }));
-    specs.push({
-      id: 'rejections',
-      title: 'Rate-limit rejections by key type',
-      unit: 'calls',
-      description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID), from the agent's metrics.",
-      config: {
-        type: 'bar',
-        data: { labels, datasets },
-        options: {
-          interaction: { mode: 'index', intersect: false },
-          plugins: { title: { display: true, text: 'Rate-limit rejections by key type' }, legend: { position: 'bottom' } },
-          scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'rejected calls' } } },
-        },
-      } as ChartConfiguration,
-    });
-  }
-  return specs;
+  if (keyTypes.length === 0) return null;
+  const labels = rejections.map((r) => `${several ? `${r.run} · ` : ''}${r.placement}`);
+  const datasets = keyTypes.map((key, i) => ({
+    label: key,
+    data: rejections.map((r) => r.byKeyType[key] ?? 0),
+    backgroundColor: FALLBACK_COLORS[i % FALLBACK_COLORS.length],
+  }));
+  return {
+    id: 'rejections',
+    title: 'Rate-limit rejections by key type',
+    unit: 'calls',
+    description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID): the total is the load generator's count, the key types the agent's metrics; 'unattributed' are rejections made after the agent's last scrape before it died or stopped.",
+    config: {
+      type: 'bar',
+      data: { labels, datasets },
+      options: {
+        interaction: { mode: 'index', intersect: false },
+        plugins: { title: { display: true, text: 'Rate-limit rejections by key type' }, legend: { position: 'bottom' } },
+        scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true, title: { display: true, text: 'rejected calls' } } },
+      },
+    } as ChartConfiguration,
+  };
+}
+
+export function buildChartSpecs(data: ReportData): ChartSpec[] {
+  const { series } = data;
+  const several = data.runs.length > 1;
+  const colorOf = variantPalette(series.memory.map((s) => s.placement));
+  const specs = [memoryChart(series, colorOf), rpsChart(series, colorOf), bystandersChart(series, colorOf), inflightChart(series, colorOf), latencyChart(data, several), rejectionsChart(data, several)];
+  return specs.filter((c): c is ChartSpec => c !== null);
 }

@@ -1,7 +1,5 @@
 // Agent memory from its memory cgroup: usage, RSS, the kernel's high-water mark (so a spike
 // between two 100 ms samples still counts) and CPU seconds.
-import { accessSync, constants } from 'node:fs';
-import { join } from 'node:path';
 import type { MemorySample } from '../contract/index.js';
 import { CpuAccumulator, readCgroupCpuSeconds, readProcessCpuSeconds } from './procfs-memory.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
@@ -17,14 +15,8 @@ export function cgroupMemorySampler(target: SamplerTarget, opts: { intervalMs?: 
     name: 'cgroup-memory',
     intervalMs: opts.intervalMs ?? 100,
     sample(t): MemorySample {
-      // An unreadable usage file (cgroup gone, a path or permission problem) is a failed reading,
-      // counted by the sampler loop, never a reading of 0 that would pass a maxPeakMemory rule.
-      const usageFile = join(cgroup.path, cgroup.version === 'v1' ? 'memory.usage_in_bytes' : 'memory.current');
-      try {
-        accessSync(usageFile, constants.R_OK);
-      } catch (err) {
-        throw new Error(`cannot read ${usageFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-      }
+      // An unreadable memory file (cgroup gone, a path or permission problem) throws: the sampler
+      // loop counts it as a failed reading, never a reading of 0 that would pass maxPeakMemory.
       const m = cgroup.readMemory();
       peak = Math.max(peak, m.peakBytes ?? m.usageBytes, m.usageBytes);
       let cpuSeconds: number | null;

@@ -4,7 +4,21 @@ import { z } from 'zod';
 import type { PlacementName } from '../contract/index.js';
 import { ConfigError } from '../errors.js';
 import { faultsSchema } from '../fault/index.js';
-import { bystanderExpectIssues, bystanderExpectShape, bystandersSchema } from '../load/index.js';
+import {
+  bystanderExpectIssues,
+  bystanderExpectShape,
+  bystandersSchema,
+  CONNECTION_MODES,
+  LOAD_CLIENTS,
+  LOAD_DEFAULTS,
+  LOAD_DESCRIPTIONS,
+  LOAD_METHODS,
+  RETRY_POLICIES,
+  type ConnectionMode,
+  type LoadClient,
+  type LoadMethod,
+  type RetryPolicy,
+} from '../load/index.js';
 import { parseBytes, zBytes, zDuration } from '../util/index.js';
 
 export const PLACEMENT_NAMES = ['pre-attestation', 'post-attestation', 'disabled'] as const;
@@ -295,35 +309,35 @@ function deepMergePlain(base: Record<string, unknown>, over: Record<string, unkn
   return out;
 }
 
-const methodNames = ['FetchJWTSVID', 'FetchX509SVID', 'FetchX509Bundles', 'FetchJWTBundles', 'ValidateJWTSVID'] as const;
+const methodNames = LOAD_METHODS as unknown as readonly [LoadMethod, ...LoadMethod[]];
 
+// Defaults and descriptions come from the load generator's table, as do `attestorm load`'s flags.
 const loadSchema = z
   .strictObject({
-    pods: posInt('a positive integer').default(4).describe('Short-lived pods started on the emulated node'),
-    workersPerPod: posInt('a positive integer').default(25).describe('Forked worker processes per pod, each a separate caller'),
+    pods: posInt('a positive integer').default(LOAD_DEFAULTS.pods).describe(LOAD_DESCRIPTIONS.pods),
+    workersPerPod: posInt('a positive integer').default(LOAD_DEFAULTS.workersPerPod).describe(LOAD_DESCRIPTIONS.workersPerPod),
     connection: z
-      .enum(['per-call', 'per-worker', 'per-retry'])
-      .default('per-call')
-      .describe('per-call: a fresh connection for every call (the storm); per-worker: one reused connection; per-retry: a fresh one after each failure'),
+      .enum(CONNECTION_MODES as unknown as readonly [ConnectionMode, ...ConnectionMode[]])
+      .default(LOAD_DEFAULTS.connection)
+      .describe(LOAD_DESCRIPTIONS.connection),
     client: z
-      .enum(['h2', 'grpc-js'])
-      .default('h2')
-      .describe("Workers' gRPC client: h2 = gRPC written on node:http2 (leaner, more calls per CPU-second), grpc-js = a real @grpc/grpc-js client as applications use it"),
-    rate: z
-      .number()
-      .positive('must be a positive number')
-      .optional()
-      .describe('Calls per second per worker (open loop); absent = closed loop (a tight loop)'),
-    deadline: zDuration.default(5000).describe('Client deadline of each call; an abandoned call is retried'),
-    retry: z.enum(['immediate', 'backoff']).default('immediate').describe('After a failed call: retry at once, or back off exponentially with jitter'),
+      .enum(LOAD_CLIENTS as unknown as readonly [LoadClient, ...LoadClient[]])
+      .default(LOAD_DEFAULTS.client)
+      .describe(LOAD_DESCRIPTIONS.client),
+    rate: z.number().positive('must be a positive number').optional().describe(LOAD_DESCRIPTIONS.rate),
+    deadline: zDuration.default(LOAD_DEFAULTS.deadlineMs).describe(LOAD_DESCRIPTIONS.deadline),
+    retry: z
+      .enum(RETRY_POLICIES as unknown as readonly [RetryPolicy, ...RetryPolicy[]])
+      .default(LOAD_DEFAULTS.retry)
+      .describe(LOAD_DESCRIPTIONS.retry),
     methods: z
       .partialRecord(z.enum(methodNames), z.number().int('must be a positive integer weight').positive('must be a positive integer weight'))
-      .default({ FetchJWTSVID: 1 })
-      .describe('Method mix: weights per Workload API method'),
-    audience: z.string().min(1).default('storm').describe('Audience of JWT-SVID requests'),
-    podLifetime: zDuration.optional().describe('Each pod is replaced by a new one (new UID, not yet visible to the kubelet) after this long'),
-    uidMode: z.enum(['same', 'per-pod']).default('same').describe('OS uid of pods: all the same, or one per pod (needs root)'),
-    cgroupDriver: z.enum(['cgroupfs', 'systemd']).default('cgroupfs').describe('Kubelet cgroup naming of the pods\' cgroups'),
+      .default(LOAD_DEFAULTS.methods)
+      .describe(LOAD_DESCRIPTIONS.methods),
+    audience: z.string().min(1).default(LOAD_DEFAULTS.audience).describe(LOAD_DESCRIPTIONS.audience),
+    podLifetime: zDuration.optional().describe(LOAD_DESCRIPTIONS.podLifetime),
+    uidMode: z.enum(['same', 'per-pod']).default(LOAD_DEFAULTS.uidMode).describe(LOAD_DESCRIPTIONS.uidMode),
+    cgroupDriver: z.enum(['cgroupfs', 'systemd']).default(LOAD_DEFAULTS.cgroupDriver).describe(LOAD_DESCRIPTIONS.cgroupDriver),
     bystanders: bystandersSchema.optional(),
   })
   .describe('The storm: identical for every variant');

@@ -5,13 +5,14 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, EventSample, FaultResult, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions } from '../load/index.js';
-import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
+import { NdjsonWriter, SamplerLoop } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
+import { completeRejections, RejectionTotals } from './rejection-totals.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
@@ -44,26 +45,6 @@ const sleep = (ms: number, signal: AbortSignal) =>
     }
     signal.addEventListener('abort', done, { once: true });
   });
-
-/** Per-agent-lifetime maxima of the cumulative rejection counters, summed across restarts. */
-class RejectionTotals {
-  #done: Record<string, number> = {};
-  #current: Record<string, number> = {};
-  observe(m: MetricsSample): void {
-    const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-    // A counter that went down means a new agent process: bank the previous one's totals.
-    if (sum(m.rejectedByKeyType) < sum(this.#current)) this.#bank();
-    this.#current = { ...m.rejectedByKeyType };
-  }
-  #bank(): void {
-    for (const [k, v] of Object.entries(this.#current)) this.#done[k] = (this.#done[k] ?? 0) + v;
-    this.#current = {};
-  }
-  total(): Record<string, number> {
-    this.#bank();
-    return this.#done;
-  }
-}
 
 /**
  * The repetition's timeline: t = ms since the load phase's start. Until the agent is ready that
@@ -115,138 +96,30 @@ function newMeasurement(dirName: string, limitBytes: number): RepMeasurement {
   };
 }
 
+/** What one repetition holds while it runs; everything here is reaped by finishRepetition. */
+interface Repetition {
+  ctx: VariantRunContext;
+  dir: string;
+  tmpDir: string;
+  writer: NdjsonWriter;
+  timeline: Timeline;
+  m: RepMeasurement;
+  deaths: DeathRecord[];
+  rejections: RejectionTotals;
+  sandbox: Sandbox | null;
+  target: AgentTarget | null;
+  loop: SamplerLoop | null;
+  faults: FaultScheduler | null;
+}
+
 export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement> {
-  const { scenario: s, variant, rep } = ctx;
-  const dirName = variantDirName(variant.name, rep);
-  const dir = join(ctx.runDir, dirName);
-  mkdirSync(dir, { recursive: true });
-  const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
-  const emit = (line: SampleLine) => {
-    writer.write(line);
-    ctx.onSample?.(line);
-  };
-  const timeline = new Timeline(emit);
-  const m = newMeasurement(dirName, variant.agent.memoryLimit ?? 0);
-  const deaths: DeathRecord[] = [];
-  const onDeath = (v: DeathVerdict) => {
-    if (v.cause === 'stopped') return;
-    deaths.push({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail, counted: timeline.phase === 'load' || s.oomKillsOutsideLoad === 'count' });
-  };
-
-  let sandbox: Sandbox | null = null;
-  let target: AgentTarget | null = null;
-  let loop: SamplerLoop | null = null;
-  let faults: FaultScheduler | null = null;
-  const rejections = new RejectionTotals();
-  const tmpDir = join(tempRoot(), ctx.runId);
+  const r = openRepetition(ctx);
+  const { timeline, m } = r;
   try {
-    timeline.enter('starting-pods');
-    const kubelet = variant.agent.kind === 'external' ? null : variant.agent.kubelet;
-    sandbox = await createSandbox({
-      runId: newRunId(`${ctx.runId.split('-')[0]}-${variant.name.slice(0, 6)}-r${rep}`),
-      pods: s.load.pods,
-      cgroupDriver: s.load.cgroupDriver,
-      uidMode: s.load.uidMode,
-      ...(s.load.bystanders ? { bystanders: bystanderSandboxOptions(s.load.bystanders) } : {}),
-      ...(s.load.podLifetime !== undefined ? { podLifetimeMs: s.load.podLifetime } : {}),
-      ...(kubelet
-        ? {
-            kubelet: {
-              latencyMs: kubelet.latency,
-              serviceTimeMs: kubelet.serviceTime,
-              failureRate: kubelet.failureRate,
-              visibilityDelayMs: kubelet.visibilityDelay,
-              tls: kubelet.tls,
-              ...(kubelet.fillerPods !== undefined ? { fillerPods: kubelet.fillerPods } : {}),
-              ...(kubelet.token !== undefined ? { token: kubelet.token } : {}),
-            },
-          }
-        : {}),
-    });
-    ctx.onSandbox?.(sandbox);
-    mkdirSync(tmpDir, { recursive: true, mode: 0o755 });
-    target = createTarget(variant.agent, {
-      variant: variant.name,
-      rep,
-      dir,
-      tmpDir,
-      runId: ctx.runId,
-      host: ctx.host,
-      sandbox,
-      signal: ctx.signal,
-      event: (type, detail) => timeline.event(type, detail),
-      onDeath,
-      faultControls: s.faults.length > 0,
-    });
-    await target.start();
-    m.memoryLimitBytes = target.limitBytes;
-    ctx.onDescribe?.(target.describe());
-
-    // Until the load starts, t counts toward the planned start (negative during warm-up).
-    timeline.fix(Date.now() + s.warmup);
-    timeline.enter('warmup');
-    const samplers: Sampler[] = target.samplers();
-    loop = new SamplerLoop(samplers, writer, () => timeline.t());
-    loop.onSample((line) => {
-      ctx.onSample?.(line);
-      if (line.kind === 'metrics') {
-        if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
-        rejections.observe(line);
-      }
-    });
-    loop.start();
-    timeline.event('warmup-start');
-    await sleep(s.warmup, ctx.signal);
+    await startAgentAndPods(r);
+    await warmUp(r);
     if (ctx.signal.aborted) return m;
-
-    // The warm-up may have been cut short by an interrupt; the load starts now either way.
-    const loadOrigin = Date.now();
-    let callsAt: number | null = null;
-    timeline.fix(loadOrigin);
-    timeline.enter('starting-pods', loadOrigin);
-    timeline.event('load-start');
-    const result = await ctx.load.run({
-      scenario: s,
-      socket: target.socket,
-      sandbox,
-      durationMs: s.duration,
-      signal: ctx.signal,
-      origin: loadOrigin,
-      onCallsStarted: (at) => {
-        callsAt = at;
-        timeline.enter('load', at);
-        // Faults count from the moment the calls start: pods take a while to come up here.
-        if (s.faults.length && target && sandbox) faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
-      },
-      onSecond: (sample) => {
-        loop!.emit(sample);
-        // Recovery after a fault is measured on the bystanders' seconds (t: the second's end, from the calls' start).
-        if (faults && sample.bystanders && callsAt !== null) {
-          const b = sample.bystanders;
-          (faults as FaultScheduler).bystanderSecond({ t: sample.t - (callsAt - loadOrigin) + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
-        }
-      },
-    });
-    if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
-    timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
-    if (faults) m.faults = recordsOf(await (faults as FaultScheduler).stop(), rep);
-    timeline.enter('drain', result.callsStartedAt + result.loadSeconds * 1000);
-    timeline.event('load-end');
-    m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
-    m.counts = result.counts;
-    m.loadSeconds = result.loadSeconds;
-    m.histograms = result.histograms;
-    m.workerMemoryBytes = result.workerMemoryBytes;
-    if (result.calls !== undefined) {
-      m.generator = {
-        calls: result.calls,
-        workersStarted: result.workersStarted ?? 0,
-        workerCpuSeconds: result.workerCpuSeconds ?? 0,
-        offeredWorkers: s.load.pods * s.load.workersPerPod,
-        cores: cpus().length,
-      };
-    }
-    m.bystanders = result.bystanders;
+    await loadPhase(r);
     return m;
   } catch (err) {
     if (!timeline.fixed) timeline.fix(Date.now());
@@ -254,34 +127,209 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
     timeline.event('note', `variant run failed: ${(err as Error).message}`);
     return m;
   } finally {
-    if (!timeline.fixed) timeline.fix(Date.now());
-    if (ctx.signal.aborted) timeline.event('interrupted');
-    timeline.enter('stop');
-    // A fault still holding the agent (frozen, squeezed, throttled) is undone before the agent is stopped.
-    if (faults && !m.faults) m.faults = recordsOf(await (faults as FaultScheduler).stop().catch(() => []), rep);
-    if (target && m.downtimeSeconds === 0) m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
-    // The agent is stopped while the samplers still run, so a death during the stop is on the timeline.
-    await target?.stop().catch((err: Error) => timeline.event('note', `stopping the agent failed: ${err.message}`));
-    if (loop) {
-      await loop.stop();
-      m.samplerErrors = loop.errors();
-      for (const [name, e] of Object.entries(m.samplerErrors)) timeline.event('note', `sampler ${name} failed ${e.count}× (first: ${e.first})`);
+    await finishRepetition(r);
+  }
+}
+
+/** The repetition's folder, samples file, timeline and empty measurement. */
+function openRepetition(ctx: VariantRunContext): Repetition {
+  const dirName = variantDirName(ctx.variant.name, ctx.rep);
+  const dir = join(ctx.runDir, dirName);
+  mkdirSync(dir, { recursive: true });
+  const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
+  const timeline = new Timeline((line: SampleLine) => {
+    writer.write(line);
+    ctx.onSample?.(line);
+  });
+  return {
+    ctx,
+    dir,
+    tmpDir: join(tempRoot(), ctx.runId),
+    writer,
+    timeline,
+    m: newMeasurement(dirName, ctx.variant.agent.memoryLimit ?? 0),
+    deaths: [],
+    rejections: new RejectionTotals(),
+    sandbox: null,
+    target: null,
+    loop: null,
+    faults: null,
+  };
+}
+
+/** The sandbox (pods' cgroups, kubelet emulator) and the agent under test, started and ready. */
+async function startAgentAndPods(r: Repetition): Promise<void> {
+  const { ctx, timeline } = r;
+  const { scenario: s, variant, rep } = ctx;
+  timeline.enter('starting-pods');
+  const kubelet = variant.agent.kind === 'external' ? null : variant.agent.kubelet;
+  const sandbox = (r.sandbox = await createSandbox({
+    runId: newRunId(`${ctx.runId.split('-')[0]}-${variant.name.slice(0, 6)}-r${rep}`),
+    pods: s.load.pods,
+    cgroupDriver: s.load.cgroupDriver,
+    uidMode: s.load.uidMode,
+    ...(s.load.bystanders ? { bystanders: bystanderSandboxOptions(s.load.bystanders) } : {}),
+    ...(s.load.podLifetime !== undefined ? { podLifetimeMs: s.load.podLifetime } : {}),
+    ...(kubelet
+      ? {
+          kubelet: {
+            latencyMs: kubelet.latency,
+            serviceTimeMs: kubelet.serviceTime,
+            failureRate: kubelet.failureRate,
+            visibilityDelayMs: kubelet.visibilityDelay,
+            tls: kubelet.tls,
+            ...(kubelet.fillerPods !== undefined ? { fillerPods: kubelet.fillerPods } : {}),
+            ...(kubelet.token !== undefined ? { token: kubelet.token } : {}),
+          },
+        }
+      : {}),
+  }));
+  ctx.onSandbox?.(sandbox);
+  mkdirSync(r.tmpDir, { recursive: true, mode: 0o755 });
+  const onDeath = (v: DeathVerdict) => {
+    if (v.cause === 'stopped') return;
+    r.deaths.push({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail, counted: timeline.phase === 'load' || s.oomKillsOutsideLoad === 'count' });
+  };
+  const target = (r.target = createTarget(variant.agent, {
+    variant: variant.name,
+    rep,
+    dir: r.dir,
+    tmpDir: r.tmpDir,
+    runId: ctx.runId,
+    host: ctx.host,
+    sandbox,
+    signal: ctx.signal,
+    event: (type, detail) => timeline.event(type, detail),
+    onDeath,
+    faultControls: s.faults.length > 0,
+  }));
+  await target.start();
+  r.m.memoryLimitBytes = target.limitBytes;
+  ctx.onDescribe?.(target.describe());
+}
+
+/** Samplers start; the warm-up passes (cut short by an interrupt). */
+async function warmUp(r: Repetition): Promise<void> {
+  const { ctx, timeline, m } = r;
+  // Until the load starts, t counts toward the planned start (negative during warm-up).
+  timeline.fix(Date.now() + ctx.scenario.warmup);
+  timeline.enter('warmup');
+  const loop = (r.loop = new SamplerLoop(r.target!.samplers(), r.writer, () => timeline.t()));
+  loop.onSample((line) => {
+    ctx.onSample?.(line);
+    if (line.kind === 'metrics') {
+      if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
+      r.rejections.observe(line);
     }
-    if (target) {
-      m.oomKills = deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length;
-      m.restarts = target.restarts;
-      // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
-      const kernelPeak = target.peakBytes();
-      m.peakMemoryBytes = kernelPeak ?? loop?.maxPeakBytes() ?? 0;
-      m.peakSource = kernelPeak !== null ? 'kernel' : 'samples';
-    }
-    m.deaths = deaths;
-    m.rejectionsByKeyType = rejections.total();
-    writer.close();
-    await sandbox?.close().catch(() => {});
-    const cg = target?.cgroup();
-    if (cg && variant.agent.kind !== 'external') await cg.remove().catch((err: Error) => process.stderr.write(`attestorm: cannot remove the agent cgroup ${cg.path}: ${err.message}\n`));
-    if (target && variant.agent.kind !== 'external') rmSync(target.socket, { force: true });
+  });
+  loop.start();
+  timeline.event('warmup-start');
+  await sleep(ctx.scenario.warmup, ctx.signal);
+}
+
+/** The load through the LoadDriver, the faults from the calls' start, and the load's figures. */
+async function loadPhase(r: Repetition): Promise<void> {
+  const { ctx, timeline, m } = r;
+  const s = ctx.scenario;
+  const target = r.target!;
+  const sandbox = r.sandbox!;
+  // The warm-up may have been cut short by an interrupt; the load starts now either way.
+  const loadOrigin = Date.now();
+  let callsAt: number | null = null;
+  timeline.fix(loadOrigin);
+  timeline.enter('starting-pods', loadOrigin);
+  timeline.event('load-start');
+  const result = await ctx.load.run({
+    scenario: s,
+    socket: target.socket,
+    sandbox,
+    durationMs: s.duration,
+    signal: ctx.signal,
+    origin: loadOrigin,
+    onCallsStarted: (at) => {
+      callsAt = at;
+      timeline.enter('load', at);
+      // Faults count from the moment the calls start: pods take a while to come up here.
+      if (s.faults.length) r.faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
+    },
+    onSecond: (sample) => {
+      r.loop!.emit(sample);
+      // Recovery after a fault is measured on the bystanders' seconds (t: the second's end, from the calls' start).
+      if (r.faults && sample.bystanders && callsAt !== null) {
+        const b = sample.bystanders;
+        r.faults.bystanderSecond({ t: sample.t - (callsAt - loadOrigin) + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
+      }
+    },
+  });
+  if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
+  timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
+  if (r.faults) m.faults = recordsOf(await r.faults.stop(), ctx.rep);
+  timeline.enter('drain', result.callsStartedAt + result.loadSeconds * 1000);
+  timeline.event('load-end');
+  m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
+  m.counts = result.counts;
+  m.loadSeconds = result.loadSeconds;
+  m.histograms = result.histograms;
+  m.workerMemoryBytes = result.workerMemoryBytes;
+  if (result.calls !== undefined) {
+    m.generator = {
+      calls: result.calls,
+      workersStarted: result.workersStarted ?? 0,
+      workerCpuSeconds: result.workerCpuSeconds ?? 0,
+      offeredWorkers: s.load.pods * s.load.workersPerPod,
+      cores: cpus().length,
+    };
+  }
+  m.bystanders = result.bystanders;
+}
+
+/** Undoes faults, stops the agent (samplers still running), takes the last figures, reaps everything. */
+async function finishRepetition(r: Repetition): Promise<void> {
+  const { ctx, timeline, m, target, loop } = r;
+  if (!timeline.fixed) timeline.fix(Date.now());
+  if (ctx.signal.aborted) timeline.event('interrupted');
+  timeline.enter('stop');
+  // A fault still holding the agent (frozen, squeezed, throttled) is undone before the agent is stopped.
+  if (r.faults && !m.faults) m.faults = recordsOf(await r.faults.stop().catch(() => []), ctx.rep);
+  if (target && m.downtimeSeconds === 0) m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
+  // The agent is stopped while the samplers still run, so a death during the stop is on the timeline.
+  await target?.stop().catch((err: Error) => timeline.event('note', `stopping the agent failed: ${err.message}`));
+  if (loop) {
+    await loop.stop();
+    m.samplerErrors = loop.errors();
+    for (const [name, e] of Object.entries(m.samplerErrors)) timeline.event('note', `sampler ${name} failed ${e.count}× (first: ${e.first})`);
+  }
+  if (target) recordAgentFigures(r, target);
+  m.deaths = r.deaths;
+  // The generator's count (storm and bystanders) is complete; the scrapes only give key types.
+  m.rejectionsByKeyType = completeRejections(r.rejections.scraped(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
+  r.writer.close();
+  await r.sandbox?.close().catch(() => {});
+  const cg = target?.cgroup();
+  const external = ctx.variant.agent.kind === 'external';
+  if (cg && !external) await cg.remove().catch((err: Error) => process.stderr.write(`attestorm: cannot remove the agent cgroup ${cg.path}: ${err.message}\n`));
+  if (target && !external) rmSync(target.socket, { force: true });
+}
+
+/** OOM kills, restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */
+function recordAgentFigures(r: Repetition, target: AgentTarget): void {
+  const { m, timeline, loop } = r;
+  m.oomKills = r.deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length;
+  m.restarts = target.restarts;
+  // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
+  let kernelPeak: number | null = null;
+  try {
+    kernelPeak = target.peakBytes();
+  } catch (err) {
+    timeline.event('note', `the kernel's memory high-water mark could not be read: ${(err as Error).message}`);
+  }
+  const sampledPeak = loop?.maxPeakBytes() ?? null;
+  m.peakMemoryBytes = kernelPeak ?? sampledPeak ?? 0;
+  m.peakSource = kernelPeak !== null ? 'kernel' : 'samples';
+  // No reading at all is no measurement, not a peak of 0 that would pass maxPeakMemory.
+  if (kernelPeak === null && sampledPeak === null && m.loadSeconds > 0) {
+    const why = Object.entries(m.samplerErrors ?? {}).map(([n, e]) => `${n}: ${e.first}`);
+    m.error ??= `no memory reading of the agent was taken${why.length ? ` (${why.join('; ')})` : ''}`;
   }
 }
 

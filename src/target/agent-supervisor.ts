@@ -197,6 +197,18 @@ export class AgentSupervisor {
     this.#watchdog.unref();
   }
 
+  /** The cgroup's OOM counter; null without a cgroup or when it cannot be read (the exit is then judged by its signal). */
+  #oomKillsNow(): number | null {
+    const cg = this.#opts.cgroup;
+    if (!cg) return null;
+    try {
+      return cg.readMemory().oomKills;
+    } catch (err) {
+      this.#opts.event('note', `the OOM counter could not be read after the agent exited: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
   #onExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, oomBefore: number | null): void {
     if (this.#watchdog) clearInterval(this.#watchdog);
     this.#watchdog = null;
@@ -208,7 +220,7 @@ export class AgentSupervisor {
       watchdogKilled: this.#watchdogKilled,
       faultSignal: this.#faultSignal,
       oomKillsBefore: oomBefore,
-      oomKillsAfter: o.cgroup ? o.cgroup.readMemory().oomKills : null,
+      oomKillsAfter: this.#oomKillsNow(),
     });
     const wasReady = this.#ready !== null && this.#child === child;
     if (verdict.cause === 'stopped') {

@@ -32,13 +32,21 @@ export function externalTarget(agent: ExternalAgent, ctx: TargetContext): AgentT
   let downSince: number | null = null;
   let downtime = 0;
   let watch: NodeJS.Timeout | null = null;
+  let readFailure: string | null = null;
   const limitBytes = () => (cgroup ? cgroup.readMemory().limitBytes : null) ?? agent.memoryLimit ?? 0;
 
   // Every 100 ms: a rise of the cgroup's oom_kill counter is an OOM kill; a PID that vanished is a
   // death; with only a cgroup, a new PID in it is the agent restarted by whoever owns it.
   const check = () => {
     if (cgroup && oomBase !== null) {
-      const now = cgroup.readMemory().oomKills ?? oomBase;
+      let now = oomBase;
+      try {
+        now = cgroup.readMemory().oomKills;
+        readFailure = null;
+      } catch (err) {
+        // Said once per failure streak: a missing counter is not "no OOM kill", it is "cannot tell".
+        if (readFailure === null) ctx.event('note', `cannot read the external agent's OOM counter: ${(readFailure = (err as Error).message)}`);
+      }
       if (now > oomBase) {
         const n = now - oomBase;
         oomBase = now;

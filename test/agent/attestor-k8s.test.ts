@@ -9,6 +9,7 @@ import { parseAgentConfig } from '../../src/agent/config.js';
 import { createKubeletClient, type KubeletClient } from '../../src/agent/kubelet-client.js';
 import type { Attestor, CallerCreds } from '../../src/agent/types.js';
 import { makePod, startFakeKubelet, type FakeKubelet } from './fake-kubelet.js';
+import { skipNote } from '../support/skip-note.js';
 
 const UID = '2c48913c-b29f-11e7-9350-020968147796';
 const CID = '9bca8d63d5fa610783847915bcff0ecac1273e5b4bed3f6fa1b07350e0135961';
@@ -185,6 +186,7 @@ describe('k8s attestor on a real cgroup and the real /proc', () => {
   } catch {
     canCreate = false;
   }
+  if (!canCreate) skipNote('k8s attestor on a real cgroup', base ? `cannot create a cgroup under ${base}` : 'no cgroup v1 memory line in /proc/self/cgroup');
 
   it.skipIf(!canCreate)('attests a child moved into /kubepods/besteffort/pod<uid>/<cid> (skipped without a writable cgroup v1 memory hierarchy)', async () => {
     const top = join(base!, `attestorm-k8s-test-${process.pid}`);

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { parseAgentConfig, startAgent, type AgentConfigInput, type RunningAgent } from '../../src/agent/index.js';
+import { parseAgentConfig, startAgent, type AgentConfigInput, type RunningAgent, type StartAgentOptions } from '../../src/agent/index.js';
 import { PROTO_PATH, SECURITY_HEADER, workloadProto, type SpiffeWorkloadAPIClient } from '../../src/proto/index.js';
 
 export interface TestAgent {
@@ -22,11 +22,11 @@ export function tempDir(prefix = 'attestorm-agent-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startTestAgent(input: Partial<AgentConfigInput> = {}, logs: string[] = []): Promise<TestAgent> {
+export async function startTestAgent(input: Partial<AgentConfigInput> = {}, logs: string[] = [], opts: Pick<StartAgentOptions, 'limiterNow'> = {}): Promise<TestAgent> {
   const dir = tempDir();
   const cfg = parseAgentConfig({ socket: join(dir, 'agent.sock'), metrics: '127.0.0.1:0', ...input });
   const socketPath = cfg.socket;
-  const agent = await startAgent(cfg, { log: (m) => logs.push(m), graceMs: 1000 });
+  const agent = await startAgent(cfg, { log: (m) => logs.push(m), graceMs: 1000, ...opts });
   const clients: SpiffeWorkloadAPIClient[] = [];
   return {
     agent,

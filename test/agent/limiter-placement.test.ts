@@ -134,7 +134,9 @@ describe('limiter placement', () => {
 
   it('pre-attestation pod-uid: callers in different pods have separate buckets', async () => {
     // Two real processes placed in two pods through the agent's procfs view; the test process
-    // exhausts pod A's bucket, then a child in pod B is still admitted.
+    // exhausts pod A's bucket, then a child in pod B is still admitted. The limiter's clock is
+    // stopped, so no bucket refills during the test: a bucket shared by both pods would reject B
+    // however slow the machine, and pod A's counts are exact.
     const dir = tempDir();
     const socket = `${dir}/agent.sock`;
     const child = await spawnCaller(socket, 'wait');
@@ -142,18 +144,21 @@ describe('limiter placement', () => {
     const podB = '66666666-7777-8888-9999-000000000000';
     const cid = (c: string) => c.repeat(64);
     const procRoot = fakeProcRoot(dir, { [process.pid]: podCgroup(podA, cid('a')), [child.pid]: podCgroup(podB, cid('b')) });
-    const t = await startTestAgent({
-      socket,
-      procRoot,
-      attestors: ['unix'],
-      rateLimit: { placement: 'pre-attestation', key: 'pod-uid', kubernetesNode: 'true', limits: { fetch_jwt_svid: 2 } },
-    });
+    const t = await startTestAgent(
+      { socket, procRoot, attestors: ['unix'], rateLimit: { placement: 'pre-attestation', key: 'pod-uid', kubernetesNode: 'true', limits: { fetch_jwt_svid: 2 } } },
+      [],
+      { limiterNow: () => 1_000 },
+    );
     try {
       const out = await burst(t, 10);
-      expect(out.filter((o) => o.code === grpc.status.UNAVAILABLE).length).toBeGreaterThan(0);
-      expect(await limitedCount(t, 'FetchJWTSVID', 'pod_uid')).toBeGreaterThan(0);
+      expect(out.filter((o) => o.code === grpc.status.OK)).toHaveLength(2);
+      expect(out.filter((o) => o.code === grpc.status.UNAVAILABLE)).toHaveLength(8);
+      expect(await limitedCount(t, 'FetchJWTSVID', 'pod_uid')).toBe(8);
       const r = await child.go();
       expect(r.code).toBe(grpc.status.OK);
+      // Pod A's bucket is still empty: nothing refilled while B was served.
+      expect((await burst(t, 1))[0]!.code).toBe(grpc.status.UNAVAILABLE);
+      expect(await limitedCount(t, 'FetchJWTSVID', 'pod_uid')).toBe(9);
     } finally {
       child.kill();
       await t.stop();

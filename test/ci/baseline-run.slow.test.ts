@@ -10,9 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareRunFolders, parseTolerances, type BaselineComparison } from '../../src/ci/index.js';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import { findAll, parseXml } from './xml.js';
+import { skipNote } from '../support/skip-note.js';
 
 const CLI = path.resolve(import.meta.dirname, '../../bin/attestorm.js');
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of baseline-run.slow.test.ts', reason);
 
 const SCENARIO = `name: tiny-ci
 description: A tiny storm for the CI baseline gate test.

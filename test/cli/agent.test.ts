@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newClient, unary } from '../agent/harness.js';
+import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
 
 const BIN = fileURLToPath(new URL('../../bin/attestorm.js', import.meta.url));
 const children: ChildProcess[] = [];
@@ -30,13 +31,17 @@ interface Run {
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
 }
 
-function run(args: string[]): Run {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function run(args: string[], opts: { ipc?: boolean; argv0?: string[] } = {}): Run {
+  const child = spawn(process.execPath, [...(opts.argv0 ?? [BIN]), ...args], { stdio: ['ignore', 'pipe', 'pipe', ...(opts.ipc ? (['ipc'] as const) : [])] });
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  // 'exit' then the end of stderr: with an IPC channel the parent closed, 'close' never comes.
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal, stderr })),
+    child.once('exit', (code, signal) => {
+      if (child.stderr!.readableEnded) resolve({ code, signal, stderr });
+      else child.stderr!.once('end', () => resolve({ code, signal, stderr }));
+    }),
   );
   const ready = new Promise<Run['ready'] extends Promise<infer T> ? T : never>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no ready line within 20 s; stderr: ${stderr}`)), 20_000);
@@ -124,5 +129,33 @@ describe('attestorm agent', () => {
       expect(e.stderr).toMatch(named);
       expect(existsSync(socket)).toBe(false);
     });
+  }
+});
+
+describe('both agent entry points stop the same way', () => {
+  // `attestorm agent` (by hand) and the bundled entry the runner starts (node <bundle> <config>).
+  const entries = {
+    'attestorm agent': async (socket: string, ipc: boolean) => run(['agent', '--socket', socket], { ipc }),
+    'runner entry': async (socket: string, ipc: boolean) => {
+      const config = join(tmp(), 'agent.yaml');
+      writeFileSync(config, `socket: ${socket}\nattestors: [unix]\n`);
+      return run([config], { ipc, argv0: [await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts'))] });
+    },
+  };
+  for (const [name, start] of Object.entries(entries)) {
+    for (const how of ['SIGTERM', 'SIGINT', 'owner gone'] as const) {
+      it(`${name}: ${how} drains, removes the socket and exits 0`, async () => {
+        const socket = join(tmp(), 'agent.sock');
+        const r = await start(socket, how === 'owner gone');
+        await r.ready;
+        expect(existsSync(socket)).toBe(true);
+        if (how === 'owner gone') r.child.disconnect();
+        else r.child.kill(how);
+        const e = await r.exit;
+        expect({ code: e.code, signal: e.signal }).toEqual({ code: 0, signal: null });
+        expect(e.stderr).toContain(how === 'owner gone' ? 'owner gone (IPC channel closed), draining' : `${how}, draining`);
+        expect(existsSync(socket)).toBe(false);
+      });
+    }
   }
 });

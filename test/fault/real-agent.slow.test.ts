@@ -11,8 +11,10 @@ import { Cgroup, detectCgroupHost, removeIfEmpty } from '../../src/cgroup/index.
 import { FaultScheduler, parseFaults, probeAgentOnce, waitAgentAnswers, type FaultEvent, type FaultTarget } from '../../src/fault/index.js';
 import { AgentSupervisor, referenceLauncher } from '../../src/target/index.js';
 import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of real-agent.slow.test.ts', reason);
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-chaos-'));
 const root = `attestorm-faultagent-${process.pid}`;
 const MiB = 2 ** 20;

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Cgroup } from '../../src/cgroup/index.js';
+import { Cgroup, CgroupReadError } from '../../src/cgroup/index.js';
 import {
   CpuAccumulator,
   cgroupMemorySampler,
@@ -15,6 +15,7 @@ import {
   parseProcStatus,
   parsePrometheusText,
   processMemorySampler,
+  SamplerLoop,
   sumByLabel,
   sumMetric,
 } from '../../src/sample/index.js';
@@ -75,10 +76,53 @@ describe('cgroup memory sampler on fixture files', () => {
     expect(() => s.sample(0)).toThrow(`cannot read ${cg.path}/memory.usage_in_bytes: ENOENT`);
   });
 
+  // readMemory itself, not only the sampler, is what the targets, faults and the supervisor read.
+  it.each([
+    ['v1', 'memory.usage_in_bytes'],
+    ['v1', 'memory.oom_control'],
+    ['v1', 'memory.limit_in_bytes'],
+    ['v2', 'memory.current'],
+    ['v2', 'memory.events'],
+    ['v2', 'memory.max'],
+  ] as const)('readMemory (%s) throws naming %s when it is missing or unreadable, never reads 0', (version, name) => {
+    const all: Record<string, string> =
+      version === 'v1'
+        ? { 'memory.usage_in_bytes': '4096', 'memory.max_usage_in_bytes': '8192', 'memory.limit_in_bytes': '65536', 'memory.oom_control': 'oom_kill 3\n' }
+        : { 'memory.current': '4096', 'memory.peak': '8192', 'memory.max': '65536', 'memory.events': 'oom_kill 3\n' };
+    const cg = Cgroup.create({ version, memoryBase: tmp(), cpuBase: null }, 'agent');
+    files(cg.path, Object.fromEntries(Object.entries(all).filter(([k]) => k !== name)));
+    expect(() => cg.readMemory()).toThrow(CgroupReadError);
+    expect(() => cg.readMemory()).toThrow(`cannot read ${join(cg.path, name)}: ENOENT`);
+    // Root reads through file modes, so "unreadable" is a directory where the file belongs (EISDIR).
+    mkdirSync(join(cg.path, name));
+    expect(() => cg.readMemory()).toThrow(`cannot read ${join(cg.path, name)}: EISDIR`);
+    // Garbage is not a number either.
+    rmdirSync(join(cg.path, name));
+    writeFileSync(join(cg.path, name), name.endsWith('control') || name.endsWith('events') ? 'oom_kill 3\n' : 'garbage\n');
+    if (name.endsWith('control') || name.endsWith('events')) expect(cg.readMemory()).toMatchObject({ usageBytes: 4096, oomKills: 3 });
+    else expect(() => cg.readMemory()).toThrow(`cannot read ${join(cg.path, name)}: not a number`);
+  });
+
+  it('a cgroup without the optional peak file reads a null peak, and the loop counts a failed reading', async () => {
+    const cg = Cgroup.create({ version: 'v2', memoryBase: tmp(), cpuBase: null }, 'agent');
+    files(cg.path, { 'memory.current': '4096', 'memory.max': 'max', 'memory.events': 'oom_kill 0\n' });
+    expect(cg.readMemory()).toMatchObject({ usageBytes: 4096, peakBytes: null, limitBytes: null, oomKills: 0 });
+    const file = join(tmp(), 'samples.ndjson');
+    const writer = new NdjsonWriter(file);
+    const sampler = cgroupMemorySampler({ cgroup: cg });
+    const loop = new SamplerLoop([sampler], writer, () => 0);
+    await loop.tick(sampler);
+    rmSync(join(cg.path, 'memory.current'));
+    await loop.stop();
+    writer.close();
+    expect(loop.errors()).toEqual({ 'cgroup-memory': { count: 1, first: `cannot read ${join(cg.path, 'memory.current')}: ENOENT` } });
+    expect(loop.maxPeakBytes()).toBe(4096);
+  });
+
   it('never lets the reported peak go down when the kernel mark is reset', () => {
     const base = tmp();
     const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'a');
-    files(cg.path, { 'memory.usage_in_bytes': '10', 'memory.max_usage_in_bytes': '900', 'memory.limit_in_bytes': '1000' });
+    files(cg.path, { 'memory.usage_in_bytes': '10', 'memory.max_usage_in_bytes': '900', 'memory.limit_in_bytes': '1000', 'memory.oom_control': 'oom_kill 0\n' });
     const s = cgroupMemorySampler({ cgroup: cg });
     expect((s.sample(0) as any).peakBytes).toBe(900);
     files(cg.path, { 'memory.max_usage_in_bytes': '20' });

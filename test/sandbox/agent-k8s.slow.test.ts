@@ -10,8 +10,10 @@ import { parseAgentConfig, startAgent, type RunningAgent } from '../../src/agent
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import { PROTO_PATH } from '../../src/proto/index.js';
 import { createSandbox, newRunId, type Sandbox, type SandboxPod } from '../../src/sandbox/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of agent-k8s.slow.test.ts', reason);
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();

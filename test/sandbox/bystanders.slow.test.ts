@@ -8,8 +8,10 @@ import { parseCgroup } from '../../src/agent/index.js';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import { createSandbox, newRunId, type Sandbox, type SandboxOptions, type SandboxPod } from '../../src/sandbox/index.js';
 import { collector, realUid, waitFor } from './fixtures/pod-main.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of bystanders.slow.test.ts', reason);
 const open: Sandbox[] = [];
 
 async function sandbox(opts: Partial<SandboxOptions> = {}): Promise<Sandbox> {

@@ -9,8 +9,10 @@ import { detectCgroupHost } from '../../src/cgroup/index.js';
 import { parseNdjson } from '../../src/sample/index.js';
 import type { RunResults } from '../../src/scenario/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of interrupt.slow.test.ts', reason);
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-int-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -63,6 +65,7 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
     expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
     if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
+    else skipNote('removal of the run\'s cpu cgroups', 'no v1 cpu hierarchy');
   });
 
   it('SIGKILL of the runner: the folder says running with its pid until cleanup marks it incomplete; report renders what was recorded', async () => {

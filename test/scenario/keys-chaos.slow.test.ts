@@ -7,8 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import { Progress, readScenarioFile, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of keys-chaos.slow.test.ts', reason);
 const out = mkdtempSync(join(tmpdir(), 'attestorm-keys-chaos-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 const quiet = () => ({ progress: new Progress({ tty: false, stream: { write: () => true } as never }), tableStream: { write: () => true } as never });

@@ -8,8 +8,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import type { SweepResult } from '../../src/sweep/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of sweep.slow.test.ts', reason);
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-sweep-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

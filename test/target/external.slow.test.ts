@@ -7,8 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Cgroup, detectCgroupHost, removeIfEmpty, spawnInCgroup } from '../../src/cgroup/index.js';
 import type { DeathVerdict } from '../../src/target/index.js';
 import { createTarget } from '../../src/target/index.js';
+import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();
+if (!host) skipNote('every test of external.slow.test.ts', reason);
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-ext-'));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let cg: Cgroup | null = null;

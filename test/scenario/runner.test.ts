@@ -1,0 +1,223 @@
+// The runner and one variant's run through the LoadDriver seam: the real runner, targets, samplers,
+// sandbox and cgroups, with a scripted load (real gRPC calls from this process) instead of a storm.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { detectCgroupHost, removeIfEmpty, removeTree } from '../../src/cgroup/index.js';
+import { parseNdjson } from '../../src/sample/index.js';
+import { newRunId } from '../../src/sandbox/index.js';
+import { parseScenario, Progress, runScenario, runVariant, type LoadDriver } from '../../src/scenario/index.js';
+import { setReferenceAgentBundle } from '../../src/target/index.js';
+import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
+import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
+
+const out = mkdtempSync(join(tmpdir(), 'attestorm-runner-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+const { host, reason } = detectCgroupHost();
+if (!host) console.warn(`runner tests: agents run without a memory cgroup (${reason}); OOMs are emulated`);
+
+/** Runner options that print nothing; the comparison table is kept in `table`. */
+function quiet() {
+  const table: string[] = [];
+  return { table, progress: new Progress({ tty: false, stream: { write: () => true } as never }), tableStream: { write: (c: string) => table.push(c) } as never, render: false, command: 'test' };
+}
+const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
+
+/** A small scenario: the reference agent with the unix attestor, one pod, the given variants and expectations. */
+function scenario(name: string, extra: Record<string, unknown> = {}) {
+  return parseScenario({
+    name,
+    duration: '2s',
+    warmup: '0s',
+    agent: { memoryLimit: '256Mi', attestors: ['unix'], rateLimits: { fetch_jwt_svid: 2 }, startTimeout: '60s', restart: { initialBackoff: '200ms' } },
+    load: { pods: 1, workersPerPod: 1 },
+    variants: [{ name: 'pre', agent: { placement: 'pre-attestation', key: 'os-uid' } }],
+    ...extra,
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the supervisor has started a new agent with this config file (not `pid`). */
+async function waitRestart(configFile: string, pid: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (pidsWithArg(configFile).some((p) => p !== pid)) return;
+    await sleep(50);
+  }
+  throw new Error(`the agent of ${configFile} was not restarted within 30 s`);
+}
+
+/** Signals the agent started with this config file and waits until the supervisor has started a new one. */
+async function killAgentAndWaitRestart(configFile: string, signal: NodeJS.Signals): Promise<void> {
+  const [pid] = pidsWithArg(configFile);
+  expect(pid, `an agent process started with ${configFile}`).toBeDefined();
+  process.kill(pid!, signal);
+  await waitRestart(configFile, pid!);
+}
+
+async function run(name: string, load: LoadDriver, extra: Record<string, unknown> = {}) {
+  const q = quiet();
+  const outcome = await runScenario({ loaded: scenario(name, extra), load, outDir: join(out, name), ...q });
+  return { ...outcome, table: q.table.join('') };
+}
+const agentConfig = (name: string, variant: string, rep = 1) => join(out, name, `${variant}.r${rep}`, 'agent.yaml');
+
+describe('rejection totals', () => {
+  it('count the rejections made after the last metrics scrape before the agent died', async () => {
+    const load = scriptedLoad(async ({ burst }) => {
+      const config = agentConfig('rej-death', 'pre');
+      const [pid] = pidsWithArg(config);
+      // The agent dies the moment the 10th rejection arrives: metrics are scraped once a second, so
+      // rejections answered in the same instant cannot all have been scraped.
+      let rejected = 0;
+      await burst(30, (o) => {
+        if (o === 'rateLimited' && ++rejected === 10) process.kill(pid!, 'SIGKILL');
+      });
+      await waitRestart(config, pid!);
+    });
+    const { results } = await run('rej-death', load);
+    const v = results.variants[0]!;
+    const counted = load.runs[0]!.counts;
+    expect(v.error).toBeUndefined();
+    expect(counted.rateLimited).toBeGreaterThanOrEqual(10);
+    expect(v.deaths.length).toBeGreaterThanOrEqual(1);
+    // Every rejection the calls saw is in the totals; what no scrape saw has no key type.
+    expect(sum(v.rejectionsByKeyType)).toBe(counted.rateLimited);
+  });
+});
+
+describe('completeRejections', () => {
+  it('adds what the generator counted beyond the scrapes as unattributed, never removes scraped counts', async () => {
+    const { completeRejections, RejectionTotals, UNATTRIBUTED } = await import('../../src/scenario/index.js');
+    const t = new RejectionTotals();
+    t.observe({ rejectedByKeyType: { os_uid: 5 } });
+    t.observe({ rejectedByKeyType: { os_uid: 9 } });
+    // A restarted agent starts from 0: the first lifetime's 9 are banked.
+    t.observe({ rejectedByKeyType: { os_uid: 2 } });
+    expect(t.scraped()).toEqual({ os_uid: 11 });
+    expect(completeRejections(t.scraped(), 15)).toEqual({ os_uid: 11, [UNATTRIBUTED]: 4 });
+    expect(completeRejections({ os_uid: 11 }, 7)).toEqual({ os_uid: 11 });
+    expect(completeRejections({}, 0)).toEqual({});
+  });
+});
+
+describe('the runner through the LoadDriver seam', () => {
+  it('gives every variant its own agent settings over the shared ones, and the same load to each repetition', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(3)));
+    const { results, exitCode, runDir } = await run('settings', load, {
+      repetitions: 2,
+      variants: [
+        { name: 'pre', agent: { placement: 'pre-attestation', key: 'os-uid' } },
+        { name: 'off', agent: { placement: 'disabled', memoryLimit: '300Mi' } },
+      ],
+    });
+    expect(results.status).toBe('complete');
+    expect(exitCode).toBe(0);
+    // Repetition-major order: every variant once, then again.
+    expect(load.runs.map((r) => r.socket.split('/').pop())).toEqual(['pre.r1.sock', 'off.r1.sock', 'pre.r2.sock', 'off.r2.sock']);
+    for (const r of load.runs) expect(r.scenario.load).toEqual(load.runs[0]!.scenario.load);
+    const pre = readFileSync(join(runDir, 'pre.r1', 'agent.yaml'), 'utf8');
+    const off = readFileSync(join(runDir, 'off.r2', 'agent.yaml'), 'utf8');
+    expect(pre).toMatch(/placement: pre-attestation/);
+    expect(off).toMatch(/placement: disabled/);
+    expect(results.variants.map((v) => [v.name, v.runDirs, v.memoryLimitBytes])).toEqual([
+      ['pre', ['pre.r1', 'pre.r2'], 256 * 2 ** 20],
+      ['off', ['off.r1', 'off.r2'], 300 * 2 ** 20],
+    ]);
+    // The scripted calls are what the results count: 3 per repetition over the 2 s duration.
+    const offRuns = load.runs.filter((r) => r.socket.endsWith('off.r1.sock') || r.socket.endsWith('off.r2.sock'));
+    const offResult = results.variants.find((v) => v.name === 'off')!;
+    expect(offRuns.map((r) => r.counts.ok + r.counts.error + r.counts.rateLimited + r.counts.deadlineExceeded)).toEqual([3, 3]);
+    expect(offResult.okRps + offResult.errorRps + offResult.rejectedRps + offResult.deadlineExceededRps).toBe(1.5);
+  });
+
+  it('an agent killed during the load is restarted, its death is in the load phase, maxRestarts fails with the count', async () => {
+    const load = scriptedLoad(async ({ burst }) => {
+      await burst(2);
+      await killAgentAndWaitRestart(agentConfig('restart', 'pre'), 'SIGTERM');
+    });
+    const { results, exitCode, table } = await run('restart', load, { expect: { pre: { maxRestarts: 0, oomKilled: false } } });
+    const v = results.variants[0]!;
+    expect(v.restarts).toBe(1);
+    expect(v.deaths).toHaveLength(1);
+    expect(v.deaths[0]).toMatchObject({ phase: 'load', counted: true, cause: 'exit' });
+    expect(v.oomKills).toBe(0);
+    expect(v.expectations.map((e) => [e.name, e.verdict, e.message])).toEqual([
+      ['oomKilled', 'passed', 'not OOM-killed, expected none'],
+      ['maxRestarts', 'failed', '1 restart(s) > 0'],
+    ]);
+    expect(results.verdict).toBe('failed');
+    expect(results.passed).toBe(false);
+    expect(exitCode).toBe(1);
+    expect(table).toContain('restart: complete, verdict failed');
+    expect(table).toContain('  pre: maxRestarts failed: 1 restart(s) > 0');
+  });
+
+  it('a variant whose agent cannot start is failed with the reason, the load never starts, the run exits 3', async () => {
+    const load = scriptedLoad(async () => {
+      throw new Error('the load must not start');
+    });
+    const { results, exitCode, table } = await run('no-agent', load, {
+      variants: [{ name: 'ext', agent: { kind: 'external', socket: join(out, 'nobody-listens.sock'), pid: process.pid } }],
+      expect: { ext: { oomKilled: false } },
+    });
+    expect(load.runs).toHaveLength(0);
+    const v = results.variants[0]!;
+    expect(v.error).toBe(`variant ext: agent.socket ${join(out, 'nobody-listens.sock')} does not exist`);
+    expect(v.expectations).toEqual([expect.objectContaining({ name: 'run', verdict: 'failed', message: `the variant could not be run: ${v.error}` })]);
+    expect(results.status).toBe('failed');
+    expect(results.verdict).toBe('failed');
+    expect(exitCode).toBe(3);
+    expect(table).toContain('no-agent: failed, verdict failed');
+  });
+
+  it('expectations are judged on the counted calls and say so: minOkRps fails with both rates, the verdict line says failed', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(4)));
+    const { results, table, exitCode } = await run('verdict', load, {
+      variants: [{ name: 'off', agent: { placement: 'disabled' } }],
+      expect: { off: { minOkRps: 1000, maxErrorRps: 1000 } },
+    });
+    const v = results.variants[0]!;
+    const counted = load.runs[0]!.counts;
+    expect(v.okRps).toBe(counted.ok / 2);
+    expect(v.expectations.map((e) => [e.name, e.verdict, e.message])).toEqual([
+      ['minOkRps', 'failed', `ok calls ${(counted.ok / 2).toFixed(1)}/s < 1000.0/s`],
+      ['maxErrorRps', 'passed', `failed calls (errors + deadline exceeded) ${((counted.error + counted.deadlineExceeded) / 2).toFixed(1)}/s <= 1000.0/s`],
+    ]);
+    expect(exitCode).toBe(1);
+    expect(table).toContain(`  off: minOkRps failed: ok calls ${(counted.ok / 2).toFixed(1)}/s < 1000.0/s`);
+  });
+
+  it('an interrupted repetition stops its load, stops the agent, records the interruption and leaves no cgroup', async () => {
+    setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
+    const loaded = scenario('interrupt', { duration: '60s' });
+    const runId = newRunId('interrupt');
+    const runDir = join(out, 'interrupt');
+    const abort = new AbortController();
+    let sawAbort = false;
+    const load = scriptedLoad(async ({ burst, opts }) => {
+      await burst(2);
+      abort.abort();
+      sawAbort = opts.signal.aborted;
+    });
+    try {
+      const m = await runVariant({ scenario: loaded.scenario, variant: loaded.scenario.variants[0]!, runDir, runId, rep: 1, host, load, signal: abort.signal });
+      expect(sawAbort).toBe(true);
+      expect(m.error).toBeUndefined();
+      // The load phase lasted as long as it really ran, not the scenario's 60 s.
+      expect(m.loadSeconds).toBeGreaterThan(0);
+      expect(m.loadSeconds).toBeLessThan(60);
+      const events = parseNdjson(readFileSync(join(runDir, 'pre.r1', 'samples.ndjson'), 'utf8')).filter((l) => l.kind === 'event');
+      expect(events.map((e) => (e as { type: string }).type)).toContain('interrupted');
+      expect(pidsWithArg(join(runDir, 'pre.r1', 'agent.yaml'))).toEqual([]);
+      if (host) expect(existsSync(join(host.memoryBase, 'attestorm', runId, 'agent-pre-r1'))).toBe(false);
+    } finally {
+      for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase]) {
+        if (!base) continue;
+        await removeTree(join(base, 'attestorm', runId));
+        removeIfEmpty(join(base, 'attestorm'));
+      }
+    }
+  });
+});
