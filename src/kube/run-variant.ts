@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import type { DeathRecord, EventSample, Phase, RepMeasurement, SampleLine, Scenario } from '../scenario/index.js';
+import { Timeline, type DeathRecord, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
@@ -62,25 +62,14 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   mkdirSync(dir, { recursive: true });
   const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
 
-  let origin: number | null = null;
-  const held: Array<{ at: number; type: EventSample['type']; detail?: string; phase?: Phase }> = [];
-  const t = () => Date.now() - (origin ?? Date.now());
   const emit = (line: SampleLine) => {
     writer.write(line);
     o.onSample?.(line);
   };
-  const event = (type: EventSample['type'], detail?: string, phase?: Phase) => {
-    const extra = { ...(phase ? { phase } : {}), ...(detail ? { detail } : {}) };
-    if (origin === null) held.push({ at: Date.now(), type, ...extra });
-    else emit({ kind: 'event', t: t(), type, ...extra });
-  };
   // Phases on the timeline, as the local runner marks them; every death carries the phase it fell in.
-  const phases: Array<{ at: number; phase: Phase }> = [];
-  const enter = (phase: Phase) => {
-    phases.push({ at: Date.now(), phase });
-    event('phase', undefined, phase);
-  };
-  const phaseAt = (at: number): Phase => [...phases].reverse().find((p) => p.at <= at)?.phase ?? 'starting-pods';
+  const timeline = new Timeline(emit);
+  const event = (type: EventSample['type'], detail?: string) => timeline.event(type, detail);
+  const t = () => timeline.t();
 
   const m: RepMeasurement = {
     runDir: o.dirName,
@@ -136,7 +125,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   o.signal.addEventListener('abort', onAbort, { once: true });
 
   try {
-    enter('starting-pods');
+    timeline.enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     event('note', `agent applied in ${ctx.namespace}`);
     const agentReady = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => tracker.ready, {
@@ -161,23 +150,22 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       if (!ready) return m;
 
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
-      origin = Date.now() + s.warmup;
-      for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.phase ? { phase: h.phase } : {}), ...(h.detail ? { detail: h.detail } : {}) });
+      timeline.fix(Date.now() + s.warmup);
       const samplers: Sampler[] = [memory];
       if (o.variant.kind === 'reference') samplers.push(metrics);
       loop = new SamplerLoop(samplers, writer, t);
       if (o.onSample) loop.onSample(o.onSample);
       loop.start();
-      enter('warmup');
+      timeline.enter('warmup');
       event('warmup-start');
       await sleep(s.warmup, o.signal);
       if (o.signal.aborted) return m;
 
       const t0 = Date.now() + 200;
       const endAt = t0 + s.duration;
-      origin = t0;
+      timeline.fix(t0);
       await collector.release(t0, endAt);
-      enter('load');
+      timeline.enter('load');
       event('load-start');
       const hardEnd = endAt + s.load.deadline + END_GRACE_MS;
       while (Date.now() < hardEnd && !o.signal.aborted) {
@@ -185,7 +173,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
         await collector.pull();
         for (const line of collector.emitComplete()) loop.emit(line);
         if (Date.now() >= endAt) {
-          if (phases.at(-1)?.phase === 'load') enter('drain');
+          if (timeline.phase === 'load') timeline.enter('drain');
           await collector.collectFinals();
           if (collector.allFinished()) break;
         }
@@ -194,7 +182,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       }
       m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
       event('load-end');
-      enter('stop');
+      timeline.enter('stop');
       if (o.signal.aborted) await collector.stop();
       await collector.pull();
       for (const line of collector.agg.emitAll()) loop.emit(line);
@@ -215,8 +203,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
     m.deaths = deaths.map((d): DeathRecord => {
-      const phase = phaseAt(d.seenAt);
-      return { rep: o.rep, atMs: d.seenAt - (origin ?? d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
+      const phase = timeline.phaseAt(d.seenAt);
+      return { rep: o.rep, atMs: timeline.t(d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
     });
     m.oomKills = m.deaths.filter((d) => d.counted).length;
     const podName = (agentPod as V1Pod | null)?.metadata?.name;

@@ -5,13 +5,14 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultResult, MetricsSample, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
+import { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
@@ -62,38 +63,6 @@ class RejectionTotals {
   total(): Record<string, number> {
     this.#bank();
     return this.#done;
-  }
-}
-
-/**
- * The repetition's timeline: t = ms since the load phase's start. Until the agent is ready that
- * start is unknown, so early events are held with their wall-clock time and written once it is fixed.
- */
-class Timeline {
-  #origin: number | null = null;
-  #held: Array<{ at: number; line: Omit<EventSample, 't'> }> = [];
-  phase: Phase = 'starting-pods';
-  constructor(private readonly emitLine: (line: SampleLine) => void) {}
-  t(at = Date.now()): number {
-    return at - (this.#origin ?? at);
-  }
-  event(type: EventSample['type'], detail?: string, at = Date.now()): void {
-    const line: Omit<EventSample, 't'> = { kind: 'event', type, ...(detail ? { detail } : {}) };
-    if (this.#origin === null) this.#held.push({ at, line });
-    else this.emitLine({ ...line, t: this.t(at) } as EventSample);
-  }
-  enter(phase: Phase, at = Date.now()): void {
-    this.phase = phase;
-    const line: Omit<EventSample, 't'> = { kind: 'event', type: 'phase', phase };
-    if (this.#origin === null) this.#held.push({ at, line });
-    else this.emitLine({ ...line, t: this.t(at) } as EventSample);
-  }
-  fix(origin: number): void {
-    this.#origin = origin;
-    for (const h of this.#held.splice(0)) this.emitLine({ ...h.line, t: h.at - origin } as EventSample);
-  }
-  get fixed(): boolean {
-    return this.#origin !== null;
   }
 }
 
