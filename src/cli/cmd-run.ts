@@ -97,7 +97,6 @@ export const runCommand: CommandModule<object, RunArgs> = {
         for (const v of l.scenario.variants) collect(() => kindVariant(v));
         // Kind mode maps no fault and runs no bystander pods yet: say so rather than ignore them.
         l.scenario.faults.forEach((f, i) => problems.push(`${l.file ?? l.scenario.name}: faults[${i}] (${f.action}) cannot run in kind mode yet (faults are local-only); remove it or run locally`));
-        if (l.scenario.load.bystanders) problems.push(`${l.file ?? l.scenario.name}: load.bystanders cannot run in kind mode yet; remove it or run locally`);
       }
     }
     if (problems.length) throw new ConfigError(problems);

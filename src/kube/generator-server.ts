@@ -30,6 +30,8 @@ export interface GeneratorFinal {
   cpuMs: number;
   workerPids: number[];
   seconds: number;
+  /** Its workers' longest time without a successful call (worker-side), once the pod process is done; null before. */
+  longestOkGapMs: number | null;
   failure: string | null;
 }
 
@@ -95,6 +97,7 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
     cpuMs: handle.cpuMs,
     workerPids: handle.workerPids,
     seconds: seconds.length,
+    longestOkGapMs: handle.longestOkGapMs,
     failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
   });
 

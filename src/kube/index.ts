@@ -16,6 +16,8 @@ export type { Death } from './agent-tracker.js';
 export { startGenerator } from './generator-server.js';
 export type { GeneratorOptions, GeneratorFinal, RunningGenerator } from './generator-server.js';
 export { GeneratorCollector } from './generator-collector.js';
+export { LoadPods } from './load-pods.js';
+export type { LoadPodsResult } from './load-pods.js';
 export { teardownVariant, cleanupCluster } from './teardown.js';
 export { nodeCgroupRoot, KindAgentCgroup, readCgroupMemory, podSliceCandidates, containerScopeName } from './kind-cgroup.js';
 export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';

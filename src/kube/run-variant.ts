@@ -11,9 +11,9 @@ import { Timeline, type DeathRecord, type EventSample, type RepMeasurement, type
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
-import { GeneratorCollector } from './generator-collector.js';
+import { LoadPods } from './load-pods.js';
 import { KindAgentCgroup, type NodeCgroupRoot } from './kind-cgroup.js';
-import { generatorPodName, ROLE_LABEL } from './names.js';
+import { ROLE_LABEL } from './names.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import { renderAgentSide } from './render.js';
 import { renderGenerators } from './render-generators.js';
@@ -137,11 +137,10 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
     if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
 
-    const podNames = Array.from({ length: ctx.load.pods }, (_, i) => generatorPodName(i));
-    const collector = new GeneratorCollector(o.kc, ctx.namespace, podNames);
+    const pods = new LoadPods(o.kc, ctx.namespace, ctx.load);
     try {
       await applyObjects(o.kc, renderGenerators(ctx));
-      const ready = await waitFor(`the generator pods in ${ctx.namespace} did not fork their workers`, () => collector.allReady(), {
+      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), {
         timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000,
         pollMs: 1000,
         signal: o.signal,
@@ -164,18 +163,18 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       const t0 = Date.now() + 200;
       const endAt = t0 + s.duration;
       timeline.fix(t0);
-      await collector.release(t0, endAt);
+      await pods.release(t0, endAt);
       timeline.enter('load');
       event('load-start');
-      const hardEnd = endAt + s.load.deadline + END_GRACE_MS;
+      const hardEnd = endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS;
       while (Date.now() < hardEnd && !o.signal.aborted) {
         await sleep(1000, o.signal);
-        await collector.pull();
-        for (const line of collector.emitComplete()) loop.emit(line);
+        await pods.pull();
+        for (const line of pods.emitComplete()) loop.emit(line);
         if (Date.now() >= endAt) {
           if (timeline.phase === 'load') timeline.enter('drain');
-          await collector.collectFinals();
-          if (collector.allFinished()) break;
+          await pods.collectFinals();
+          if (pods.allFinished()) break;
         }
         const f = failure();
         if (f && !stuck) throw f;
@@ -183,13 +182,17 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
       event('load-end');
       timeline.enter('stop');
-      if (o.signal.aborted) await collector.stop();
-      await collector.pull();
-      for (const line of collector.agg.emitAll()) loop.emit(line);
-      m.counts = { ...collector.agg.totals };
-      m.histograms = collector.agg.encodedWholeRun();
+      if (o.signal.aborted) await pods.stop();
+      await pods.pull();
+      // The workers' gaps come with each pod's final dump (after a stop too).
+      if (!pods.allFinished()) await pods.collectFinals();
+      for (const line of pods.emitAll()) loop.emit(line);
+      const r = pods.result(m.loadSeconds * 1000);
+      m.counts = r.counts;
+      m.histograms = r.histograms;
+      if (r.bystanders) m.bystanders = r.bystanders;
     } finally {
-      collector.agg.destroy();
+      pods.destroy();
     }
     return m;
   } finally {
