@@ -143,6 +143,18 @@ export class GeneratorCollector {
     return this.#everyPod.map((p) => this.finals.get(p)?.longestOkGapMs ?? null);
   }
 
+  /** One real call to the agent from inside one of the pods (GET probe): true when the agent answered. */
+  async probe(): Promise<boolean> {
+    for (const p of this.#pods) {
+      try {
+        return (await this.#get<{ answered: boolean }>(p, 'probe')).answered === true;
+      } catch {
+        // That pod is gone or not serving: ask the next.
+      }
+    }
+    return false;
+  }
+
   /** Pods that took part, left and joined ones included. */
   get podCount(): number {
     return this.#everyPod.length;

@@ -27,3 +27,6 @@ export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cl
 export { openCluster } from './open-cluster.js';
 export type { OpenCluster } from './open-cluster.js';
 export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';
+export { clusterFaultProblems, clusterVersionProblems, clusterFaultActions, CLUSTER_FAULT_REFUSALS, RESIZE_MIN_MINOR } from './fault-cluster.js';
+export type { ClusterFaultHooks } from './fault-cluster.js';
+export { loadPod, bystanderArgv, generatorArgv, BYSTANDER_OWN_UID } from './render-generators.js';

@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { Timeline, type DeathRecord, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { Timeline, type DeathRecord, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { FaultScheduler, type FaultEvent } from '../fault/index.js';
+import type { LoadSampleWithBystanders } from '../load/index.js';
+import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
+import type { RenderContext } from './objects.js';
+import { loadPod, renderGenerators } from './render-generators.js';
+import { AGENT_NAME as AGENT_CONTAINER } from './render-agent-reference.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
@@ -16,12 +22,11 @@ import { KindAgentCgroup, type NodeCgroupRoot } from './kind-cgroup.js';
 import { ROLE_LABEL } from './names.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import { renderAgentSide } from './render.js';
-import { renderGenerators } from './render-generators.js';
 import { renderChecked, renderContext } from './render-scenario.js';
 import { kindMemorySampler } from './sampler-kind-memory.js';
 import { podMetricsSampler } from './sampler-pod-metrics.js';
 import { teardownVariant } from './teardown.js';
-import { DEFAULT_IMAGES, type KindImages, type KindVariant } from './variant.js';
+import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
 import { sleep, waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
@@ -89,6 +94,9 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
 
   const facts = await preflight(o.kc, all, { localImages: [images.project] });
   o.onPreflight?.(facts);
+  // Before anything is applied: a fault this cluster's version cannot carry out.
+  const tooOld = clusterVersionProblems(s.faults, facts.serverVersion);
+  if (tooOld.length) throw new RunError(`preflight (faults): ${tooOld.join('; ')}`);
 
   let cg: KindAgentCgroup | null = null;
   let agentPod: V1Pod | null = null;
@@ -108,15 +116,18 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
   const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
   let loop: SamplerLoop | null = null;
+  let faults: FaultScheduler | null = null;
   const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
   const watch = watchPods(
     o.kc,
     ctx.namespace,
     `${ROLE_LABEL}=agent`,
     (type, pod) => {
-      if (type === 'DELETED') return;
+      // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
+      if (type === 'DELETED' || tracker.isGone(pod.metadata?.uid)) return;
       agentPod = pod;
-      if (!cg && o.nodeCgroup && pod.metadata?.uid) cg = new KindAgentCgroup(o.nodeCgroup, pod.metadata.uid);
+      const uid = pod.metadata?.uid;
+      if (o.nodeCgroup && uid && cg?.podUid !== uid) cg = new KindAgentCgroup(o.nodeCgroup, uid);
       tracker.observe(pod);
     },
     (err) => (watchError = err),
@@ -166,11 +177,15 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       await pods.release(t0, endAt);
       timeline.enter('load');
       event('load-start');
+      if (s.faults.length) faults = startFaults(s, t0, o, ctx, pods, tracker, () => agentPod, (e) => timeline.event(e.type, e.detail));
       const hardEnd = endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS;
       while (Date.now() < hardEnd && !o.signal.aborted) {
         await sleep(1000, o.signal);
         await pods.pull();
-        for (const line of pods.emitComplete()) loop.emit(line);
+        for (const line of pods.emitComplete()) {
+          loop.emit(line);
+          feedBystanders(faults, line);
+        }
         if (Date.now() >= endAt) {
           if (timeline.phase === 'load') timeline.enter('drain');
           await pods.collectFinals();
@@ -180,6 +195,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
         if (f && !stuck) throw f;
       }
       m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
+      if (faults) m.faults = recordsOf(await faults.stop(), o.rep);
+      await pods.end();
       event('load-end');
       timeline.enter('stop');
       if (o.signal.aborted) await pods.stop();
@@ -197,6 +214,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     return m;
   } finally {
     o.signal.removeEventListener('abort', onAbort);
+    // A squeeze still in force is undone before the namespace goes (and with it the pod).
+    if (faults && !m.faults) m.faults = recordsOf(await faults.stop().catch(() => []), o.rep);
     loop?.stop();
     watch.stop();
     m.peakMemoryBytes = memory.peakBytes();
@@ -215,4 +234,60 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     writer.close();
     if (!o.keep) await teardownVariant(o.kc, ctx.namespace).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
+}
+
+/** The scenario's fault schedule in the cluster, from the moment the calls start (the release). */
+function startFaults(
+  s: Scenario,
+  t0: number,
+  o: RunVariantInClusterOptions,
+  ctx: RenderContext,
+  pods: LoadPods,
+  tracker: AgentTracker,
+  agentPod: () => V1Pod | null,
+  onEvent: (e: FaultEvent) => void,
+): FaultScheduler {
+  const actions = clusterFaultActions({
+    kc: o.kc,
+    namespace: ctx.namespace,
+    container: AGENT_CONTAINER,
+    agentPod,
+    agentDeleted: (uid, detail) => tracker.podDeleted(uid, detail),
+    agentReplaced: async (uid, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline && !o.signal.aborted) {
+        if (tracker.podUid !== null && tracker.podUid !== uid) return true;
+        await sleep(100, o.signal);
+      }
+      return false;
+    },
+    churnPods: (count) => pods.replaceStormPods(count, (name) => loadPod(ctx, 'generator', name)),
+  });
+  const scheduler = new FaultScheduler({
+    faults: s.faults,
+    loadStart: t0,
+    signal: o.signal,
+    target: {
+      socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
+      agentPid: () => null,
+      agentCgroup: null,
+      kubelet: null,
+      // Recovery: a real call to the agent, made from inside a load pod through the pod proxy.
+      waitAgentAnswers: (signal) => pods.waitAgentAnswers(signal),
+      actions,
+    },
+    onEvent,
+  });
+  scheduler.start();
+  return scheduler;
+}
+
+/** Fault recovery reads the bystanders' seconds (t: the second's end, ms since the calls started). */
+function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBystanders): void {
+  const b = line.bystanders;
+  if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
+}
+
+function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+  return records.map((r) => ({ rep, ...r }));
 }
