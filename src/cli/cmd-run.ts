@@ -48,7 +48,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('out', { type: 'string', describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>' })
       .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
       .option('cluster', { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' })
-      .option('context', { type: 'string', describe: 'Run every variant in the cluster of this kubeconfig context (no 100 ms memory series outside kind)' })
+      .option('context', { type: 'string', describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)" })
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })

@@ -30,3 +30,8 @@ export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';
 export { clusterFaultProblems, clusterVersionProblems, clusterFaultActions, CLUSTER_FAULT_REFUSALS, RESIZE_MIN_MINOR } from './fault-cluster.js';
 export type { ClusterFaultHooks } from './fault-cluster.js';
 export { loadPod, bystanderArgv, generatorArgv, BYSTANDER_OWN_UID } from './render-generators.js';
+export { startMemorySampler } from './memory-sampler-server.js';
+export type { MemoryReading, MemorySamplerOptions, RunningMemorySampler } from './memory-sampler-server.js';
+export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from './node-cgroup-reader.js';
+export { PodMemorySampler } from './sampler-pod-memory.js';
+export { renderMemorySampler } from './render-memory-sampler.js';

@@ -25,6 +25,7 @@ import { renderAgentSide } from './render.js';
 import { renderChecked, renderContext } from './render-scenario.js';
 import { kindMemorySampler } from './sampler-kind-memory.js';
 import { podMetricsSampler } from './sampler-pod-metrics.js';
+import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
@@ -61,7 +62,8 @@ const END_GRACE_MS = 3000;
 export async function runVariantInCluster(o: RunVariantInClusterOptions): Promise<RepMeasurement> {
   const s = o.scenario;
   const images = { ...DEFAULT_IMAGES, ...o.images };
-  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName });
+  // Without the node's cgroup on this host (not kind), a sampler pod on the agent's node reads it.
+  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null });
   const all = renderChecked(ctx);
   const dir = join(o.runDir, o.dirName);
   mkdirSync(dir, { recursive: true });
@@ -79,7 +81,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   const m: RepMeasurement = {
     runDir: o.dirName,
     memoryLimitBytes: o.variant.memoryLimitBytes,
-    peakMemoryBytes: 0,
+    peakMemoryBytes: null,
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,
@@ -108,6 +110,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     oomKillRose: () => cg?.oomKillRose() ?? null,
     onContainerChange: (id) => {
       if (cg) cg.setContainer(id);
+      if (podMemory && tracker.podUid) void podMemory.follow(tracker.podUid, id);
       event('agent-start', id);
     },
     onStuck: (reason) => (stuck = reason),
@@ -115,6 +118,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   const failure = () =>
     stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
   const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
+  const podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
   let loop: SamplerLoop | null = null;
   let faults: FaultScheduler | null = null;
   const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
@@ -145,6 +149,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       failure,
     });
     if (!agentReady) return m;
+    // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
+    if (podMemory && tracker.podUid && tracker.containerID) await podMemory.follow(tracker.podUid, tracker.containerID);
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
     if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
 
@@ -161,11 +167,13 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
 
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
       timeline.fix(Date.now() + s.warmup);
-      const samplers: Sampler[] = [memory];
+      const samplers: Sampler[] = o.nodeCgroup ? [memory] : [];
       if (o.variant.kind === 'reference') samplers.push(metrics);
       loop = new SamplerLoop(samplers, writer, t);
       if (o.onSample) loop.onSample(o.onSample);
       loop.start();
+      const l = loop;
+      podMemory?.start((line) => l.emit(line), (at) => timeline.t(at));
       timeline.enter('warmup');
       event('warmup-start');
       await sleep(s.warmup, o.signal);
@@ -216,9 +224,14 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     o.signal.removeEventListener('abort', onAbort);
     // A squeeze still in force is undone before the namespace goes (and with it the pod).
     if (faults && !m.faults) m.faults = recordsOf(await faults.stop().catch(() => []), o.rep);
+    await podMemory?.stop();
     loop?.stop();
     watch.stop();
-    m.peakMemoryBytes = memory.peakBytes();
+    // One peak from the one source this cluster has; null when nothing could be read (never 0).
+    m.peakMemoryBytes = o.nodeCgroup ? memory.peakBytes() : podMemory?.peakBytes() ?? null;
+    m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
+    // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
+    if (podMemory && m.peakMemoryBytes === null) event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
     m.peakInflightAttestations = metrics.peakInflight();
     m.rejectionsByKeyType = metrics.rejections();

@@ -188,7 +188,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
         progress.placementEnd(
           m.error
             ? `failed: ${m.error}`
-            : `peak ${formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
+            : `peak ${m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
         );
         results.variants = summarize();
         writeResults(runDir, results);

@@ -70,7 +70,8 @@ function newMeasurement(dirName: string, limitBytes: number): RepMeasurement {
   return {
     runDir: dirName,
     memoryLimitBytes: limitBytes,
-    peakMemoryBytes: 0,
+    // null until something read it: an agent that never ran has no peak, not a peak of 0.
+    peakMemoryBytes: null,
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,
@@ -240,8 +241,8 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       m.restarts = target.restarts;
       // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
       const kernelPeak = target.peakBytes();
-      m.peakMemoryBytes = kernelPeak ?? loop?.maxPeakBytes() ?? 0;
-      m.peakSource = kernelPeak !== null ? 'kernel' : 'samples';
+      m.peakMemoryBytes = kernelPeak ?? loop?.maxPeakBytes() ?? null;
+      m.peakSource = kernelPeak !== null ? 'kernel' : m.peakMemoryBytes !== null ? 'samples' : 'unmeasured';
     }
     m.deaths = deaths;
     m.rejectionsByKeyType = rejections.total();
