@@ -31,7 +31,8 @@ COPY --from=build /app/dist ./dist
 # and the agent loads the Workload API proto at run time.
 COPY src ./src
 COPY proto ./proto
-RUN mkdir -p node_modules/.cache/attestorm && chown -R node:node node_modules/.cache
+RUN mkdir -p node_modules/.cache/attestorm && chown -R node:node node_modules/.cache && chmod -R g+w node_modules/.cache
+# Group-writable: bystander pods with `uid: own` run as uid 1001 in group node and bundle their workers too.
 # uid 1000: the agent DaemonSet's init container hands the hostPath socket directory to this user.
 USER node
 ENTRYPOINT ["node", "/app/dist/cli/agent-main.mjs", "agent"]

@@ -70,7 +70,7 @@ function buildCharts(m: HistoryModel): HistoryChart[] {
       title: 'Peak memory per variant',
       unit: 'MiB',
       description: `Peak memory of the agent (MiB) per variant, one point per run, ${m.runs.length} runs; triangles mark where a variant regressed against the run before (a baseline gate would have failed).`,
-      config: { type: 'line', data: { labels, datasets: m.variants.map((v, i) => dataset(v, i, (r) => +(r.byVariant[v]!.peakMemoryBytes / 2 ** 20).toFixed(2))) }, options: options('MiB') },
+      config: { type: 'line', data: { labels, datasets: m.variants.map((v, i) => dataset(v, i, (r) => (r.byVariant[v]!.peakMemoryBytes === null ? null : +(r.byVariant[v]!.peakMemoryBytes! / 2 ** 20).toFixed(2)))) }, options: options('MiB') },
     },
     {
       id: 'oom-kills',
@@ -160,7 +160,7 @@ function runsTable(m: HistoryModel): string {
       const p = r.byVariant[v];
       if (!p) return '<td>—</td>';
       if (!p.ran) return '<td>did not run</td>';
-      return `<td class="num">${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB / ${p.oomKills}</td>`;
+      return `<td class="num">${p.peakMemoryBytes === null ? 'unmeasured' : `${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`} / ${p.oomKills}</td>`;
     });
     let gate = escapeHtml(gateText(r));
     if (r.gate && 'regressions' in r.gate && r.gate.regressions.length > 0) {

@@ -12,7 +12,8 @@ import { readResultsFile } from './results-file.js';
 import { parseTolerances, type Tolerances } from './tolerance.js';
 
 export interface HistoryPoint {
-  peakMemoryBytes: number;
+  /** null: unmeasured in that run. */
+  peakMemoryBytes: number | null;
   memoryLimitBytes: number;
   oomKills: number;
   /** Null when that run measured no bystanders. */

@@ -35,7 +35,7 @@ function variantRow(v: VariantResult): string {
   const cells = [
     v.name,
     [v.agent.kind, v.agent.version, v.agent.placement].filter(Boolean).join(' '),
-    `${mib(v.peakMemoryBytes)}${limit}`,
+    v.peakMemoryBytes === null ? `unmeasured${limit}` : `${mib(v.peakMemoryBytes)}${limit}`,
     String(v.oomKills),
     String(v.restarts),
     v.okRps.toFixed(1),

@@ -14,6 +14,7 @@ import {
   parseClusterTarget,
   renderScenario,
   startGenerator,
+  startMemorySampler,
   toYaml,
   writeRendered,
 } from '../kube/index.js';
@@ -34,6 +35,7 @@ interface RenderArgs {
   'spire-tag': string;
   'cluster-name': string;
   'run-id': string;
+  'memory-sampler': boolean;
 }
 
 const renderCommand: CommandModule<object, RenderArgs> = {
@@ -48,6 +50,7 @@ const renderCommand: CommandModule<object, RenderArgs> = {
       .option('spire-tag', { type: 'string', default: DEFAULT_IMAGES.spireAgent.split(':').pop()!, describe: 'Tag of ghcr.io/spiffe/spire-server and spire-agent (no leading v)' })
       .option('cluster-name', { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: "Cluster name for spire-server's k8s_psat" })
       .option('run-id', { type: 'string', default: 'render', describe: 'Run id used in namespace names' })
+      .option('memory-sampler', { type: 'boolean', default: false, describe: "Add the memory-sampler pod (what a --context run applies: the agent's memory read on its node)" })
       .example('$0 kind render scenarios/quick.yaml --out manifests/quick', 'one file per placement')
       .example('$0 kind render scenarios/quick.yaml --spire --spire-tag 1.13.3', 'with a SPIRE variant, to stdout') as Argv<RenderArgs>,
   handler: async (args: ArgumentsCamelCase<RenderArgs>) => {
@@ -58,6 +61,7 @@ const renderCommand: CommandModule<object, RenderArgs> = {
       runId: args['run-id'],
       withSpire: args.spire,
       clusterName: args['cluster-name'],
+      memorySampler: args['memory-sampler'],
       images: { project: args.image, spireServer: `ghcr.io/spiffe/spire-server:${tag}`, spireAgent: `ghcr.io/spiffe/spire-agent:${tag}` },
     });
     if (!args.out) {
@@ -181,6 +185,32 @@ const generatorCommand: CommandModule<object, GeneratorArgs> = {
   },
 };
 
+interface MemorySamplerArgs {
+  'cgroup-root': string;
+  port: number;
+}
+
+const memorySamplerCommand: CommandModule<object, MemorySamplerArgs> = {
+  command: 'memory-sampler',
+  describe: "Inside the memory-sampler pod: read the agent container's memory cgroup every 100 ms, serve the readings on --port",
+  builder: (y: Argv) =>
+    y
+      .option('cgroup-root', { type: 'string', default: '/host/sys/fs/cgroup', describe: "Where the node's /sys/fs/cgroup is mounted" })
+      .option('port', { type: 'number', default: 9101, describe: 'Port of the readings endpoint' }) as Argv<MemorySamplerArgs>,
+  handler: async (args: ArgumentsCamelCase<MemorySamplerArgs>) => {
+    let sampler: Awaited<ReturnType<typeof startMemorySampler>>;
+    try {
+      sampler = await startMemorySampler({ cgroupRoot: args['cgroup-root'], port: args.port });
+    } catch (err) {
+      throw new ConfigError(`--cgroup-root ${args['cgroup-root']}: ${(err as Error).message}`);
+    }
+    const stop = () => void sampler.close().then(() => process.exit(0));
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    await new Promise(() => {});
+  },
+};
+
 export const kindCommand: CommandModule = {
   command: 'kind <command>',
   describe: 'Kind mode: render manifests, create/delete a kind cluster, clean up a cluster',
@@ -191,6 +221,7 @@ export const kindCommand: CommandModule = {
       .command(downCommand)
       .command(cleanupCommand)
       .command(generatorCommand)
+      .command(memorySamplerCommand)
       .demandCommand(1, 'Name a kind command: render, up, down or cleanup.'),
   handler: () => {},
 };

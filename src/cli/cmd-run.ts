@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { kindVariant, openCluster, runVariantInCluster } from '../kube/index.js';
+import { clusterFaultProblems, kindVariant, openCluster, runVariantInCluster } from '../kube/index.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, variantDirName, type LoadedScenario, type VariantRunContext } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
@@ -48,7 +48,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('out', { type: 'string', describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>' })
       .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
       .option('cluster', { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' })
-      .option('context', { type: 'string', describe: 'Run every variant in the cluster of this kubeconfig context (no 100 ms memory series outside kind)' })
+      .option('context', { type: 'string', describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)" })
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
@@ -95,9 +95,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
       // Kind mode cannot run an agent that lives on this machine: named before anything starts.
       for (const l of loaded) {
         for (const v of l.scenario.variants) collect(() => kindVariant(v));
-        // Kind mode maps no fault and runs no bystander pods yet: say so rather than ignore them.
-        l.scenario.faults.forEach((f, i) => problems.push(`${l.file ?? l.scenario.name}: faults[${i}] (${f.action}) cannot run in kind mode yet (faults are local-only); remove it or run locally`));
-        if (l.scenario.load.bystanders) problems.push(`${l.file ?? l.scenario.name}: load.bystanders cannot run in kind mode yet; remove it or run locally`);
+        // Faults Kubernetes cannot express here are named, not ignored.
+        problems.push(...clusterFaultProblems(l.scenario.faults, `${l.file ?? l.scenario.name}: `));
       }
     }
     if (problems.length) throw new ConfigError(problems);
@@ -118,6 +117,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const inCluster = cluster
         ? {
             platform: { name: cluster.target.kindName ? ('kind' as const) : ('cluster' as const), detail: { cluster: cluster.clusterName } as Record<string, unknown> },
+            faultProblems: (s: LoadedScenario['scenario']) => clusterFaultProblems(s.faults),
             runRepetition: (ctx: VariantRunContext) =>
               runVariantInCluster({
                 kc: cluster.kc,

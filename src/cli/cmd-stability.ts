@@ -24,7 +24,7 @@ export function stabilitySummary(runs: Array<{ results: RunResults; seconds: num
   const names = [...new Set(runs.flatMap((r) => r.results.variants.map((v) => v.name)))];
   for (const name of names) {
     const vs = runs.map((r) => r.results.variants.find((v) => v.name === name)).filter((v) => v !== undefined);
-    const peak = range(vs.map((v) => v.peakMemoryBytes))!;
+    const peak = range(vs.flatMap((v) => (v.peakMemoryBytes === null ? [] : [v.peakMemoryBytes]))) ?? { min: 0, median: 0, max: 0 };
     const killed = vs.filter((v) => v.oomKills > 0).length;
     const failed = vs.filter((v) => v.verdict === 'failed').map((v) => v.expectations.filter((e) => e.verdict === 'failed').map((e) => e.message).join('; '));
     lines.push(

@@ -133,9 +133,10 @@ export interface VariantResult {
   /**
    * The kernel's high-water mark of the agent's memory cgroup (v1 memory.max_usage_in_bytes, v2
    * memory.peak; VmHWM when emulated), read for each agent start up to and including its death;
-   * median across repetitions (spread.peakMemoryBytes has min and max).
+   * median across repetitions (spread.peakMemoryBytes has min and max). null: unmeasured — no
+   * repetition could read the agent's memory (a cluster without a working memory sampler); never 0 for that.
    */
-  peakMemoryBytes: number;
+  peakMemoryBytes: number | null;
   /** Counted OOM kills, summed over repetitions. */
   oomKills: number;
   /** Restarts performed (the agent was started again), summed over repetitions. */

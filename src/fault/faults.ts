@@ -127,7 +127,8 @@ export class FaultScheduler {
     st.record.startedAtMs = this.#t();
     let started: StartedFault;
     try {
-      started = await (FAULT_STARTERS[f.action] as (f: Fault, t: FaultTarget) => Promise<StartedFault>)(f, this.#opts.target);
+      const starter = this.#opts.target.actions?.[f.action] ?? FAULT_STARTERS[f.action];
+      started = await (starter as (f: Fault, t: FaultTarget) => Promise<StartedFault>)(f, this.#opts.target);
     } catch (err) {
       const why = err instanceof FaultNotApplied ? err.message : `failed: ${(err as Error).message}`;
       st.record.error = why;

@@ -6,7 +6,9 @@ export { builtinCapabilities, externalCapabilities, faultProblems, faultSchedule
 export type { FaultCapabilities } from './problems.js';
 export { FaultScheduler } from './faults.js';
 export type { FaultSchedulerOptions } from './faults.js';
-export type { BystanderSecond, FaultEvent, FaultHandle, FaultRecord, FaultRecovery, FaultTarget } from './target.js';
+export type { BystanderSecond, FaultEvent, FaultHandle, FaultRecord, FaultRecovery, FaultStarters, FaultTarget } from './target.js';
+export { FaultNotApplied } from './action.js';
+export type { FaultStarter, StartedFault } from './action.js';
 export { probeAgentOnce, waitAgentAnswers } from './probe.js';
 export type { ProbeOptions } from './probe.js';
 export { openSlowClients } from './fault-clients.js';

@@ -2,7 +2,11 @@
 // the scheduler reports while it runs (FaultEvent) and what it records per fault (FaultRecord).
 import type { Cgroup } from '../cgroup/index.js';
 import type { KubeletFaultControls } from '../sandbox/index.js';
+import type { FaultStarter } from './action.js';
 import type { FaultAction } from './schema.js';
+
+/** Starters a target supplies for some actions, replacing the built-in ones (which act on a local pid or cgroup). */
+export type FaultStarters = { [A in FaultAction]?: FaultStarter<A> };
 
 /** Something a windowed runner hook started; the scheduler stops it at the window's end or on stop. */
 export interface FaultHandle {
@@ -37,6 +41,11 @@ export interface FaultTarget {
   churnPods?(count: number): Promise<void>;
   /** Starts `workers` extra storm workers; the scheduler stops them at the window's end. */
   startBurst?(workers: number): Promise<FaultHandle>;
+  /**
+   * Actions this target carries out its own way (a cluster: through the API server — delete the
+   * agent pod, resize its container); the scheduler uses these instead of the built-in starters.
+   */
+  readonly actions?: FaultStarters;
 }
 
 /** A fault's start or end, for samples.ndjson (`t` in ms since the load start). */

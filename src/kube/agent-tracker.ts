@@ -2,12 +2,14 @@
 // Error/137 while the cgroup's oom_kill counter rose — containerd races report that), each counted
 // once by container ID + finishedAt; restarts from restartCount; downtime between not-ready and
 // ready again; and the container ID, which changes on every restart (the sampler re-resolves it).
+// A pod deleted by a fault (agent-kill) is a death of its own; its DaemonSet's replacement (a new
+// pod UID) counts as a restart, and the deleted pod's last status updates are ignored.
 import type { V1ContainerStateTerminated, V1Pod } from '@kubernetes/client-node';
 import type { EventSample } from '../scenario/index.js';
 
 /** One death of the agent container (the contract's DeathRecord minus what the runner adds: rep, phase, counted). */
 export interface Death {
-  cause: 'oom-kill' | 'signal' | 'exit';
+  cause: 'oom-kill' | 'signal' | 'exit' | 'fault-kill';
   detail: string;
   containerID: string;
   finishedAt: string;
@@ -49,6 +51,10 @@ export class AgentTracker {
   #everReady = false;
   #downSince: number | null = null;
   #downtimeMs = 0;
+  #podUid: string | null = null;
+  #gone = new Set<string>();
+  /** Restarts of earlier pods, plus one per replacement pod. */
+  #banked = 0;
 
   constructor(opts: AgentTrackerOptions) {
     this.#opts = opts;
@@ -68,7 +74,26 @@ export class AgentTracker {
   }
 
   get restarts(): number {
-    return this.#firstRestartCount === null ? 0 : this.#restartCount - this.#firstRestartCount;
+    return this.#banked + (this.#firstRestartCount === null ? 0 : this.#restartCount - this.#firstRestartCount);
+  }
+
+  /** The pod the tracker follows now (null before the first status). */
+  get podUid(): string | null {
+    return this.#podUid;
+  }
+
+  /** Whether a pod UID belongs to a pod deleted on purpose (its late status updates mean nothing). */
+  isGone(uid: string | undefined): boolean {
+    return uid !== undefined && this.#gone.has(uid);
+  }
+
+  /** The agent pod `uid` was deleted on purpose (fault agent-kill): one death, down until its replacement is ready. */
+  podDeleted(uid: string, detail: string): void {
+    this.#gone.add(uid);
+    const now = this.#now();
+    this.deaths.push({ cause: 'fault-kill', detail, containerID: this.#containerID ?? '', finishedAt: new Date(now).toISOString(), seenAt: now });
+    this.#opts.event?.('agent-exit', detail);
+    this.#setReady(false);
   }
 
   downtimeSeconds(): number {
@@ -78,8 +103,19 @@ export class AgentTracker {
 
   /** One pod object from the watch (ADDED or MODIFIED). */
   observe(pod: V1Pod): void {
+    const uid = pod.metadata?.uid;
+    if (this.isGone(uid)) return;
     const status = pod.status?.containerStatuses?.find((c) => c.name === this.#opts.container);
     if (!status) return;
+    if (uid && this.#podUid && uid !== this.#podUid) {
+      // A replacement pod (its controller re-created a deleted one): restart counts start afresh.
+      this.#banked = this.restarts + 1;
+      this.#firstRestartCount = null;
+      this.#restartCount = 0;
+      this.#containerID = null;
+      this.#opts.event?.('agent-restart', `pod replaced (new pod UID ${uid})`);
+    }
+    if (uid) this.#podUid = uid;
     this.#firstRestartCount ??= status.restartCount;
     if (status.restartCount > this.#restartCount) {
       if (this.#restartCount > 0 || this.#firstRestartCount < status.restartCount) this.#opts.event?.('agent-restart', `restart count ${status.restartCount}`);

@@ -1,11 +1,13 @@
 // Runs inside a generator pod: the project's pod process (which forks M workers) plus a small HTTP
 // endpoint the runner reaches through the API server's pod proxy. The pod waits paused until the
 // runner releases every pod together (POST go-<t0>-<endAt>), keeps every second it has merged, and
-// serves them (GET seconds-from-<k>) and a final dump (GET final). Paths are single segments: the
+// serves them (GET seconds-from-<k>) and a final dump (GET final); GET probe makes one real call to
+// the agent from inside the pod (fault recovery). Paths are single segments: the
 // client URL-encodes the proxied path, so neither "/" nor "?" may appear in it.
 import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { probeAgentOnce } from '../fault/index.js';
 import { waitForSvid } from './svid-probe.js';
 import { loadBundles, PodHandle, validateLoadOptions, WORKER_ENV, WORKER_EXEC_ARGV, podStartTimeoutMs, type IntervalData, type LoadOptions, type PodConfig } from '../load/index.js';
 
@@ -30,6 +32,8 @@ export interface GeneratorFinal {
   cpuMs: number;
   workerPids: number[];
   seconds: number;
+  /** Its workers' longest time without a successful call (worker-side), once the pod process is done; null before. */
+  longestOkGapMs: number | null;
   failure: string | null;
 }
 
@@ -95,6 +99,7 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
     cpuMs: handle.cpuMs,
     workerPids: handle.workerPids,
     seconds: seconds.length,
+    longestOkGapMs: handle.longestOkGapMs,
     failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
   });
 
@@ -107,6 +112,11 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
     let m: RegExpExecArray | null;
     if (req.method === 'GET' && path === 'ready') return send(isReady() ? 200 : 503, final());
     if (req.method === 'GET' && path === 'final') return send(200, final());
+    // One real Workload API call from inside the pod: does the agent answer? (fault recovery in a cluster)
+    if (req.method === 'GET' && path === 'probe') {
+      void probeAgentOnce(load.socket, 2000).then((answered) => send(200, { pod: opts.podName, answered }));
+      return;
+    }
     if (req.method === 'GET' && (m = /^seconds-from-(\d+)$/.exec(path))) {
       const from = Number(m[1]);
       return send(200, { pod: opts.podName, finished: handle.isFinished, seconds: seconds.filter((s) => s.second >= from) });

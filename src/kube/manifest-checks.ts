@@ -76,9 +76,9 @@ export function manifestProblems(objects: KubeObject[], ctx: RenderContext): str
     for (const [k, v] of Object.entries(o.metadata.labels ?? {})) if (!isLabelValue(v)) out.push(`${w}: label ${k} must be a label value (≤ 63, alphanumeric ends), got "${v}"`);
     if (o.metadata.labels?.[MANAGED_BY] !== MANAGER) out.push(`${w}: must carry ${MANAGED_BY}=${MANAGER} (cleanup finds leftovers by it)`);
     const spec = podSpecOf(o);
-    // The agent and the generators share the socket directory; spire-server does not touch it.
+    // The agent and the load pods share the socket directory; spire-server does not touch it.
     const role = o.metadata.labels?.['attestorm.dev/role'];
-    if (spec && (role === 'agent' || role === 'generator')) checkPod(o, spec, ctx, out);
+    if (spec && (role === 'agent' || role === 'generator' || role === 'bystander')) checkPod(o, spec, ctx, out);
   }
   if (!objects.some((o) => o.kind === 'DaemonSet' && o.metadata.name === 'agent')) out.push('no agent DaemonSet rendered');
   return out;

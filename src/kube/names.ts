@@ -12,7 +12,7 @@ export const FIELD_MANAGER = 'attestorm';
 /** Selects everything attestorm created, in any run. */
 export const MANAGED_SELECTOR = `${MANAGED_BY}=${MANAGER}`;
 
-export type Role = 'agent' | 'spire-server' | 'generator';
+export type Role = 'agent' | 'spire-server' | 'generator' | 'bystander' | 'memory-sampler';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -57,4 +57,8 @@ export function clusterScopedName(namespace: string, what: string): string {
 
 export function generatorPodName(i: number): string {
   return `generator-${i}`;
+}
+
+export function bystanderPodName(i: number): string {
+  return `bystander-${i}`;
 }

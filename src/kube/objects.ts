@@ -20,10 +20,17 @@ export interface RenderContext {
   /** Pin the agent and the generators to this node (the socket is a hostPath); absent: single-node cluster. */
   nodeName?: string;
   trustDomain: string;
+  /** Render the memory-sampler pod (memory of the agent on clusters whose nodes this host cannot read). */
+  memorySampler?: boolean;
 }
 
 /** Port of the generator pods' stats endpoint (reached through the API server's pod proxy). */
 export const GENERATOR_PORT = 9100;
+/** The memory-sampler pod (clusters that are not kind on this host) and the port of its readings. */
+export const MEMORY_SAMPLER_POD = 'memory-sampler';
+export const MEMORY_SAMPLER_PORT = 9101;
+/** Where the sampler pod mounts its node's /sys/fs/cgroup (read-only). */
+export const HOST_CGROUP_MOUNT = '/host/sys/fs/cgroup';
 /** Port of the reference agent's metrics (host network). */
 export const AGENT_METRICS_PORT = 9988;
 /** Non-root uid of the project's image (the node image's `node` user). */

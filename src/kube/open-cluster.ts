@@ -10,7 +10,7 @@ export interface OpenCluster {
   kc: KubeConfig;
   target: ClusterTarget;
   clusterName: string;
-  /** null on clusters that are not kind on this host: no 100 ms memory series (stated in `note`). */
+  /** null on clusters that are not kind on this host: a memory-sampler pod reads the agent's cgroup instead (stated in `note`). */
   nodeCgroup: NodeCgroupRoot | null;
   note: string | null;
 }
@@ -19,7 +19,7 @@ export async function openCluster(opts: { cluster?: string; context?: string; ku
   const target = parseClusterTarget(opts);
   const kc = loadKubeConfig(target, opts.kubeconfig);
   if (!target.kindName) {
-    return { kc, target, clusterName: target.context, nodeCgroup: null, note: `context ${target.context} is not a kind cluster on this host: memory comes from no 100 ms cgroup series` };
+    return { kc, target, clusterName: target.context, nodeCgroup: null, note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)` };
   }
   return { kc, target, clusterName: target.kindName, nodeCgroup: await kindNodeCgroup(target.kindName), note: null };
 }

@@ -1,60 +1,79 @@
-// The storm: N generator pods, each running the project's pod process that forks M workers. They
-// start paused and wait for the runner to release them together through the pod proxy; each
-// serves its per-second counts and a final dump on GENERATOR_PORT.
-import { generatorPodName } from './names.js';
+// The load pods: N storm generator pods, each running the project's pod process that forks M
+// workers, and (load.bystanders) the bystander pods — the same process with the bystanders'
+// settings, in pods and under labels of their own. They start paused and wait for the runner to
+// release them together through the pod proxy; each serves its per-second counts and a final dump
+// on GENERATOR_PORT.
+import { bystanderPodName, generatorPodName, type Role } from './names.js';
 import { GENERATOR_PORT, meta, PROJECT_CLI, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
 import { baseLabels, nodePlacement, serviceAccount, socketMount, socketVolume } from './render-base.js';
 import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
 
 export const GENERATOR_SA = 'generator';
+/** Bystander pods with `uid: own` run as this uid (group: the image's, which owns its bundle cache). */
+export const BYSTANDER_OWN_UID = PROJECT_UID + 1;
 
-export function generatorArgv(ctx: RenderContext): string[] {
+function argv(ctx: RenderContext, workers: number, args: string[]): string[] {
   return [
     'kind',
     'generator',
     '--socket',
     `${SOCKET_DIR}/${SOCKET_FILE}`,
     '--workers',
-    String(ctx.load.workersPerPod),
+    String(workers),
     '--port',
     String(GENERATOR_PORT),
-    ...ctx.load.generatorArgs,
+    ...args,
     // SPIRE: ready only once an SVID was fetched (the registration entry reaches the agent in ~10 s).
     ...(ctx.variant.kind === 'spire' ? ['--probe-timeout', '120s'] : []),
   ];
 }
 
+export function generatorArgv(ctx: RenderContext): string[] {
+  return argv(ctx, ctx.load.workersPerPod, ctx.load.generatorArgs);
+}
+
+export function bystanderArgv(ctx: RenderContext): string[] | null {
+  const b = ctx.load.bystanders;
+  return b ? argv(ctx, b.workersPerPod, b.generatorArgs) : null;
+}
+
+/** One storm or bystander pod (the storm's controller is the runner: it re-applies a churned pod under a new name). */
+export function loadPod(ctx: RenderContext, role: Extract<Role, 'generator' | 'bystander'>, name: string): KubeObject {
+  const bystander = role === 'bystander';
+  const uid = bystander && ctx.load.bystanders?.uid === 'own' ? BYSTANDER_OWN_UID : PROJECT_UID;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: meta(ctx, name, baseLabels(ctx, { 'attestorm.dev/role': role })),
+    spec: {
+      // One service account for both: SPIRE's registration entry selects it (each pod still has its own pod selectors).
+      serviceAccountName: GENERATOR_SA,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 5,
+      ...nodePlacement(ctx),
+      securityContext: { runAsUser: uid, runAsGroup: PROJECT_UID, runAsNonRoot: true },
+      containers: [
+        {
+          name: 'generator',
+          image: ctx.images.project,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['node', PROJECT_CLI],
+          args: bystander ? bystanderArgv(ctx)! : generatorArgv(ctx),
+          ports: [{ name: 'stats', containerPort: GENERATOR_PORT }],
+          // Ready once every worker has forked and waits for the release.
+          readinessProbe: { httpGet: { path: '/ready', port: GENERATOR_PORT }, periodSeconds: 1 },
+          securityContext: { allowPrivilegeEscalation: false },
+          volumeMounts: [socketMount(true)],
+        },
+      ],
+      volumes: [socketVolume(ctx)],
+    },
+  };
+}
+
 export function renderGenerators(ctx: RenderContext): KubeObject[] {
   const out: KubeObject[] = [serviceAccount(ctx, GENERATOR_SA)];
-  for (let i = 0; i < ctx.load.pods; i++) {
-    const l = baseLabels(ctx, { 'attestorm.dev/role': 'generator' });
-    out.push({
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: meta(ctx, generatorPodName(i), l),
-      spec: {
-        serviceAccountName: GENERATOR_SA,
-        restartPolicy: 'Never',
-        terminationGracePeriodSeconds: 5,
-        ...nodePlacement(ctx),
-        securityContext: { runAsUser: PROJECT_UID, runAsGroup: PROJECT_UID, runAsNonRoot: true },
-        containers: [
-          {
-            name: 'generator',
-            image: ctx.images.project,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['node', PROJECT_CLI],
-            args: generatorArgv(ctx),
-            ports: [{ name: 'stats', containerPort: GENERATOR_PORT }],
-            // Ready once every worker has forked and waits for the release.
-            readinessProbe: { httpGet: { path: '/ready', port: GENERATOR_PORT }, periodSeconds: 1 },
-            securityContext: { allowPrivilegeEscalation: false },
-            volumeMounts: [socketMount(true)],
-          },
-        ],
-        volumes: [socketVolume(ctx)],
-      },
-    });
-  }
+  for (let i = 0; i < ctx.load.pods; i++) out.push(loadPod(ctx, 'generator', generatorPodName(i)));
+  for (let i = 0; i < (ctx.load.bystanders?.pods ?? 0); i++) out.push(loadPod(ctx, 'bystander', bystanderPodName(i)));
   return out;
 }

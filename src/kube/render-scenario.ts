@@ -17,6 +17,8 @@ export interface RenderOptions {
   clusterName?: string;
   nodeName?: string;
   trustDomain?: string;
+  /** Add the memory-sampler pod (clusters that are not kind on this host). */
+  memorySampler?: boolean;
   /** Add a SPIRE variant (real spire-server and spire-agent) after the scenario's own variants. */
   withSpire?: boolean;
 }
@@ -39,6 +41,7 @@ export function renderContext(s: Scenario, variant: KindVariant, opts: RenderOpt
     clusterName: opts.clusterName ?? 'attestorm',
     ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
     trustDomain: opts.trustDomain ?? 'example.org',
+    ...(opts.memorySampler ? { memorySampler: true } : {}),
   };
 }
 

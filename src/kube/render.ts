@@ -5,11 +5,12 @@ import { renderReferenceAgent } from './render-agent-reference.js';
 import { renderSpire } from './render-agent-spire.js';
 import { renderNamespace } from './render-base.js';
 import { renderGenerators } from './render-generators.js';
+import { renderMemorySampler } from './render-memory-sampler.js';
 
-/** Agent side (namespace, RBAC, agent) — applied and waited for before the generators. */
+/** Agent side (namespace, RBAC, agent, and the memory sampler where asked) — applied and waited for before the generators. */
 export function renderAgentSide(ctx: RenderContext): KubeObject[] {
   const agent = ctx.variant.kind === 'spire' ? renderSpire(ctx) : renderReferenceAgent(ctx);
-  return [renderNamespace(ctx), ...agent];
+  return [renderNamespace(ctx), ...agent, ...(ctx.memorySampler ? renderMemorySampler(ctx) : [])];
 }
 
 export function renderVariant(ctx: RenderContext): KubeObject[] {

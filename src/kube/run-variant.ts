@@ -7,21 +7,27 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, type DeathRecord, type EventSample, type Phase, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { completeRejections, Timeline, type DeathRecord, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { FaultScheduler, type FaultEvent } from '../fault/index.js';
+import type { LoadSampleWithBystanders } from '../load/index.js';
+import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
+import type { RenderContext } from './objects.js';
+import { loadPod, renderGenerators } from './render-generators.js';
+import { AGENT_NAME as AGENT_CONTAINER } from './render-agent-reference.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker, type Death } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
-import { GeneratorCollector } from './generator-collector.js';
+import { LoadPods } from './load-pods.js';
 import { KindAgentCgroup, type NodeCgroupRoot } from './kind-cgroup.js';
-import { generatorPodName, ROLE_LABEL } from './names.js';
+import { ROLE_LABEL } from './names.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import { renderAgentSide } from './render.js';
-import { renderGenerators } from './render-generators.js';
 import { renderChecked, renderContext } from './render-scenario.js';
 import { kindMemorySampler } from './sampler-kind-memory.js';
 import { podMetricsSampler } from './sampler-pod-metrics.js';
+import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
-import { DEFAULT_IMAGES, type KindImages, type KindVariant } from './variant.js';
+import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
 import { sleep, waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
@@ -56,36 +62,26 @@ const END_GRACE_MS = 3000;
 export async function runVariantInCluster(o: RunVariantInClusterOptions): Promise<RepMeasurement> {
   const s = o.scenario;
   const images = { ...DEFAULT_IMAGES, ...o.images };
-  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName });
+  // Without the node's cgroup on this host (not kind), a sampler pod on the agent's node reads it.
+  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null });
   const all = renderChecked(ctx);
   const dir = join(o.runDir, o.dirName);
   mkdirSync(dir, { recursive: true });
   const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
 
-  let origin: number | null = null;
-  const held: Array<{ at: number; type: EventSample['type']; detail?: string; phase?: Phase }> = [];
-  const t = () => Date.now() - (origin ?? Date.now());
   const emit = (line: SampleLine) => {
     writer.write(line);
     o.onSample?.(line);
   };
-  const event = (type: EventSample['type'], detail?: string, phase?: Phase) => {
-    const extra = { ...(phase ? { phase } : {}), ...(detail ? { detail } : {}) };
-    if (origin === null) held.push({ at: Date.now(), type, ...extra });
-    else emit({ kind: 'event', t: t(), type, ...extra });
-  };
   // Phases on the timeline, as the local runner marks them; every death carries the phase it fell in.
-  const phases: Array<{ at: number; phase: Phase }> = [];
-  const enter = (phase: Phase) => {
-    phases.push({ at: Date.now(), phase });
-    event('phase', undefined, phase);
-  };
-  const phaseAt = (at: number): Phase => [...phases].reverse().find((p) => p.at <= at)?.phase ?? 'starting-pods';
+  const timeline = new Timeline(emit);
+  const event = (type: EventSample['type'], detail?: string) => timeline.event(type, detail);
+  const t = () => timeline.t();
 
   const m: RepMeasurement = {
     runDir: o.dirName,
     memoryLimitBytes: o.variant.memoryLimitBytes,
-    peakMemoryBytes: 0,
+    peakMemoryBytes: null,
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,
@@ -100,6 +96,9 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
 
   const facts = await preflight(o.kc, all, { localImages: [images.project] });
   o.onPreflight?.(facts);
+  // Before anything is applied: a fault this cluster's version cannot carry out.
+  const tooOld = clusterVersionProblems(s.faults, facts.serverVersion);
+  if (tooOld.length) throw new RunError(`preflight (faults): ${tooOld.join('; ')}`);
 
   let cg: KindAgentCgroup | null = null;
   let agentPod: V1Pod | null = null;
@@ -111,6 +110,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     oomKillRose: () => cg?.oomKillRose() ?? null,
     onContainerChange: (id) => {
       if (cg) cg.setContainer(id);
+      if (podMemory && tracker.podUid) void podMemory.follow(tracker.podUid, id);
       event('agent-start', id);
     },
     onStuck: (reason) => (stuck = reason),
@@ -118,16 +118,20 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   const failure = () =>
     stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
   const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
+  const podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
   let loop: SamplerLoop | null = null;
+  let faults: FaultScheduler | null = null;
   const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
   const watch = watchPods(
     o.kc,
     ctx.namespace,
     `${ROLE_LABEL}=agent`,
     (type, pod) => {
-      if (type === 'DELETED') return;
+      // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
+      if (type === 'DELETED' || tracker.isGone(pod.metadata?.uid)) return;
       agentPod = pod;
-      if (!cg && o.nodeCgroup && pod.metadata?.uid) cg = new KindAgentCgroup(o.nodeCgroup, pod.metadata.uid);
+      const uid = pod.metadata?.uid;
+      if (o.nodeCgroup && uid && cg?.podUid !== uid) cg = new KindAgentCgroup(o.nodeCgroup, uid);
       tracker.observe(pod);
     },
     (err) => (watchError = err),
@@ -136,7 +140,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   o.signal.addEventListener('abort', onAbort, { once: true });
 
   try {
-    enter('starting-pods');
+    timeline.enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     event('note', `agent applied in ${ctx.namespace}`);
     const agentReady = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => tracker.ready, {
@@ -145,14 +149,15 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       failure,
     });
     if (!agentReady) return m;
+    // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
+    if (podMemory && tracker.podUid && tracker.containerID) await podMemory.follow(tracker.podUid, tracker.containerID);
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
     if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
 
-    const podNames = Array.from({ length: ctx.load.pods }, (_, i) => generatorPodName(i));
-    const collector = new GeneratorCollector(o.kc, ctx.namespace, podNames);
+    const pods = new LoadPods(o.kc, ctx.namespace, ctx.load);
     try {
       await applyObjects(o.kc, renderGenerators(ctx));
-      const ready = await waitFor(`the generator pods in ${ctx.namespace} did not fork their workers`, () => collector.allReady(), {
+      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), {
         timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000,
         pollMs: 1000,
         signal: o.signal,
@@ -161,62 +166,80 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       if (!ready) return m;
 
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
-      origin = Date.now() + s.warmup;
-      for (const h of held.splice(0)) emit({ kind: 'event', t: h.at - origin, type: h.type, ...(h.phase ? { phase: h.phase } : {}), ...(h.detail ? { detail: h.detail } : {}) });
-      const samplers: Sampler[] = [memory];
+      timeline.fix(Date.now() + s.warmup);
+      const samplers: Sampler[] = o.nodeCgroup ? [memory] : [];
       if (o.variant.kind === 'reference') samplers.push(metrics);
       loop = new SamplerLoop(samplers, writer, t);
       if (o.onSample) loop.onSample(o.onSample);
       loop.start();
-      enter('warmup');
+      const l = loop;
+      podMemory?.start((line) => l.emit(line), (at) => timeline.t(at));
+      timeline.enter('warmup');
       event('warmup-start');
       await sleep(s.warmup, o.signal);
       if (o.signal.aborted) return m;
 
       const t0 = Date.now() + 200;
       const endAt = t0 + s.duration;
-      origin = t0;
-      await collector.release(t0, endAt);
-      enter('load');
+      timeline.fix(t0);
+      await pods.release(t0, endAt);
+      timeline.enter('load');
       event('load-start');
-      const hardEnd = endAt + s.load.deadline + END_GRACE_MS;
+      if (s.faults.length) faults = startFaults(s, t0, o, ctx, pods, tracker, () => agentPod, (e) => timeline.event(e.type, e.detail));
+      const hardEnd = endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS;
       while (Date.now() < hardEnd && !o.signal.aborted) {
         await sleep(1000, o.signal);
-        await collector.pull();
-        for (const line of collector.emitComplete()) loop.emit(line);
+        await pods.pull();
+        for (const line of pods.emitComplete()) {
+          loop.emit(line);
+          feedBystanders(faults, line);
+        }
         if (Date.now() >= endAt) {
-          if (phases.at(-1)?.phase === 'load') enter('drain');
-          await collector.collectFinals();
-          if (collector.allFinished()) break;
+          if (timeline.phase === 'load') timeline.enter('drain');
+          await pods.collectFinals();
+          if (pods.allFinished()) break;
         }
         const f = failure();
         if (f && !stuck) throw f;
       }
       m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
+      if (faults) m.faults = recordsOf(await faults.stop(), o.rep);
+      await pods.end();
       event('load-end');
-      enter('stop');
-      if (o.signal.aborted) await collector.stop();
-      await collector.pull();
-      for (const line of collector.agg.emitAll()) loop.emit(line);
-      m.counts = { ...collector.agg.totals };
-      m.histograms = collector.agg.encodedWholeRun();
+      timeline.enter('stop');
+      if (o.signal.aborted) await pods.stop();
+      await pods.pull();
+      // The workers' gaps come with each pod's final dump (after a stop too).
+      if (!pods.allFinished()) await pods.collectFinals();
+      for (const line of pods.emitAll()) loop.emit(line);
+      const r = pods.result(m.loadSeconds * 1000);
+      m.counts = r.counts;
+      m.histograms = r.histograms;
+      if (r.bystanders) m.bystanders = r.bystanders;
     } finally {
-      collector.agg.destroy();
+      pods.destroy();
     }
     return m;
   } finally {
     o.signal.removeEventListener('abort', onAbort);
+    // A squeeze still in force is undone before the namespace goes (and with it the pod).
+    if (faults && !m.faults) m.faults = recordsOf(await faults.stop().catch(() => []), o.rep);
+    await podMemory?.stop();
     loop?.stop();
     watch.stop();
-    m.peakMemoryBytes = memory.peakBytes();
+    // One peak from the one source this cluster has; null when nothing could be read (never 0).
+    m.peakMemoryBytes = o.nodeCgroup ? memory.peakBytes() : podMemory?.peakBytes() ?? null;
+    m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
+    // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
+    if (podMemory && m.peakMemoryBytes === null) event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
     m.peakInflightAttestations = metrics.peakInflight();
     m.rejectionsByKeyType = completeRejections(metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
     m.deaths = deaths.map((d): DeathRecord => {
-      const phase = phaseAt(d.seenAt);
-      return { rep: o.rep, atMs: d.seenAt - (origin ?? d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
+      const phase = timeline.phaseAt(d.seenAt);
+      return { rep: o.rep, atMs: timeline.t(d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
     });
     m.oomKills = m.deaths.filter((d) => d.counted).length;
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
@@ -224,4 +247,60 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     writer.close();
     if (!o.keep) await teardownVariant(o.kc, ctx.namespace).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
+}
+
+/** The scenario's fault schedule in the cluster, from the moment the calls start (the release). */
+function startFaults(
+  s: Scenario,
+  t0: number,
+  o: RunVariantInClusterOptions,
+  ctx: RenderContext,
+  pods: LoadPods,
+  tracker: AgentTracker,
+  agentPod: () => V1Pod | null,
+  onEvent: (e: FaultEvent) => void,
+): FaultScheduler {
+  const actions = clusterFaultActions({
+    kc: o.kc,
+    namespace: ctx.namespace,
+    container: AGENT_CONTAINER,
+    agentPod,
+    agentDeleted: (uid, detail) => tracker.podDeleted(uid, detail),
+    agentReplaced: async (uid, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs;
+      while (Date.now() < deadline && !o.signal.aborted) {
+        if (tracker.podUid !== null && tracker.podUid !== uid) return true;
+        await sleep(100, o.signal);
+      }
+      return false;
+    },
+    churnPods: (count) => pods.replaceStormPods(count, (name) => loadPod(ctx, 'generator', name)),
+  });
+  const scheduler = new FaultScheduler({
+    faults: s.faults,
+    loadStart: t0,
+    signal: o.signal,
+    target: {
+      socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
+      agentPid: () => null,
+      agentCgroup: null,
+      kubelet: null,
+      // Recovery: a real call to the agent, made from inside a load pod through the pod proxy.
+      waitAgentAnswers: (signal) => pods.waitAgentAnswers(signal),
+      actions,
+    },
+    onEvent,
+  });
+  scheduler.start();
+  return scheduler;
+}
+
+/** Fault recovery reads the bystanders' seconds (t: the second's end, ms since the calls started). */
+function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBystanders): void {
+  const b = line.bystanders;
+  if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
+}
+
+function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+  return records.map((r) => ({ rep, ...r }));
 }

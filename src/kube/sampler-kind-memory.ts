@@ -5,8 +5,9 @@ import type { Sampler } from '../sample/index.js';
 import type { MemorySample } from '../scenario/index.js';
 import type { KindAgentCgroup } from './kind-cgroup.js';
 
-export function kindMemorySampler(cg: () => KindAgentCgroup | null, limitBytes: number, intervalMs = 100): Sampler & { peakBytes(): number } {
-  let peak = 0;
+export function kindMemorySampler(cg: () => KindAgentCgroup | null, limitBytes: number, intervalMs = 100): Sampler & { peakBytes(): number | null } {
+  // null until a reading arrived: a peak nobody measured is not 0.
+  let peak: number | null = null;
   return {
     name: 'kind-cgroup-memory',
     intervalMs,
@@ -16,7 +17,7 @@ export function kindMemorySampler(cg: () => KindAgentCgroup | null, limitBytes: 
       const pod = c?.readPod();
       if (!c || !pod) return null;
       // Kernels before 5.19 have no memory.peak on v2: the running maximum of the readings stands in.
-      peak = Math.max(peak, pod.peakBytes ?? pod.usageBytes, pod.usageBytes);
+      peak = Math.max(peak ?? 0, pod.peakBytes ?? pod.usageBytes, pod.usageBytes);
       return {
         kind: 'memory',
         t,

@@ -20,6 +20,17 @@ export interface KindLoad {
   warmupMs: number;
   /** The generator's own flags (connection, deadline, retry, methods, client, rate, audience). */
   generatorArgs: string[];
+  /** load.bystanders: pods of their own running the same generator process with their settings; null without. */
+  bystanders: KindBystanders | null;
+}
+
+export interface KindBystanders {
+  pods: number;
+  workersPerPod: number;
+  /** same: the storm pods' uid; own: a uid of their own (an os-uid limiter key tells them apart). */
+  uid: 'same' | 'own';
+  /** The generator's flags with the bystander settings (one method, open-loop rate, own deadline and retry). */
+  generatorArgs: string[];
 }
 
 export interface KindVariant {
@@ -61,8 +72,23 @@ export function generatorArgs(s: Scenario): string[] {
   return args;
 }
 
+/** Generator flags for the bystander pods: the storm's client and audience, everything else their own. */
+export function bystanderArgs(s: Scenario): string[] | null {
+  const b = s.load.bystanders;
+  if (!b) return null;
+  return ['--connection', b.connection, '--client', s.load.client, '--deadline', `${b.deadline}ms`, '--retry', b.retry, '--audience', s.load.audience, '--method', `${b.method}=1`, '--rate', String(b.rate)];
+}
+
 export function kindLoad(s: Scenario): KindLoad {
-  return { pods: s.load.pods, workersPerPod: s.load.workersPerPod, durationMs: s.duration, warmupMs: s.warmup, generatorArgs: generatorArgs(s) };
+  const b = s.load.bystanders;
+  return {
+    pods: s.load.pods,
+    workersPerPod: s.load.workersPerPod,
+    durationMs: s.duration,
+    warmupMs: s.warmup,
+    generatorArgs: generatorArgs(s),
+    bystanders: b ? { pods: b.pods, workersPerPod: b.workersPerPod, uid: b.uid, generatorArgs: bystanderArgs(s)! } : null,
+  };
 }
 
 /** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */

@@ -1,7 +1,7 @@
 // The bystander pods' figures: per second (attached to the storm's LoadSample as `bystanders`), per
 // run (BystanderRun, mergeable), and the summary results.json carries, merged across repetitions.
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
-import type { PodTotals } from './aggregator.js';
+import type { LoadAggregator, PodTotals } from './aggregator.js';
 import { decodeHistogram, newHistogram, summarizeDecoded } from './histograms.js';
 import type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 import { OUTCOMES } from './worker/messages.js';
@@ -86,4 +86,23 @@ export function latencyOf(histograms: Partial<Record<Outcome, string>>): Partial
     }
   }
   return out;
+}
+
+/**
+ * One run's BystanderRun from the bystander pods' aggregator and each pod's longest gap without a
+ * success (worker-side completion times). A pod that never reported its gap (it crashed, or its
+ * final dump never arrived) is charged the whole phase, since none of its successes were seen.
+ */
+export function bystanderRunOf(agg: LoadAggregator, podGapsMs: ReadonlyArray<number | null>, workersPerPod: number, durationMs: number): BystanderRun {
+  const totals = { calls: agg.calls(), ...agg.totals, byCode: { ...agg.byCode } };
+  const histograms = agg.encodedWholeRun();
+  const longestGapMs = podGapsMs.reduce<number>((m, g) => Math.max(m, g ?? durationMs), 0);
+  return {
+    summary: summarizeBystanders([{ totals, histograms, longestGapMs }]),
+    totals,
+    latency: latencyOf(histograms),
+    histograms,
+    pods: { ...agg.pods },
+    workers: podGapsMs.length * workersPerPod,
+  };
 }

@@ -16,7 +16,7 @@ export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './for
 // Bystanders: well-behaved pods beside the storm (scenario key load.bystanders), counted apart.
 export { bystandersSchema, parseBystanders, bystanderLoadOptions, bystanderSandboxOptions, validateBystanderLoadOptions, BYSTANDER_DEFAULTS, BYSTANDER_UID_MODES } from './bystanders-schema.js';
 export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystanderLoadOptions, BystanderUidMode } from './bystanders-schema.js';
-export { mergeBystanderRuns, summarizeBystanders, latencyOf } from './bystanders-summary.js';
+export { mergeBystanderRuns, summarizeBystanders, latencyOf, bystanderRunOf, toBystanderSecond } from './bystanders-summary.js';
 export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
 export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';

@@ -7,7 +7,7 @@ import { ConfigError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
-import { summarizeBystanders, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
+import { bystanderRunOf, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
@@ -285,7 +285,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     workerCpuSeconds: stormHandles().reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: env.signal?.aborted ?? false,
   };
-  if (bys && bysAgg) summary.bystanders = bystanderRun(bysAgg, [...bystanderHandles], bys.workersPerPod, durationMs);
+  if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
   return summary;
@@ -302,26 +302,4 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     }
     return storm;
   }
-}
-
-function bystanderRun(agg: LoadAggregator, handles: PodHandle[], workersPerPod: number, durationMs: number): BystanderRun {
-  const latency: BystanderRun['latency'] = {};
-  const whole = agg.wholeRunHistograms();
-  for (const o of OUTCOMES) {
-    const h = whole[o];
-    if (h && h.totalCount > 0) latency[o] = summarizeDecoded(h);
-  }
-  const totals = { calls: agg.calls(), ...agg.totals, byCode: { ...agg.byCode } };
-  const histograms = agg.encodedWholeRun();
-  // Workers measure the gap from completion times; a pod that never reported it (it crashed) is
-  // charged the whole phase, since none of its successes were seen.
-  const longestGapMs = handles.reduce((m, h) => Math.max(m, h.longestOkGapMs ?? durationMs), 0);
-  return {
-    summary: summarizeBystanders([{ totals, histograms, longestGapMs }]),
-    totals,
-    latency,
-    histograms,
-    pods: { ...agg.pods },
-    workers: handles.length * workersPerPod,
-  };
 }

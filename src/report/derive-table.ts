@@ -23,11 +23,11 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     placement: v.name,
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
-    peakMemoryMiB: v.peakMemoryBytes / MiB,
+    peakMemoryMiB: v.peakMemoryBytes === null ? null : v.peakMemoryBytes / MiB,
     peakRangeMiB: spread && v.runDirs.length > 1 ? { min: spread.min / MiB, max: spread.max / MiB } : null,
     repetitions: v.runDirs.length,
     deathPhases: (v.deaths ?? []).map((d) => d.phase),
-    peakPercentOfLimit: limited ? (100 * v.peakMemoryBytes) / v.memoryLimitBytes : null,
+    peakPercentOfLimit: limited && v.peakMemoryBytes !== null ? (100 * v.peakMemoryBytes) / v.memoryLimitBytes : null,
     oomKills: v.oomKills,
     restarts: v.restarts,
     downtimeSeconds: v.downtimeSeconds,
@@ -65,7 +65,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const disabled = disabledRows.find((r) => r.oomKills === 0) ?? disabledRows[0];
   const ratio = (p: string): number | null => {
     const row = byPlacement(p);
-    if (!row || !disabled || disabled.peakMemoryMiB <= 0) return null;
+    if (!row || !disabled || row.peakMemoryMiB === null || disabled.peakMemoryMiB === null || disabled.peakMemoryMiB <= 0) return null;
     return row.peakMemoryMiB / disabled.peakMemoryMiB;
   };
   const ratios = {
@@ -104,7 +104,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 
 function describeRow(row: TableRow): string {
   if (row.error !== null) return `${row.placement} could not run (${row.error})`;
-  const peak = `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
+  const peak = row.peakMemoryMiB === null ? 'peak memory unmeasured' : `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
   const ofLimit = row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
   if (row.oomKills === 0) return `${row.placement} survived (${peak}${ofLimit})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;

@@ -16,7 +16,8 @@ export interface TableRow {
   placement: VariantName;
   agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
-  peakMemoryMiB: number;
+  /** null: unmeasured (nothing could read the agent's memory). */
+  peakMemoryMiB: number | null;
   /** min–max of the peak across repetitions, when there were several. */
   peakRangeMiB: { min: number; max: number } | null;
   /** Repetitions measured. */

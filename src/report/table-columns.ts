@@ -41,7 +41,7 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
     {
       header: 'peak memory (MiB)',
       cell: (r) =>
-        `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}${r.peakRangeMiB ? ` [${fmt(r.peakRangeMiB.min)}–${fmt(r.peakRangeMiB.max)}, ${r.repetitions} reps]` : ''}`,
+        r.peakMemoryMiB === null ? 'unmeasured' : `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}${r.peakRangeMiB ? ` [${fmt(r.peakRangeMiB.min)}–${fmt(r.peakRangeMiB.max)}, ${r.repetitions} reps]` : ''}`,
       numeric: true,
     },
     { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },

@@ -8,9 +8,9 @@ import type { DeathRecord, FaultResult, LatencySummary, Outcome, Range, SpreadFi
 export interface RepMeasurement {
   runDir: string;
   memoryLimitBytes: number;
-  /** The kernel's high-water mark over the repetition (peakSource says where it came from). */
-  peakMemoryBytes: number;
-  peakSource?: 'kernel' | 'samples';
+  /** The kernel's high-water mark over the repetition (peakSource says where it came from); null when nothing could read it. */
+  peakMemoryBytes: number | null;
+  peakSource?: 'kernel' | 'samples' | 'unmeasured';
   oomKills: number;
   restarts: number;
   downtimeSeconds: number;
@@ -59,8 +59,9 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     if (r) spread[figure] = { min: round(r.min), median: round(r.median), max: round(r.max) };
   };
   // Peaks and deaths count for every repetition that started an agent, even one cut short.
-  const started = reps.filter((r) => r.peakMemoryBytes > 0 || r.oomKills > 0);
-  put('peakMemoryBytes', started.map((r) => r.peakMemoryBytes));
+  const started = reps.filter((r) => (r.peakMemoryBytes ?? 0) > 0 || r.oomKills > 0);
+  // Only measured peaks: an unmeasured one (null) is left out, and none measured leaves the figure null.
+  put('peakMemoryBytes', started.flatMap((r) => (r.peakMemoryBytes === null ? [] : [r.peakMemoryBytes])));
   put('oomKills', started.map((r) => r.oomKills));
   put('restarts', started.map((r) => r.restarts));
   const rates: Array<[SpreadFigure, Outcome]> = [
@@ -89,7 +90,8 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     agent,
     runDirs: reps.map((r) => r.runDir),
     memoryLimitBytes: Math.max(0, ...reps.map((r) => r.memoryLimitBytes)),
-    peakMemoryBytes: spread.peakMemoryBytes?.median ?? 0,
+    // null when no repetition measured it (unmeasured), never a 0 standing in for it.
+    peakMemoryBytes: spread.peakMemoryBytes?.median ?? null,
     // Each repetition counted its own kills from its deaths (phase rules applied there).
     oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),

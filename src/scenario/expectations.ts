@@ -18,11 +18,15 @@ function result(name: string, expected: unknown, actual: unknown, verdict: Verdi
 
 /** A peak is exact unless the agent was OOM-killed: then it only bounds the demand from below. */
 const isBound = (p: Pick<VariantResult, 'oomKills'>) => p.oomKills > 0;
-const peakText = (p: VariantResult) => (isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes));
+const peakText = (p: VariantResult) => (p.peakMemoryBytes === null ? 'unmeasured' : isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes));
 
 function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[]): ExpectationResult {
   const other = all.find((p) => p.name === r.to);
   if (!other || other.error) return result(kind, r, null, 'inconclusive', 'none', `${r.to} was not measured in this run, so the ratio cannot be judged`);
+  // Unmeasured (null) is not a failure of the agent: nothing could read its memory here.
+  if (self.peakMemoryBytes === null || other.peakMemoryBytes === null) {
+    return result(kind, r, null, 'inconclusive', 'none', `${self.peakMemoryBytes === null ? 'this variant' : r.to}'s peak memory is unmeasured in this run, so the ratio cannot be judged`);
+  }
   if (other.peakMemoryBytes <= 0) return result(kind, r, null, 'failed', 'none', `${r.to} has no peak memory to compare with (its memory was not sampled)`);
   const ratio = self.peakMemoryBytes / other.peakMemoryBytes;
   const actual = +ratio.toFixed(4);
@@ -58,18 +62,23 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
     const msg = killed ? `OOM-killed ${self.oomKills} time(s)${where.length ? ` (in ${[...new Set(where)].join(', ')})` : ''}` : 'not OOM-killed';
     out.push(result('oomKilled', expect.oomKilled, killed, ok ? 'passed' : 'failed', 'measured', `${msg}, expected ${expect.oomKilled ? 'at least one OOM kill' : 'none'}`));
   }
-  if (expect.maxPeakMemory !== undefined) {
+  const peak = self.peakMemoryBytes;
+  if (peak === null) {
+    for (const key of ['maxPeakMemory', 'minPeakMemory'] as const) {
+      if (expect[key] !== undefined) out.push(result(key, expect[key], null, 'inconclusive', 'none', "peak memory unmeasured: nothing could read the agent's memory in this run"));
+    }
+  } else if (expect.maxPeakMemory !== undefined) {
     const limit = parseBytes(expect.maxPeakMemory)!;
-    const over = self.peakMemoryBytes > limit;
+    const over = peak > limit;
     const verdict: Verdict = over ? 'failed' : isBound(self) ? 'inconclusive' : 'passed';
-    const msg = over ? `peak memory ${peakText(self)} > ${mib(limit)}` : isBound(self) ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}` : `peak memory ${mib(self.peakMemoryBytes)} <= ${mib(limit)}`;
-    out.push(result('maxPeakMemory', expect.maxPeakMemory, self.peakMemoryBytes, verdict, isBound(self) ? 'bound' : 'measured', msg));
+    const msg = over ? `peak memory ${peakText(self)} > ${mib(limit)}` : isBound(self) ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}` : `peak memory ${mib(peak)} <= ${mib(limit)}`;
+    out.push(result('maxPeakMemory', expect.maxPeakMemory, peak, verdict, isBound(self) ? 'bound' : 'measured', msg));
   }
-  if (expect.minPeakMemory !== undefined) {
+  if (peak !== null && expect.minPeakMemory !== undefined) {
     const min = parseBytes(expect.minPeakMemory)!;
-    const ok = self.peakMemoryBytes >= min;
+    const ok = peak >= min;
     const verdict: Verdict = ok ? 'passed' : isBound(self) ? 'inconclusive' : 'failed';
-    out.push(result('minPeakMemory', expect.minPeakMemory, self.peakMemoryBytes, verdict, isBound(self) ? 'bound' : 'measured', `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`));
+    out.push(result('minPeakMemory', expect.minPeakMemory, peak, verdict, isBound(self) ? 'bound' : 'measured', `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`));
   }
   if (expect.minOkRps !== undefined) {
     const ok = self.okRps >= expect.minOkRps;

@@ -42,6 +42,11 @@ export interface RunScenarioOptions {
    * RepMeasurement back. Default: the local sandbox (runVariant).
    */
   runRepetition?: (ctx: VariantRunContext) => Promise<RepMeasurement>;
+  /**
+   * What the faults of a run elsewhere need, in place of the local check (a cluster maps some
+   * actions through its API and refuses the rest): every problem, one message each.
+   */
+  faultProblems?: (scenario: LoadedScenario['scenario']) => string[];
   /** Where the variants ran, for results.json ('local' unless a cluster runner is given). */
   platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
 }
@@ -61,8 +66,13 @@ function toolVersion(): string {
 }
 
 /** Faults a variant's agent cannot take (no cgroup to squeeze, no pid to kill) and faults after the load's end. */
-function validateFaults(s: LoadedScenario['scenario']): void {
+function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: LoadedScenario['scenario']) => string[]): void {
   if (!s.faults.length) return;
+  if (elsewhere) {
+    const problems = [...faultScheduleProblems(s.faults, s.duration), ...elsewhere(s)];
+    if (problems.length) throw new ConfigError(problems);
+    return;
+  }
   const { host, reason } = detectCgroupHost();
   const problems = [...faultScheduleProblems(s.faults, s.duration)];
   // Extra workers in the middle of a run need the generator to grow; it cannot yet.
@@ -87,7 +97,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const { scenario: s, file } = opts.loaded;
   // The generator's own rules, and every fault against every variant, before anything starts.
   opts.load.validate(s);
-  validateFaults(s);
+  validateFaults(s, opts.faultProblems);
   const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 
   const inCluster = opts.runRepetition !== undefined;
@@ -178,7 +188,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
         progress.placementEnd(
           m.error
             ? `failed: ${m.error}`
-            : `peak ${formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
+            : `peak ${m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
         );
         results.variants = summarize();
         writeResults(runDir, results);

@@ -16,14 +16,14 @@ export function expectationSummary(v: Pick<VariantResult, 'expectations' | 'erro
 }
 
 function row(v: VariantResult): string[] {
-  const pct = v.memoryLimitBytes ? ` (${Math.round((v.peakMemoryBytes / v.memoryLimitBytes) * 100)}%)` : '';
+  const pct = v.memoryLimitBytes && v.peakMemoryBytes !== null ? ` (${Math.round((v.peakMemoryBytes / v.memoryLimitBytes) * 100)}%)` : '';
   const spread = v.spread.peakMemoryBytes && v.spread.peakMemoryBytes.min !== v.spread.peakMemoryBytes.max ? ` [${mib(v.spread.peakMemoryBytes.min)}–${mib(v.spread.peakMemoryBytes.max)}]` : '';
   const p99 = v.latency.ok ? v.latency.ok.p99Ms.toFixed(1) : '-';
   return [
     v.name,
     v.agent.kind === 'reference' ? `reference ${v.agent.placement}` : v.agent.kind === 'spire' ? `spire ${v.agent.placement}` : 'external',
     v.memoryLimitBytes ? `${mib(v.memoryLimitBytes)} MiB` : '-',
-    `${mib(v.peakMemoryBytes)}${pct}${spread}`,
+    v.peakMemoryBytes === null ? 'unmeasured' : `${mib(v.peakMemoryBytes)}${pct}${spread}`,
     String(v.oomKills),
     String(v.restarts),
     v.storm ? `${v.storm.offeredRps.toFixed(0)}→${v.storm.deliveredRps.toFixed(0)}` : '-',

@@ -5,7 +5,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, EventSample, FaultResult, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultResult, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
@@ -13,6 +13,7 @@ import { createTarget, type AgentTarget, type DeathVerdict } from '../target/ind
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { completeRejections, RejectionTotals } from './rejection-totals.js';
+import { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
@@ -46,43 +47,11 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/**
- * The repetition's timeline: t = ms since the load phase's start. Until the agent is ready that
- * start is unknown, so early events are held with their wall-clock time and written once it is fixed.
- */
-class Timeline {
-  #origin: number | null = null;
-  #held: Array<{ at: number; line: Omit<EventSample, 't'> }> = [];
-  phase: Phase = 'starting-pods';
-  constructor(private readonly emitLine: (line: SampleLine) => void) {}
-  t(at = Date.now()): number {
-    return at - (this.#origin ?? at);
-  }
-  event(type: EventSample['type'], detail?: string, at = Date.now()): void {
-    const line: Omit<EventSample, 't'> = { kind: 'event', type, ...(detail ? { detail } : {}) };
-    if (this.#origin === null) this.#held.push({ at, line });
-    else this.emitLine({ ...line, t: this.t(at) } as EventSample);
-  }
-  enter(phase: Phase, at = Date.now()): void {
-    this.phase = phase;
-    const line: Omit<EventSample, 't'> = { kind: 'event', type: 'phase', phase };
-    if (this.#origin === null) this.#held.push({ at, line });
-    else this.emitLine({ ...line, t: this.t(at) } as EventSample);
-  }
-  fix(origin: number): void {
-    this.#origin = origin;
-    for (const h of this.#held.splice(0)) this.emitLine({ ...h.line, t: h.at - origin } as EventSample);
-  }
-  get fixed(): boolean {
-    return this.#origin !== null;
-  }
-}
-
 function newMeasurement(dirName: string, limitBytes: number): RepMeasurement {
   return {
     runDir: dirName,
     memoryLimitBytes: limitBytes,
-    peakMemoryBytes: 0,
+    peakMemoryBytes: null,
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,
@@ -324,8 +293,8 @@ function recordAgentFigures(r: Repetition, target: AgentTarget): void {
     timeline.event('note', `the kernel's memory high-water mark could not be read: ${(err as Error).message}`);
   }
   const sampledPeak = loop?.maxPeakBytes() ?? null;
-  m.peakMemoryBytes = kernelPeak ?? sampledPeak ?? 0;
-  m.peakSource = kernelPeak !== null ? 'kernel' : 'samples';
+  m.peakMemoryBytes = kernelPeak ?? sampledPeak ?? null;
+  m.peakSource = kernelPeak !== null ? 'kernel' : sampledPeak !== null ? 'samples' : 'unmeasured';
   // No reading at all is no measurement, not a peak of 0 that would pass maxPeakMemory.
   if (kernelPeak === null && sampledPeak === null && m.loadSeconds > 0) {
     const why = Object.entries(m.samplerErrors ?? {}).map(([n, e]) => `${n}: ${e.first}`);

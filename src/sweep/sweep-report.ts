@@ -19,13 +19,13 @@ function chartSpecs(r: SweepResult): unknown[] {
   variants.forEach((v, i) => {
     const pts = r.points.filter((p) => p.variant === v && !p.error).sort((a, b) => x(a) - x(b));
     const color = COLORS[i % COLORS.length];
-    datasets.push({ type: 'line', label: `${v} peak`, data: pts.map((p) => ({ x: x(p), y: p.peakMemoryBytes / MiB })), borderColor: color, backgroundColor: color, pointRadius: 3 });
+    datasets.push({ type: 'line', label: `${v} peak`, data: pts.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })), borderColor: color, backgroundColor: color, pointRadius: 3 });
     if (pts.some((p) => p.peakMinBytes !== p.peakMaxBytes)) {
-      datasets.push({ type: 'line', label: `${v} min–max`, data: pts.map((p) => ({ x: x(p), y: p.peakMaxBytes / MiB })), borderColor: color, backgroundColor: `${color}33`, borderWidth: 0, pointRadius: 0, fill: '+1' });
-      datasets.push({ type: 'line', label: `${v} min`, data: pts.map((p) => ({ x: x(p), y: p.peakMinBytes / MiB })), borderColor: color, borderWidth: 0, pointRadius: 0 });
+      datasets.push({ type: 'line', label: `${v} min–max`, data: pts.map((p) => ({ x: x(p), y: p.peakMaxBytes === null ? null : p.peakMaxBytes / MiB })), borderColor: color, backgroundColor: `${color}33`, borderWidth: 0, pointRadius: 0, fill: '+1' });
+      datasets.push({ type: 'line', label: `${v} min`, data: pts.map((p) => ({ x: x(p), y: p.peakMinBytes === null ? null : p.peakMinBytes / MiB })), borderColor: color, borderWidth: 0, pointRadius: 0 });
     }
     const killed = pts.filter((p) => p.oomKills > 0);
-    if (killed.length) datasets.push({ type: 'scatter', label: `${v} OOM-killed`, data: killed.map((p) => ({ x: x(p), y: p.peakMemoryBytes / MiB })), borderColor: '#D00000', backgroundColor: color, pointStyle: 'crossRot', pointRadius: 10, borderWidth: 3 });
+    if (killed.length) datasets.push({ type: 'scatter', label: `${v} OOM-killed`, data: killed.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })), borderColor: '#D00000', backgroundColor: color, pointStyle: 'crossRot', pointRadius: 10, borderWidth: 3 });
   });
   const bystanders = r.points.some((p) => p.bystanderSuccess !== null);
   const specs: unknown[] = [
@@ -94,7 +94,7 @@ export function renderSweepHtml(r: SweepResult): string {
     .sort((a, b) => order.indexOf(a.value) - order.indexOf(b.value) || a.variant.localeCompare(b.variant))
     .map(
       (p) =>
-        `<tr class="${p.oomKills > 0 ? 'failed' : 'passed'}"><th>${escapeHtml(p.value)}</th><td>${escapeHtml(p.variant)}</td><td class="num">${(p.peakMemoryBytes / MiB).toFixed(1)}${p.peakMinBytes !== p.peakMaxBytes ? ` [${(p.peakMinBytes / MiB).toFixed(1)}–${(p.peakMaxBytes / MiB).toFixed(1)}]` : ''}</td><td class="num">${(p.memoryLimitBytes / MiB).toFixed(0)}</td><td class="num">${p.oomKills}</td><td class="num">${p.okRps.toFixed(1)}</td><td class="num">${p.bystanderSuccess === null ? '—' : `${(100 * p.bystanderSuccess).toFixed(0)}%`}</td><td>${escapeHtml(p.verdict)}${p.error ? ` — ${escapeHtml(p.error)}` : ''}</td><td><code>${escapeHtml(p.runDir)}</code></td></tr>`,
+        `<tr class="${p.oomKills > 0 ? 'failed' : 'passed'}"><th>${escapeHtml(p.value)}</th><td>${escapeHtml(p.variant)}</td><td class="num">${p.peakMemoryBytes === null ? 'unmeasured' : (p.peakMemoryBytes / MiB).toFixed(1)}${p.peakMinBytes !== null && p.peakMaxBytes !== null && p.peakMinBytes !== p.peakMaxBytes ? ` [${(p.peakMinBytes / MiB).toFixed(1)}–${(p.peakMaxBytes / MiB).toFixed(1)}]` : ''}</td><td class="num">${(p.memoryLimitBytes / MiB).toFixed(0)}</td><td class="num">${p.oomKills}</td><td class="num">${p.okRps.toFixed(1)}</td><td class="num">${p.bystanderSuccess === null ? '—' : `${(100 * p.bystanderSuccess).toFixed(0)}%`}</td><td>${escapeHtml(p.verdict)}${p.error ? ` — ${escapeHtml(p.error)}` : ''}</td><td><code>${escapeHtml(p.runDir)}</code></td></tr>`,
     )
     .join('\n');
   const bounds = Object.entries(r.boundaries)

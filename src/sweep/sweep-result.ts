@@ -9,9 +9,10 @@ export interface SweepPoint {
   /** The value as a number (bytes for sizes, ms for durations) for ordering and charts; null if not numeric. */
   numeric: number | null;
   variant: string;
-  peakMemoryBytes: number;
-  peakMinBytes: number;
-  peakMaxBytes: number;
+  /** null: unmeasured (a sweep point run where nothing could read the agent's memory). */
+  peakMemoryBytes: number | null;
+  peakMinBytes: number | null;
+  peakMaxBytes: number | null;
   memoryLimitBytes: number;
   oomKills: number;
   restarts: number;

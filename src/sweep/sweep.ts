@@ -102,7 +102,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
     result.boundaries = b.first;
     result.lastKilled = b.last;
     write(o.outDir, result);
-    for (const p of points) log(`  ${p.variant}: peak ${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB, OOM kills ${p.oomKills}${p.error ? `, error: ${p.error}` : ''}`);
+    for (const p of points) log(`  ${p.variant}: peak ${p.peakMemoryBytes === null ? 'unmeasured' : `${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`}, OOM kills ${p.oomKills}${p.error ? `, error: ${p.error}` : ''}`);
     return points;
   };
 

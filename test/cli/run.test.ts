@@ -33,10 +33,16 @@ describe('attestorm run: invalid input', () => {
     const bad = run([ext, '--cluster', 'kind']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('an external agent (socket /run/agent.sock on this machine) cannot run in kind mode');
-    // quick.yaml has bystanders, which kind mode cannot run yet: refused by name before anything.
-    const q = run(['scenarios/quick.yaml', '--cluster', 'kind', '--no-report']);
-    expect(q.code).toBe(2);
-    expect(q.stderr).toContain('scenarios/quick.yaml: load.bystanders cannot run in kind mode yet');
+    // quick.yaml has bystanders, which kind mode runs as pods of their own: past the checks, to the preflight.
+    const q = run(['scenarios/quick.yaml', '--cluster', 'kind', '--no-report'], { ...process.env, KUBECONFIG: join(dir, 'no-such-kubeconfig') });
+    expect(q.stderr).not.toContain('bystanders');
+    expect(q.code).toBe(3);
+    // chaos.yaml's faults Kubernetes cannot express are refused by name and rule; the mapped ones are not.
+    const c = run(['scenarios/chaos.yaml', '--cluster', 'kind', '--no-report']);
+    expect(c.code).toBe(2);
+    expect(c.stderr).toContain("scenarios/chaos.yaml: faults[1] (kubelet-latency) cannot run in kind mode: the kubelet is the cluster's real one, not the harness's emulator; remove it or run locally");
+    expect(c.stderr).toContain('scenarios/chaos.yaml: faults[3] (agent-pause) cannot run in kind mode');
+    expect(c.stderr).not.toMatch(/faults\[(0|2|6)\]/); // pod-churn, agent-kill, memory-squeeze
     const r = run(['scenarios/spire-vs-reference.yaml', '--cluster', 'kind', '--no-report'], { ...process.env, KUBECONFIG: join(dir, 'no-such-kubeconfig') });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('preflight (context): cannot read the kubeconfig');

@@ -3,8 +3,10 @@
 // discovery, server-side apply (PATCH application/apply-patch+yaml), lists with label selectors,
 // the watch event stream (one JSON event per line), pod logs, pod proxy (forwarded to a real local
 // endpoint per pod), namespace and ClusterRole deletion. It plays the kubelet's part only as far as
-// the tests tell it: an applied DaemonSet gets one pod, applied pods start running; the tests then
-// change container statuses (OOMKilled, Error/137, restarts) and the watch delivers them.
+// the tests tell it: an applied DaemonSet gets one pod (and a new one, with a new UID, when that pod is
+// deleted, as its controller would), applied pods start running, a pod's `resize` subresource takes a
+// strategic merge patch of container resources; the tests then change container statuses (OOMKilled,
+// Error/137, restarts) and the watch delivers them. Every request is recorded with its time.
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { randomUUID } from 'node:crypto';
@@ -51,12 +53,27 @@ export interface FakeApiServerOptions {
   agentPodUid?: string;
   /** The agent container's state when it is created: running and ready, or stuck pulling its image. */
   agentStart?: 'ready' | 'image-pull-backoff';
+  /** gitVersion /version reports (default v1.31.0-fake). */
+  version?: string;
+  /** Serve the pod resize subresource (Kubernetes >= 1.33); false: 404 as older API servers answer. */
+  resize?: boolean;
+}
+
+export interface TimedRequest {
+  at: number;
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  contentType: string;
+  body: unknown;
 }
 
 export class FakeApiServer {
   readonly applies: ApplyRecord[] = [];
   readonly deleted: string[] = [];
   readonly requests: string[] = [];
+  /** Every DELETE and PATCH with its time, query and body. */
+  readonly changes: TimedRequest[] = [];
   /** path (lowercase, without query) → object */
   readonly objects = new Map<string, Obj>();
   /** pod "ns/name" → base URL its proxy forwards to */
@@ -67,6 +84,7 @@ export class FakeApiServer {
   #cert!: ServingCert;
   #watchers = new Set<{ ns: string; selector: Record<string, string>; res: ServerResponse }>();
   #rv = 1;
+  #replacements = 1;
   #opts: FakeApiServerOptions;
   url = '';
 
@@ -160,7 +178,10 @@ current-context: ${context}
     const q = url.searchParams;
     this.requests.push(`${req.method} ${path}${url.search}`);
     if (req.headers.authorization !== 'Bearer fake-token') return this.#send(res, 401, status(401, 'Unauthorized'));
-    if (path === '/version') return this.#send(res, 200, { major: '1', minor: '31', gitVersion: 'v1.31.0-fake', platform: 'linux/amd64' });
+    if (path === '/version') {
+      const v = this.#opts.version ?? 'v1.31.0-fake';
+      return this.#send(res, 200, { major: '1', minor: /^v1\.(\d+)/.exec(v)?.[1] ?? '31', gitVersion: v, platform: 'linux/amd64' });
+    }
     if (req.method === 'GET' && RESOURCES[path]) return this.#send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: path.replace(/^\/apis?\//, ''), resources: RESOURCES[path]!.map((r) => ({ ...r, singularName: '', verbs: ['get', 'list', 'patch', 'delete', 'watch'] })) });
     if (path === '/api/v1/nodes') return this.#send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [this.#node()] });
 
@@ -191,8 +212,22 @@ current-context: ${context}
       if (kind) return this.#send(res, 200, this.#list(`${path.toLowerCase()}/`, selector, kind));
       return this.#send(res, 404, status(404, `${path} not found`));
     }
-    if (req.method === 'PATCH') return this.#apply(req, res, path.toLowerCase(), q);
-    if (req.method === 'DELETE') return this.#delete(res, path.toLowerCase());
+    if (req.method === 'PATCH' || req.method === 'DELETE') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown = text;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        // Kept as text.
+      }
+      this.changes.push({ at: Date.now(), method: req.method, path, query: Object.fromEntries(q), contentType: req.headers['content-type'] ?? '', body });
+      const resize = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/resize$/.exec(path);
+      if (req.method === 'PATCH' && resize) return this.#resize(res, resize[1]!, resize[2]!, req.headers['content-type'] ?? '', body as Obj);
+      if (req.method === 'PATCH') return this.#apply(req, res, path.toLowerCase(), q, body as Obj);
+      return this.#delete(res, path.toLowerCase());
+    }
     this.#send(res, 405, status(405, 'method not allowed'));
   }
 
@@ -206,10 +241,7 @@ current-context: ${context}
     };
   }
 
-  async #apply(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const obj = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Obj;
+  async #apply(req: IncomingMessage, res: ServerResponse, path: string, q: URLSearchParams, obj: Obj): Promise<void> {
     const contentType = req.headers['content-type'] ?? '';
     this.applies.push({ path, contentType, fieldManager: q.get('fieldManager'), force: q.get('force'), kind: obj.kind, name: obj.metadata?.name });
     if (contentType !== 'application/apply-patch+yaml') return this.#send(res, 415, status(415, `fake: only server-side apply, got ${contentType}`));
@@ -220,18 +252,46 @@ current-context: ${context}
     const existed = this.objects.has(path);
     this.objects.set(path, obj);
     if (obj.kind === 'Pod' && !existed) this.#startPod(obj, 'ready');
-    if (obj.kind === 'DaemonSet' && !existed) {
-      const template = obj.spec.template;
-      const pod: Obj = {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `${obj.metadata.name}-fake1`, namespace: ns, labels: template.metadata.labels, uid: this.#opts.agentPodUid ?? randomUUID(), resourceVersion: String(++this.#rv) },
-        spec: template.spec,
-      };
-      this.objects.set(`/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`, pod);
-      this.#startPod(pod, this.#opts.agentStart ?? 'ready');
-    }
+    if (obj.kind === 'DaemonSet' && !existed) this.#daemonSetPod(obj, 'fake1', this.#opts.agentPodUid ?? randomUUID());
     this.#send(res, existed ? 200 : 201, obj);
+  }
+
+  #daemonSetPod(ds: Obj, suffix: string, uid: string): void {
+    const template = ds.spec.template;
+    const ns = ds.metadata.namespace;
+    const pod: Obj = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${ds.metadata.name}-${suffix}`,
+        namespace: ns,
+        labels: template.metadata.labels,
+        uid,
+        resourceVersion: String(++this.#rv),
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, uid: ds.metadata.uid }],
+      },
+      spec: structuredClone(template.spec),
+    };
+    this.objects.set(`/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`, pod);
+    this.#startPod(pod, this.#opts.agentStart ?? 'ready');
+  }
+
+  /** The resize subresource: a strategic merge patch of containers' resources, applied to the spec and the status. */
+  #resize(res: ServerResponse, ns: string, name: string, contentType: string, body: Obj): void {
+    if (this.#opts.resize === false) return this.#send(res, 404, status(404, 'the server could not find the requested resource'));
+    if (contentType !== 'application/strategic-merge-patch+json') return this.#send(res, 415, status(415, `fake: resize takes a strategic merge patch, got ${contentType}`));
+    const pod = this.objects.get(`/api/v1/namespaces/${ns}/pods/${name}`.toLowerCase());
+    if (!pod) return this.#send(res, 404, status(404, `pods "${name}" not found`));
+    for (const c of body?.spec?.containers ?? []) {
+      const target = pod.spec.containers.find((x: Obj) => x.name === c.name);
+      if (!target) return this.#send(res, 422, status(422, `container ${c.name} not found`));
+      target.resources = { requests: { ...target.resources?.requests, ...c.resources?.requests }, limits: { ...target.resources?.limits, ...c.resources?.limits } };
+      const st = pod.status.containerStatuses.find((x: Obj) => x.name === c.name);
+      if (st) st.resources = structuredClone(target.resources);
+    }
+    pod.metadata.resourceVersion = String(++this.#rv);
+    this.#notify('MODIFIED', pod);
+    this.#send(res, 200, pod);
   }
 
   #startPod(pod: Obj, how: 'ready' | 'image-pull-backoff'): void {
@@ -252,6 +312,13 @@ current-context: ${context}
     if (!obj) return this.#send(res, 404, status(404, `${path} not found`));
     this.deleted.push(path);
     this.objects.delete(path);
+    if (obj.kind === 'Pod') {
+      this.#notify('DELETED', obj);
+      // Its DaemonSet's controller creates a new pod (new name, new UID) in its place.
+      const owner = obj.metadata.ownerReferences?.find((r: Obj) => r.kind === 'DaemonSet');
+      const ds = owner && this.objects.get(`/apis/apps/v1/namespaces/${obj.metadata.namespace}/daemonsets/${owner.name}`);
+      if (ds) this.#daemonSetPod(ds, `fake${++this.#replacements}`, randomUUID());
+    }
     const ns = /^\/api\/v1\/namespaces\/([^/]+)$/.exec(path)?.[1];
     if (ns) {
       for (const p of [...this.objects.keys()]) {

@@ -38,7 +38,9 @@ describe('kind render: every shipped scenario', () => {
         const own = scenario.variants.find((v) => v.name === r.variant.name)?.agent ?? scenario.variants[0]!.agent;
         expect(c.resources.limits.memory).toBe(quantity(own.memoryLimit!));
         expect(c.resources.requests.memory).toBe(c.resources.limits.memory);
-        expect(r.objects.filter((o) => o.kind === 'Pod')).toHaveLength(scenario.load.pods);
+        const role = (o: any) => o.metadata.labels['attestorm.dev/role'];
+        expect(r.objects.filter((o) => o.kind === 'Pod' && role(o) === 'generator')).toHaveLength(scenario.load.pods);
+        expect(r.objects.filter((o) => o.kind === 'Pod' && role(o) === 'bystander')).toHaveLength(scenario.load.bystanders?.pods ?? 0);
         if (r.variant.kind === 'reference') {
           // The ConfigMap is what the agent in the pod reads: the agent's own schema accepts it.
           const cm = r.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agent-config') as any;
@@ -56,6 +58,49 @@ describe('kind render: every shipped scenario', () => {
       }
     });
   }
+});
+
+describe('bystander pods (load.bystanders)', () => {
+  const render = async (bystanders: Record<string, unknown>) => {
+    const { scenario } = await readScenarioFile(join(scenarioDir, 'quick.yaml'));
+    const s = { ...scenario, load: { ...scenario.load, bystanders: { ...scenario.load.bystanders!, ...bystanders } } };
+    const variant = kindVariants(s, { runId: 'bys-1' })[0]!;
+    const ctx = renderContext(s, variant, { runId: 'bys-1' });
+    return { ctx, objects: renderVariant(ctx) as any[] };
+  };
+
+  it('run the generator process with the bystander settings, in pods and under labels of their own', async () => {
+    const { ctx, objects } = await render({ pods: 2, workersPerPod: 3, rate: 2.5, deadline: 4000, retry: 'backoff', connection: 'per-worker', method: 'FetchX509SVID' });
+    const bys = objects.filter((o) => o.metadata.labels['attestorm.dev/role'] === 'bystander');
+    expect(bys.map((o) => o.metadata.name)).toEqual(['bystander-0', 'bystander-1']);
+    for (const o of bys) {
+      expect(() => new Pod(o).validate()).not.toThrow();
+      const c = o.spec.containers[0];
+      const storm = objects.find((p) => p.metadata.name === 'generator-0').spec.containers[0];
+      expect(c.image).toBe(storm.image);
+      expect(c.command).toEqual(storm.command);
+      const args = c.args.join(' ');
+      expect(args).toContain('kind generator --socket /run/attestorm/sockets/agent.sock --workers 3 --port 9100');
+      expect(args).toContain('--connection per-worker --client h2 --deadline 4000ms --retry backoff');
+      expect(args).toContain('--method FetchX509SVID=1 --rate 2.5');
+      expect(c.args.filter((a: string) => a === '--method')).toHaveLength(1);
+      expect(o.spec.securityContext.runAsUser).toBe(1000);
+    }
+    expect(manifestProblems(objects, ctx)).toEqual([]);
+  });
+
+  it('uid own: a uid of their own (the storm keeps 1000), in the image\'s group', async () => {
+    const { objects } = await render({ uid: 'own' });
+    const bys = objects.find((o) => o.metadata.name === 'bystander-0');
+    expect(bys.spec.securityContext).toEqual({ runAsUser: 1001, runAsGroup: 1000, runAsNonRoot: true });
+    expect(objects.find((o) => o.metadata.name === 'generator-0').spec.securityContext.runAsUser).toBe(1000);
+  });
+
+  it('a bystander pod without the shared socket is named like a generator pod', async () => {
+    const { ctx, objects } = await render({});
+    objects.find((o) => o.metadata.name === 'bystander-0').spec.volumes = [];
+    expect(manifestProblems(objects, ctx).join('\n')).toContain('Pod ' + ctx.namespace + '/bystander-0: must mount the shared socket directory');
+  });
 });
 
 describe('the checks kubernetes-models does not make', () => {

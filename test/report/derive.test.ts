@@ -26,8 +26,8 @@ describe('table rows', () => {
     for (const [i, row] of rows.entries()) {
       const p = run.results.variants[i]!;
       expect(row.memoryLimitMiB).toBe(320);
-      expect(row.peakMemoryMiB).toBeCloseTo(p.peakMemoryBytes / 2 ** 20, 6);
-      expect(row.peakPercentOfLimit).toBeCloseTo((100 * p.peakMemoryBytes) / p.memoryLimitBytes, 6);
+      expect(row.peakMemoryMiB).toBeCloseTo(p.peakMemoryBytes! / 2 ** 20, 6);
+      expect(row.peakPercentOfLimit).toBeCloseTo((100 * p.peakMemoryBytes!) / p.memoryLimitBytes, 6);
       expect(row.okRps).toBe(p.okRps);
       expect(row.okP99Ms).toBe(p.latency.ok!.p99Ms);
     }
@@ -72,7 +72,7 @@ describe('verdict', () => {
     expect(verdict.oomKilled).toEqual([]);
     expect(verdict.ratios.disabledCapped).toBe(false);
     // The fixture's memory has ±4% noise under the target peak, so the ratios land near the field's.
-    expect(verdict.ratios.preToDisabled).toBeCloseTo(rows[0]!.peakMemoryMiB / rows[2]!.peakMemoryMiB, 10);
+    expect(verdict.ratios.preToDisabled).toBeCloseTo(rows[0]!.peakMemoryMiB! / rows[2]!.peakMemoryMiB!, 10);
     expect(Math.abs(verdict.ratios.preToDisabled! - 0.41)).toBeLessThan(0.02);
     expect(Math.abs(verdict.ratios.postToDisabled! - 0.9)).toBeLessThan(0.02);
     expect(verdict.text).toMatch(/pre\/disabled 0\.4\d \(field ≈0\.41\), post\/disabled 0\.\d\d \(field ≈0\.90\)\./);
@@ -144,8 +144,8 @@ describe('deltas between runs', () => {
     const pre = data.comparison!.find((d) => d.placement === 'pre-attestation')!;
     expect(pre.baselineRun).toBe('baseline');
     expect(pre.run).toBe('after');
-    const basePeak = base.results.variants[0]!.peakMemoryBytes / 2 ** 20;
-    const laterPeak = later.results.variants[0]!.peakMemoryBytes / 2 ** 20;
+    const basePeak = base.results.variants[0]!.peakMemoryBytes! / 2 ** 20;
+    const laterPeak = later.results.variants[0]!.peakMemoryBytes! / 2 ** 20;
     expect(pre.peakMemoryMiB.delta).toBeCloseTo(laterPeak - basePeak, 6);
     expect(pre.peakMemoryMiB.percent).toBeCloseTo((100 * (laterPeak - basePeak)) / basePeak, 6);
     const post = data.comparison!.find((d) => d.placement === 'post-attestation')!;

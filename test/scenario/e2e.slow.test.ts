@@ -59,7 +59,7 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
     const dis = byName('disabled');
     // The shape the product exists to show, on real mechanisms only.
     expect(pre.oomKills).toBe(0);
-    expect(pre.peakMemoryBytes).toBeLessThan(dis.peakMemoryBytes);
+    expect(pre.peakMemoryBytes!).toBeLessThan(dis.peakMemoryBytes!);
     // The verdict: the exit code follows it; nothing failed may pass.
     const failed = results.variants.some((v) => v.expectations.some((e) => e.verdict === 'failed'));
     expect(results.verdict).toBe(failed ? 'failed' : results.variants.some((v) => v.verdict === 'inconclusive') ? 'inconclusive' : 'passed');

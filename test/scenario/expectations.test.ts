@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateVariant, applyExpectations, evaluateExpectations, median, type RepMeasurement, type VariantResult } from '../../src/scenario/index.js';
+import { aggregateVariant, applyExpectations, comparisonTable, evaluateExpectations, median, type RepMeasurement, type VariantResult } from '../../src/scenario/index.js';
 import { judgeExit, RestartBackoff } from '../../src/target/index.js';
 
 const MiB = 2 ** 20;
@@ -113,6 +113,37 @@ describe('restart back-off', () => {
     expect(b.restarts).toBe(7);
     expect(b.nextDelay(600_000)).toBe(10_000);
     expect(b.nextDelay(0)).toBe(20_000);
+  });
+});
+
+describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
+  it('is null, never 0: peak rules and ratios are inconclusive, the table says unmeasured', () => {
+    const pre = variant('pre-attestation', { peakMemoryBytes: null });
+    const dis = variant('disabled', { peakMemoryBytes: 100 * MiB });
+    const r = evaluateExpectations(pre, { maxPeakMemory: '64Mi', minPeakMemory: '1Mi', maxPeakRatio: { to: 'disabled', value: 0.5 } } as never, [pre, dis]);
+    expect(r.map((e) => [e.name, e.verdict, e.actual, e.basis])).toEqual([
+      ['maxPeakMemory', 'inconclusive', null, 'none'],
+      ['minPeakMemory', 'inconclusive', null, 'none'],
+      ['maxPeakRatio', 'inconclusive', null, 'none'],
+    ]);
+    expect(r[0]!.message).toBe("peak memory unmeasured: nothing could read the agent's memory in this run");
+    expect(r[2]!.message).toBe("this variant's peak memory is unmeasured in this run, so the ratio cannot be judged");
+    const table = comparisonTable({ variants: [pre, dis], droppedExpectations: [], scenario: { modeledCosts: {} }, status: 'complete', verdict: 'inconclusive' } as never);
+    expect(table).toMatch(/\| pre-attestation \| reference pre-attestation \| 128\.0 MiB \| unmeasured +\|/);
+  });
+
+  it('repetitions without a reading give a null peak, not a 0; measured ones alone make the spread', () => {
+    const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
+    const base: RepMeasurement = {
+      runDir: 'disabled.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: null, peakSource: 'unmeasured', oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
+      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null, rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [],
+    };
+    const none = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2' }], () => null);
+    expect(none.peakMemoryBytes).toBeNull();
+    expect(none.spread.peakMemoryBytes).toBeUndefined();
+    const some = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2', peakMemoryBytes: 40 * MiB, peakSource: 'kernel' }], () => null);
+    expect(some.peakMemoryBytes).toBe(40 * MiB);
+    expect(some.spread.peakMemoryBytes).toEqual({ min: 40 * MiB, median: 40 * MiB, max: 40 * MiB });
   });
 });
 

@@ -92,7 +92,7 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     // Each start attested with its own token: the agent's log names one agent ID per token.
     const log = readFileSync(join(runDir, 'spire-oom.r1', 'agent.log'), 'utf8');
     const tokens = new Set([...log.matchAll(/spire\/agent\/join_token\/([0-9a-f-]{36})/g)].map((m) => m[1]));
-    console.log(`OOM kills ${v.oomKills} (deaths ${v.deaths.length}), restarts ${v.restarts}, distinct join tokens ${tokens.size}, peak ${(v.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`);
+    console.log(`OOM kills ${v.oomKills} (deaths ${v.deaths.length}), restarts ${v.restarts}, distinct join tokens ${tokens.size}, peak ${(v.peakMemoryBytes! / 2 ** 20).toFixed(1)} MiB`);
     expect(tokens.size).toBeGreaterThanOrEqual(2);
     const events = samplesOf(runDir, 'spire-oom').filter((s) => s.kind === 'event').map((s) => (s as { type: string }).type);
     expect(events).toContain('oom-kill');
