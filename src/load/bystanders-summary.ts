@@ -2,9 +2,8 @@
 // run (BystanderRun, mergeable), and the summary results.json carries, merged across repetitions.
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import type { PodTotals } from './aggregator.js';
-import { decodeHistogram, newHistogram, summarizeDecoded } from './histograms.js';
+import { decodeHistogram, newHistogram } from './histograms.js';
 import type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
-import { OUTCOMES } from './worker/messages.js';
 
 /** One load run's bystander data: raw enough to merge runs exactly (counts, encoded histograms, gaps). */
 export interface BystanderRun {
@@ -72,18 +71,3 @@ export function mergeBystanderRuns(runs: readonly BystanderRun[]): BystanderSumm
   return summarizeBystanders(runs.map((r) => ({ totals: r.totals, histograms: r.histograms, longestGapMs: r.summary.longestGapMs })));
 }
 
-/** Latency per outcome from whole-run encoded histograms. */
-export function latencyOf(histograms: Partial<Record<Outcome, string>>): Partial<Record<Outcome, LatencySummary>> {
-  const out: Partial<Record<Outcome, LatencySummary>> = {};
-  for (const o of OUTCOMES) {
-    const enc = histograms[o];
-    if (!enc) continue;
-    const h = decodeHistogram(enc);
-    try {
-      if (h.totalCount > 0) out[o] = summarizeDecoded(h);
-    } finally {
-      h.destroy();
-    }
-  }
-  return out;
-}

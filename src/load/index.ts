@@ -7,7 +7,7 @@ export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';
 export type { LoadPod, PodHost } from './pod-host.js';
 export type { PodTotals } from './aggregator.js';
-export { readPssBytes, readPssAndPrivate, readCpuSeconds, samplePss } from './memory.js';
+export { readPssAndPrivate, samplePss } from './memory.js';
 // For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
 export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';
@@ -16,7 +16,7 @@ export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './for
 // Bystanders: well-behaved pods beside the storm (scenario key load.bystanders), counted apart.
 export { bystandersSchema, parseBystanders, bystanderLoadOptions, bystanderSandboxOptions, validateBystanderLoadOptions, BYSTANDER_DEFAULTS, BYSTANDER_UID_MODES } from './bystanders-schema.js';
 export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystanderLoadOptions, BystanderUidMode } from './bystanders-schema.js';
-export { mergeBystanderRuns, summarizeBystanders, latencyOf } from './bystanders-summary.js';
+export { mergeBystanderRuns, summarizeBystanders } from './bystanders-summary.js';
 export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
 export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';

@@ -24,4 +24,4 @@ export { spireAgentLauncher } from './launcher.js';
 export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';
 export type { SpireMetricsSample } from './metrics.js';
 export { lastLogLines, quoteLog } from './log-tail.js';
-export { freeLoopbackPort, freeLoopbackPorts } from './free-port.js';
+export { freeLoopbackPorts } from './free-port.js';
