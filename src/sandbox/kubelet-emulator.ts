@@ -98,40 +98,11 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
 
   const fillerCount = opts.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - podSource().length);
   const filler = fillerPods(fillerCount, opts.nodeName, Date.now());
-  // Filler pods never change: their JSON is made once and spliced into every document.
-  const fillerJson = filler.map((p) => JSON.stringify(p));
-  const itemJson = new WeakMap<PodDoc, string>();
-  const jsonOf = (p: PodDoc) => {
-    let s = itemJson.get(p);
-    if (s === undefined) itemJson.set(p, (s = JSON.stringify(p)));
-    return s;
-  };
-
   const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0 };
   const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
   const stalledSockets = new Set<Socket>();
-  let cachedKey: string | null = null;
-  let cachedBody: Buffer = Buffer.alloc(0);
-  let cachedVisible: PodDoc[] = [];
-  const visibleNow = (): PodDoc[] => {
-    const now = Date.now();
-    return podSource().filter((p) => {
-      const seen = podSeenAt(p);
-      return seen === null || seen + opts.visibilityDelayMs <= now;
-    });
-  };
-  const documentBody = (): Buffer => {
-    const visible = visibleNow();
-    const key = visible.map((p) => p.metadata.uid).join(',');
-    if (key !== cachedKey) {
-      const items = [...visible.map(jsonOf), ...fillerJson];
-      cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
-      cachedKey = key;
-      cachedVisible = visible;
-      stats.documents++;
-    }
-    return cachedBody;
-  };
+  const podList = podListDocument(podSource, filler, opts.visibilityDelayMs, () => stats.documents++);
+  const documentBody = podList.body;
 
   const timers = new Set<NodeJS.Timeout>();
   const send = (res: ServerResponse, code: number, body: Buffer) => {
@@ -187,24 +158,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     }
   };
 
-  let caPem: string | null = null;
-  let server: Server;
-  if (opts.tls) {
-    const cert = await generateServingCert(hp.host, opts.nodeName);
-    caPem = cert.certPem;
-    server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, handle);
-  } else {
-    server = createHttpServer(handle);
-  }
-  // Agents poll with keep-alive; the emulator must not be the one holding sockets open at close.
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new ConfigError(`kubelet.listen cannot listen on ${opts.listen}: ${err.message}`, { cause: err })));
-    server.listen(hp.port, hp.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
-  const url = `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`;
+  const { server, caPem, port, url } = await listenKubelet(opts, hp, handle);
 
   let closing: Promise<void> | null = null;
   const destroyStalled = () => {
@@ -272,10 +226,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       return stats.bytesServed;
     },
     stats: () => ({ ...stats }),
-    visiblePods: () => {
-      documentBody();
-      return [...cachedVisible, ...filler];
-    },
+    visiblePods: () => [...podList.visible(), ...filler],
     faults,
     close: () =>
       (closing ??= listenerChange.catch(() => {}).then(
@@ -290,4 +241,74 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
           }),
       )),
   };
+}
+
+/**
+ * The /pods document: the pods visible now (a pod appears visibilityDelayMs after it started) and
+ * the filler pods, rebuilt only when the visible set changes (`onBuild` counts the rebuilds).
+ */
+function podListDocument(podSource: () => readonly PodDoc[], filler: readonly PodDoc[], visibilityDelayMs: number, onBuild: () => void): { body(): Buffer; visible(): PodDoc[] } {
+  // Filler pods never change: their JSON is made once and spliced into every document.
+  const fillerJson = filler.map((p) => JSON.stringify(p));
+  const itemJson = new WeakMap<PodDoc, string>();
+  const jsonOf = (p: PodDoc) => {
+    let s = itemJson.get(p);
+    if (s === undefined) itemJson.set(p, (s = JSON.stringify(p)));
+    return s;
+  };
+  let cachedKey: string | null = null;
+  let cachedBody: Buffer = Buffer.alloc(0);
+  let cachedVisible: PodDoc[] = [];
+  const visibleNow = (): PodDoc[] => {
+    const now = Date.now();
+    return podSource().filter((p) => {
+      const seen = podSeenAt(p);
+      return seen === null || seen + visibilityDelayMs <= now;
+    });
+  };
+  const body = (): Buffer => {
+    const visible = visibleNow();
+    const key = visible.map((p) => p.metadata.uid).join(',');
+    if (key !== cachedKey) {
+      const items = [...visible.map(jsonOf), ...fillerJson];
+      cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
+      cachedKey = key;
+      cachedVisible = visible;
+      onBuild();
+    }
+    return cachedBody;
+  };
+  return {
+    body,
+    visible() {
+      body();
+      return cachedVisible;
+    },
+  };
+}
+
+/** The HTTP(S) server on opts.listen; with TLS, a serving certificate of its own CA. */
+async function listenKubelet(
+  opts: { listen: string; tls: boolean; nodeName: string },
+  hp: { host: string; port: number },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; caPem: string | null; port: number; url: string }> {
+  let caPem: string | null = null;
+  let server: Server;
+  if (opts.tls) {
+    const cert = await generateServingCert(hp.host, opts.nodeName);
+    caPem = cert.certPem;
+    server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, handle);
+  } else {
+    server = createHttpServer(handle);
+  }
+  // Agents poll with keep-alive; the emulator must not be the one holding sockets open at close.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new ConfigError(`kubelet.listen cannot listen on ${opts.listen}: ${err.message}`, { cause: err })));
+    server.listen(hp.port, hp.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
+  return { server, caPem, port, url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}` };
 }
