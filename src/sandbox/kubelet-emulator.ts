@@ -105,58 +105,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const documentBody = podList.body;
 
   const timers = new Set<NodeJS.Timeout>();
-  const send = (res: ServerResponse, code: number, body: Buffer) => {
-    if (res.destroyed) return;
-    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
-    res.end(body);
-    stats.bytesServed += body.length;
-  };
-
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    stats.requests++;
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
-      stats.unauthorized++;
-      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
-      return;
-    }
-    if (path !== '/pods' && path !== '/pods/') {
-      stats.notFound++;
-      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
-      return;
-    }
-    if (req.method !== 'GET') {
-      stats.notFound++;
-      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
-      return;
-    }
-    if (fault.stalled) {
-      stats.stalled++;
-      stalledSockets.add(req.socket);
-      req.socket.once('close', () => stalledSockets.delete(req.socket));
-      return;
-    }
-    const answer = () => {
-      const failureRate = fault.errorRate ?? opts.failureRate;
-      if (failureRate > 0 && Math.random() < failureRate) {
-        stats.failures++;
-        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
-        return;
-      }
-      stats.podsServed++;
-      send(res, 200, documentBody());
-    };
-    const latencyMs = opts.latencyMs + fault.extraLatencyMs;
-    if (latencyMs > 0) {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        answer();
-      }, latencyMs);
-      timers.add(t);
-    } else {
-      answer();
-    }
-  };
+  const handle = kubeletRequestHandler({ opts, stats, fault, stalledSockets, timers, documentBody });
 
   const { server, caPem, port, url } = await listenKubelet(opts, hp, handle);
 
@@ -311,4 +260,67 @@ async function listenKubelet(
   const port = (server.address() as AddressInfo).port;
   const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
   return { server, caPem, port, url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}` };
+}
+
+/** GET /pods with the token check, the configured latency and failure rate, and the faults in force. */
+function kubeletRequestHandler(k: {
+  opts: { token?: string | undefined; latencyMs: number; failureRate: number };
+  stats: KubeletEmulatorStats;
+  fault: KubeletFaultState;
+  stalledSockets: Set<Socket>;
+  timers: Set<NodeJS.Timeout>;
+  documentBody: () => Buffer;
+}): (req: IncomingMessage, res: ServerResponse) => void {
+  const { opts, stats, fault, stalledSockets, timers, documentBody } = k;
+  const send = (res: ServerResponse, code: number, body: Buffer) => {
+    if (res.destroyed) return;
+    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
+    res.end(body);
+    stats.bytesServed += body.length;
+  };
+  return (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
+      stats.unauthorized++;
+      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+      return;
+    }
+    if (path !== '/pods' && path !== '/pods/') {
+      stats.notFound++;
+      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
+      return;
+    }
+    if (req.method !== 'GET') {
+      stats.notFound++;
+      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
+      return;
+    }
+    if (fault.stalled) {
+      stats.stalled++;
+      stalledSockets.add(req.socket);
+      req.socket.once('close', () => stalledSockets.delete(req.socket));
+      return;
+    }
+    const answer = () => {
+      const failureRate = fault.errorRate ?? opts.failureRate;
+      if (failureRate > 0 && Math.random() < failureRate) {
+        stats.failures++;
+        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
+        return;
+      }
+      stats.podsServed++;
+      send(res, 200, documentBody());
+    };
+    const latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    if (latencyMs > 0) {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        answer();
+      }, latencyMs);
+      timers.add(t);
+    } else {
+      answer();
+    }
+  };
 }
