@@ -14,10 +14,6 @@ export function parseSelector(text: string): Selector | null {
   return { type: text.slice(0, colon), value: text.slice(colon + 1) };
 }
 
-export function formatSelector(s: Selector): string {
-  return `${s.type}:${s.value}`;
-}
-
 function entriesSchema(trustDomain: string) {
   const selector = z.string({ error: 'must be a "type:value" string' }).transform((text, ctx) => {
     const sel = parseSelector(text);

@@ -91,201 +91,218 @@ function toCallError(err: unknown, log: (m: string) => void): CallError {
   return new CallError(status.INTERNAL, 'internal error');
 }
 
-export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
-  const { pipeline, issuer, metrics } = deps;
-  const log = deps.log ?? (() => {});
-  const td = issuer.trustDomain;
-  const bundleKey = `spiffe://${td}`;
-  const streams = new Set<() => void>();
+/** What every handler shares: the pipeline, the issuer, metrics, the log and the open streams. */
+interface Runtime {
+  pipeline: HandlerDeps['pipeline'];
+  issuer: HandlerDeps['issuer'];
+  metrics: HandlerDeps['metrics'];
+  callerOf: HandlerDeps['callerOf'];
+  log: (m: string) => void;
+  /** Each open stream's drain: ends it (call.end) and forgets it. */
+  streams: Set<() => void>;
+}
 
-  function context(name: MethodName, call: Call, checkRequest?: (request: unknown) => void, request?: unknown): CallContext {
-    const caller = deps.callerOf(call.getPeer());
-    if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
-    const facts = METHOD_FACTS[name];
-    return {
-      method: name,
-      path: METHODS[name],
-      limitKey: facts.limitKey,
-      needsIdentity: facts.needsIdentity,
-      metadata: call.metadata,
-      caller,
-      cancellation: new CallCancellation(call),
-      checkRequest,
-      request,
-      selectors: [],
+function context(rt: Runtime, name: MethodName, call: Call, checkRequest?: (request: unknown) => void, request?: unknown): CallContext {
+  const caller = rt.callerOf(call.getPeer());
+  if (!caller) throw new CallError(status.UNAUTHENTICATED, CALLER_GONE);
+  const facts = METHOD_FACTS[name];
+  return {
+    method: name,
+    path: METHODS[name],
+    limitKey: facts.limitKey,
+    needsIdentity: facts.needsIdentity,
+    metadata: call.metadata,
+    caller,
+    cancellation: new CallCancellation(call),
+    checkRequest,
+    request,
+    selectors: [],
+  };
+}
+
+function failUnary<Res>(rt: Runtime, name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown): void {
+  const e = toCallError(err, rt.log);
+  rt.metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+  callback({ code: e.code, details: e.message });
+}
+
+function unary<Req, Res>(
+  rt: Runtime,
+  name: MethodName,
+  check: ((req: Req) => void) | undefined,
+  answer: (ctx: CallContext, req: Req) => Promise<Res>,
+) {
+  const { pipeline, metrics } = rt;
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
+    // A request the strict decoder refused (see proto/strict-request.ts) ends here: no stage runs.
+    const req: unknown = call.request;
+    if (req instanceof MalformedRequest) {
+      metrics.callDone(name, 'INTERNAL');
+      callback({ code: status.INTERNAL, details: req.details });
+      return;
+    }
+    // The pipeline runs synchronously up to its first await: a call refused by the header check
+    // or a pre-attestation limiter is answered without a promise or a closure being made.
+    let ctx: CallContext;
+    let pending: void | Promise<void>;
+    try {
+      ctx = context(rt, name, call, check as ((request: unknown) => void) | undefined, req);
+      pending = pipeline(ctx);
+    } catch (err) {
+      failUnary(rt, name, call, callback, err);
+      return;
+    }
+    const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
+    answered.then(
+      (res) => {
+        metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
+        callback(null, res);
+      },
+      (err: unknown) => failUnary(rt, name, call, callback, err),
+    );
+  };
+}
+
+/** Metrics count a stream once, with the status of its opening (OK once the first message is out). */
+function stream<Res>(rt: Runtime, name: MethodName, message: (ctx: CallContext) => Promise<Res>) {
+  const { pipeline, issuer, metrics, log, streams } = rt;
+  return (call: ServerWritableStream<unknown, Res>) => {
+    if (call.request instanceof MalformedRequest) {
+      metrics.callDone(name, 'INTERNAL');
+      call.emit('error', { code: status.INTERNAL, details: call.request.details });
+      return;
+    }
+    let ended = false;
+    let counted = false;
+    let unsubscribe = () => {};
+    const count = (code: string) => {
+      if (counted) return;
+      counted = true;
+      metrics.callDone(name, code);
     };
-  }
-
-  function failUnary<Res>(name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown): void {
-    const e = toCallError(err, log);
-    metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
-    callback({ code: e.code, details: e.message });
-  }
-
-  function unary<Req, Res>(
-    name: MethodName,
-    check: ((req: Req) => void) | undefined,
-    answer: (ctx: CallContext, req: Req) => Promise<Res>,
-  ) {
-    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
-      // A request the strict decoder refused (see proto/strict-request.ts) ends here: no stage runs.
-      const req: unknown = call.request;
-      if (req instanceof MalformedRequest) {
-        metrics.callDone(name, 'INTERNAL');
-        callback({ code: status.INTERNAL, details: req.details });
-        return;
-      }
-      // The pipeline runs synchronously up to its first await: a call refused by the header check
-      // or a pre-attestation limiter is answered without a promise or a closure being made.
-      let ctx: CallContext;
-      let pending: void | Promise<void>;
-      try {
-        ctx = context(name, call, check as ((request: unknown) => void) | undefined, req);
-        pending = pipeline(ctx);
-      } catch (err) {
-        failUnary(name, call, callback, err);
-        return;
-      }
-      const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
-      answered.then(
-        (res) => {
-          metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
-          callback(null, res);
-        },
-        (err: unknown) => failUnary(name, call, callback, err),
-      );
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      unsubscribe();
+      streams.delete(drain);
     };
-  }
-
-  /** Metrics count a stream once, with the status of its opening (OK once the first message is out). */
-  function stream<Res>(name: MethodName, message: (ctx: CallContext) => Promise<Res>) {
-    return (call: ServerWritableStream<unknown, Res>) => {
-      if (call.request instanceof MalformedRequest) {
-        metrics.callDone(name, 'INTERNAL');
-        call.emit('error', { code: status.INTERNAL, details: call.request.details });
-        return;
-      }
-      let ended = false;
-      let counted = false;
-      let unsubscribe = () => {};
-      const count = (code: string) => {
-        if (counted) return;
-        counted = true;
-        metrics.callDone(name, code);
-      };
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        unsubscribe();
-        streams.delete(drain);
-      };
-      const drain = () => {
-        end();
-        call.end();
-      };
-      // Ends the stream with a status, unless it has already ended (drained, cancelled).
-      const fail = (err: unknown) => {
-        const e = toCallError(err, log);
-        count(call.cancelled ? 'CANCELLED' : statusName(e.code));
-        if (ended) return;
-        end();
-        if (!call.cancelled) call.emit('error', { code: e.code, details: e.message });
-      };
-      call.on('cancelled', () => {
-        count('CANCELLED');
-        end();
+    const drain = () => {
+      end();
+      call.end();
+    };
+    // Ends the stream with a status, unless it has already ended (drained, cancelled).
+    const fail = (err: unknown) => {
+      const e = toCallError(err, log);
+      count(call.cancelled ? 'CANCELLED' : statusName(e.code));
+      if (ended) return;
+      end();
+      if (!call.cancelled) call.emit('error', { code: e.code, details: e.message });
+    };
+    call.on('cancelled', () => {
+      count('CANCELLED');
+      end();
+    });
+    streams.add(drain);
+    (async () => {
+      const ctx = context(rt, name, call);
+      const pending = pipeline(ctx);
+      if (pending) await pending;
+      if (ended) return;
+      // Rotations are chained so updates leave in the order they were made.
+      let chain = message(ctx).then((m) => {
+        if (!ended) call.write(m);
       });
-      streams.add(drain);
-      (async () => {
-        const ctx = context(name, call);
-        const pending = pipeline(ctx);
-        if (pending) await pending;
-        if (ended) return;
-        // Rotations are chained so updates leave in the order they were made.
-        let chain = message(ctx).then((m) => {
+      await chain;
+      if (ended) return;
+      count('OK');
+      unsubscribe = issuer.onRotate(() => {
+        chain = chain.then(async () => {
+          const m = await message(ctx);
           if (!ended) call.write(m);
         });
-        await chain;
-        if (ended) return;
-        count('OK');
-        unsubscribe = issuer.onRotate(() => {
-          chain = chain.then(async () => {
-            const m = await message(ctx);
-            if (!ended) call.write(m);
-          });
-          chain.catch((err) => {
-            log(`${name} stream update failed: ${(err as Error)?.message ?? String(err)}`);
-            fail(new CallError(status.UNAVAILABLE, 'identity update failed'));
-          });
+        chain.catch((err) => {
+          log(`${name} stream update failed: ${(err as Error)?.message ?? String(err)}`);
+          fail(new CallError(status.UNAVAILABLE, 'identity update failed'));
         });
-      })().catch(fail);
-    };
-  }
-
-  const implementation: UntypedServiceImplementation = {
-    FetchJWTSVID: unary<JWTSVIDRequest__Output, JWTSVIDResponse>(
-      'FetchJWTSVID',
-      (req) => {
-        if (req.audience.length === 0) throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
-        if (req.spiffe_id !== '') {
-          const problem = spiffeIdProblem(req.spiffe_id);
-          if (problem) throw new CallError(status.INVALID_ARGUMENT, `invalid requested SPIFFE ID: spiffe_id ${problem}`);
-        }
-      },
-      async (ctx, req) => {
-        let entries = entriesOf(ctx, issuer);
-        if (req.spiffe_id !== '') entries = entries.filter((e) => e.spiffeId === req.spiffe_id);
-        if (entries.length === 0) throw new CallError(status.PERMISSION_DENIED, 'no identity issued');
-        const svids = await Promise.all(entries.map((e) => issuer.jwtSvid(e, req.audience)));
-        return { svids: svids.map((s) => ({ spiffe_id: s.spiffeId, svid: s.token, hint: s.hint })) };
-      },
-    ),
-
-    ValidateJWTSVID: unary<ValidateJWTSVIDRequest__Output, ValidateJWTSVIDResponse>(
-      'ValidateJWTSVID',
-      (req) => {
-        if (req.audience === '') throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
-        if (req.svid === '') throw new CallError(status.INVALID_ARGUMENT, 'svid must be specified');
-      },
-      async (_ctx, req) => {
-        let result: { spiffeId: string; claims: Record<string, unknown> };
-        try {
-          result = await issuer.validateJwt(req.svid, req.audience);
-        } catch (err) {
-          throw new CallError(status.INVALID_ARGUMENT, (err as Error)?.message || 'invalid JWT-SVID');
-        }
-        return { spiffe_id: result.spiffeId, claims: toStruct(result.claims) };
-      },
-    ),
-
-    FetchX509SVID: stream<X509SVIDResponse>('FetchX509SVID', async (ctx) => {
-      const bundle = issuer.x509BundleDer();
-      const svids = await Promise.all(entriesOf(ctx, issuer).map((e) => issuer.x509Svid(e)));
-      return {
-        svids: svids.map((s) => ({
-          spiffe_id: s.spiffeId,
-          x509_svid: s.certChainDer,
-          x509_svid_key: s.keyDer,
-          bundle,
-          hint: s.hint,
-        })),
-        crl: [],
-        federated_bundles: {},
-      };
-    }),
-
-    FetchX509Bundles: stream<X509BundlesResponse>('FetchX509Bundles', async () => ({
-      crl: [],
-      bundles: { [bundleKey]: issuer.x509BundleDer() },
-    })),
-
-    FetchJWTBundles: stream<JWTBundlesResponse>('FetchJWTBundles', async () => ({
-      bundles: { [bundleKey]: issuer.jwtBundleJson() },
-    })),
+      });
+    })().catch(fail);
   };
+}
 
+/** The five Workload API methods: each one's request check and answer, behind the shared pipeline. */
+function implementationOf(rt: Runtime): UntypedServiceImplementation {
+  const { issuer } = rt;
+  const bundleKey = `spiffe://${issuer.trustDomain}`;
   return {
-    implementation,
+  FetchJWTSVID: unary<JWTSVIDRequest__Output, JWTSVIDResponse>(
+    rt,
+    'FetchJWTSVID',
+    (req) => {
+      if (req.audience.length === 0) throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+      if (req.spiffe_id !== '') {
+        const problem = spiffeIdProblem(req.spiffe_id);
+        if (problem) throw new CallError(status.INVALID_ARGUMENT, `invalid requested SPIFFE ID: spiffe_id ${problem}`);
+      }
+    },
+    async (ctx, req) => {
+      let entries = entriesOf(ctx, issuer);
+      if (req.spiffe_id !== '') entries = entries.filter((e) => e.spiffeId === req.spiffe_id);
+      if (entries.length === 0) throw new CallError(status.PERMISSION_DENIED, 'no identity issued');
+      const svids = await Promise.all(entries.map((e) => issuer.jwtSvid(e, req.audience)));
+      return { svids: svids.map((s) => ({ spiffe_id: s.spiffeId, svid: s.token, hint: s.hint })) };
+    },
+  ),
+
+  ValidateJWTSVID: unary<ValidateJWTSVIDRequest__Output, ValidateJWTSVIDResponse>(
+    rt,
+    'ValidateJWTSVID',
+    (req) => {
+      if (req.audience === '') throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+      if (req.svid === '') throw new CallError(status.INVALID_ARGUMENT, 'svid must be specified');
+    },
+    async (_ctx, req) => {
+      let result: { spiffeId: string; claims: Record<string, unknown> };
+      try {
+        result = await issuer.validateJwt(req.svid, req.audience);
+      } catch (err) {
+        throw new CallError(status.INVALID_ARGUMENT, (err as Error)?.message || 'invalid JWT-SVID');
+      }
+      return { spiffe_id: result.spiffeId, claims: toStruct(result.claims) };
+    },
+  ),
+
+  FetchX509SVID: stream<X509SVIDResponse>(rt, 'FetchX509SVID', async (ctx) => {
+    const bundle = issuer.x509BundleDer();
+    const svids = await Promise.all(entriesOf(ctx, issuer).map((e) => issuer.x509Svid(e)));
+    return {
+      svids: svids.map((s) => ({
+        spiffe_id: s.spiffeId,
+        x509_svid: s.certChainDer,
+        x509_svid_key: s.keyDer,
+        bundle,
+        hint: s.hint,
+      })),
+      crl: [],
+      federated_bundles: {},
+    };
+  }),
+
+  FetchX509Bundles: stream<X509BundlesResponse>(rt, 'FetchX509Bundles', async () => ({
+    crl: [],
+    bundles: { [bundleKey]: issuer.x509BundleDer() },
+  })),
+
+  FetchJWTBundles: stream<JWTBundlesResponse>(rt, 'FetchJWTBundles', async () => ({
+    bundles: { [bundleKey]: issuer.jwtBundleJson() },
+  })),
+};
+}
+
+export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
+  const streams = new Set<() => void>();
+  const rt: Runtime = { pipeline: deps.pipeline, issuer: deps.issuer, metrics: deps.metrics, callerOf: deps.callerOf, log: deps.log ?? (() => {}), streams };
+  return {
+    implementation: implementationOf(rt),
     openStreams: () => streams.size,
     endStreams() {
       for (const end of [...streams]) end();

@@ -52,37 +52,19 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
   const jwtKeys = await JwtKeySet.create({ retainMs: jwtTtl, now });
   const minter = new JwtSvidMinter({ keys: jwtKeys, ttlMs: jwtTtl, maxCached: opts.jwtCacheSize ?? 4096, now });
   const validator = new JwtSvidValidator({ trustDomain, keys: jwtKeys, now });
-  const x509Cache = new LruMap<string, X509Slot>(opts.x509CacheSize ?? 4096);
+  const x509 = x509SvidCache(ca, x509Ttl, opts.x509CacheSize ?? 4096, now);
   const listeners = new Set<() => void>();
   let generation = 0;
   let rotating: Promise<void> | null = null;
   let closed = false;
 
-  // SPIFFE IDs already checked, so a caller's repeated calls do not re-parse its ID; bounded, and
-  // cleared when full (entries are few; derived IDs are one per caller identity).
-  const checked = new Map<string, string>();
-  const checkEntry = (entry: RegistrationEntry, what: string): string => {
-    const known = checked.get(entry.spiffeId);
-    if (known !== undefined) return known;
-    if (checked.size >= 4096) checked.clear();
-    const id = parseSpiffeId(entry.spiffeId, what);
-    if (id.trustDomain !== trustDomain) {
-      throw new ConfigError(`${what} must be in trust domain "${trustDomain}", got ${JSON.stringify(entry.spiffeId)}`);
-    }
-    checked.set(entry.spiffeId, id.id);
-    return id.id;
-  };
-
-  // A timed rotation normally replaces cached SVIDs first; this only matters when the rotation
-  // interval is configured longer than the X.509 TTL, so a cached SVID is never served expired.
-  const x509Fresh = (svid: IssuedX509Svid): boolean =>
-    svid.notAfter.getTime() - now() > (svid.notAfter.getTime() - svid.notBefore.getTime()) / 2;
+  const checkEntry = entryIdChecker(trustDomain);
 
   async function doRotate(): Promise<void> {
     await jwtKeys.rotate();
     // Lazily re-issued: the next request for an ID gets a new SVID; nothing is signed here.
     minter.clear();
-    x509Cache.clear();
+    x509.clear();
     generation += 1;
     for (const listener of [...listeners]) {
       try {
@@ -127,21 +109,7 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
 
     async x509Svid(entry: RegistrationEntry): Promise<X509Svid> {
       const spiffeId = checkEntry(entry, 'entry spiffeId');
-      let slot = x509Cache.get(spiffeId);
-      if (!slot || (slot.done !== undefined && !x509Fresh(slot.done))) {
-        const fresh: X509Slot = { pending: ca.issueX509Svid(spiffeId, x509Ttl) };
-        fresh.pending.then(
-          (svid) => {
-            fresh.done = svid;
-          },
-          () => {
-            if (x509Cache.get(spiffeId) === fresh) x509Cache.delete(spiffeId);
-          },
-        );
-        x509Cache.set(spiffeId, fresh);
-        slot = fresh;
-      }
-      const svid = await slot.pending;
+      const svid = await x509.get(spiffeId);
       return { spiffeId, certChainDer: svid.certChainDer, keyDer: svid.keyDer, hint: entry.hint ?? '' };
     },
 
@@ -173,5 +141,53 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
       clearInterval(timer);
       listeners.clear();
     },
+  };
+}
+
+/**
+ * Checks an entry's SPIFFE ID (valid, in the trust domain) and returns it normalized. IDs already
+ * checked are remembered, so a caller's repeated calls do not re-parse its ID; bounded, and cleared
+ * when full (entries are few; derived IDs are one per caller identity).
+ */
+function entryIdChecker(trustDomain: string): (entry: RegistrationEntry, what: string) => string {
+  const checked = new Map<string, string>();
+  return (entry, what) => {
+    const known = checked.get(entry.spiffeId);
+    if (known !== undefined) return known;
+    if (checked.size >= 4096) checked.clear();
+    const id = parseSpiffeId(entry.spiffeId, what);
+    if (id.trustDomain !== trustDomain) {
+      throw new ConfigError(`${what} must be in trust domain "${trustDomain}", got ${JSON.stringify(entry.spiffeId)}`);
+    }
+    checked.set(entry.spiffeId, id.id);
+    return id.id;
+  };
+}
+
+/** X.509-SVIDs per SPIFFE ID, issued once however many callers ask at the same time. */
+function x509SvidCache(ca: AgentCa, ttlMs: number, size: number, now: () => number): { get(spiffeId: string): Promise<IssuedX509Svid>; clear(): void } {
+  const cache = new LruMap<string, X509Slot>(size);
+  // A timed rotation normally replaces cached SVIDs first; this only matters when the rotation
+  // interval is configured longer than the X.509 TTL, so a cached SVID is never served expired.
+  const fresh = (svid: IssuedX509Svid): boolean => svid.notAfter.getTime() - now() > (svid.notAfter.getTime() - svid.notBefore.getTime()) / 2;
+  return {
+    get(spiffeId) {
+      let slot = cache.get(spiffeId);
+      if (!slot || (slot.done !== undefined && !fresh(slot.done))) {
+        const next: X509Slot = { pending: ca.issueX509Svid(spiffeId, ttlMs) };
+        next.pending.then(
+          (svid) => {
+            next.done = svid;
+          },
+          () => {
+            if (cache.get(spiffeId) === next) cache.delete(spiffeId);
+          },
+        );
+        cache.set(spiffeId, next);
+        slot = next;
+      }
+      return slot.pending;
+    },
+    clear: () => cache.clear(),
   };
 }

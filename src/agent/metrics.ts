@@ -19,11 +19,6 @@ export interface AgentMetrics {
   kubeletFetch(outcome: 'ok' | 'error', bytes: number): void;
 }
 
-/** Prometheus text for the current values (what GET /metrics answers). */
-export function renderMetrics(metrics: AgentMetrics): Promise<string> {
-  return metrics.registry.metrics();
-}
-
 /** A count under two label values, and how much of it prom-client has been given. */
 interface Tally {
   labels: [string, string];

@@ -3,23 +3,11 @@
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { statStartTime } from '../util/procfs-stat.js';
 
 export interface ProcStatus {
   uid: number;
   gid: number;
   supplementaryGids: number[];
-}
-
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks since boot), or null if the process is gone. */
-export async function readStartTime(procRoot: string, pid: number): Promise<string | null> {
-  let text: string;
-  try {
-    text = await readFile(join(procRoot, String(pid), 'stat'), 'utf8');
-  } catch {
-    return null;
-  }
-  return statStartTime(text);
 }
 
 /**
@@ -82,22 +70,11 @@ function startTimeOf(buf: Buffer, n: number): string | null {
   return end > i ? buf.toString('latin1', i, end) : null;
 }
 
-/** Real uid/gid and supplementary groups from /proc/<pid>/status. Throws if the process is gone. */
-export async function readStatus(procRoot: string, pid: number): Promise<ProcStatus> {
-  const file = join(procRoot, String(pid), 'status');
-  return parseStatus(await readFile(file, 'utf8'), file);
-}
-
 /** The same, read synchronously (see readStartTimeSync for why that is cheaper on a hot path). */
 export function readStatusSync(procRoot: string, pid: number): ProcStatus {
   const n = readProcFileSync(procRoot, pid, 'status');
   if (n < 0) throw new Error(`cannot read ${procRoot}/${pid}/status (process gone?)`);
   return statusOf(scratch, n, `${procRoot}/${pid}/status`);
-}
-
-function parseStatus(text: string, file: string): ProcStatus {
-  const buf = Buffer.from(text, 'latin1');
-  return statusOf(buf, buf.length, file);
 }
 
 const UID = Buffer.from('Uid:');

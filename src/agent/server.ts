@@ -93,25 +93,6 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
     injector.injectConnection(socket);
   }
 
-  async function removeStaleSocket(): Promise<void> {
-    let st;
-    try {
-      st = await lstat(socketPath);
-    } catch {
-      return;
-    }
-    if (!st.isSocket()) {
-      throw new ConfigError(`socket ${socketPath} exists and is not a Unix socket; refusing to replace it`);
-    }
-    const live = await new Promise<boolean>((resolve) => {
-      const probe = connect(socketPath);
-      probe.once('connect', () => (probe.destroy(), resolve(true)));
-      probe.once('error', () => resolve(false));
-    });
-    if (live) throw new ConfigError(`socket ${socketPath} is in use by another process; stop it or choose another --socket`);
-    await unlink(socketPath).catch(() => {});
-  }
-
   async function removeSocketFile(): Promise<void> {
     if (!socketFileOwned) return;
     socketFileOwned = false;
@@ -125,17 +106,8 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
 
     async listen() {
       await mkdir(dirname(socketPath), { recursive: true });
-      await removeStaleSocket();
-      const ns = createServer(accept);
-      await new Promise<void>((resolve, reject) => {
-        ns.once('error', reject);
-        ns.listen(socketPath, () => {
-          ns.off('error', reject);
-          resolve();
-        });
-      });
-      ns.on('error', (err) => log(`listener error: ${err.message}`));
-      netServer = ns;
+      await removeStaleSocket(socketPath);
+      netServer = await listenUnix(socketPath, accept, log);
       socketFileOwned = true;
       // Like SPIRE's agent: any local uid may connect (pods run as many uids); the agent tells them
       // apart by SO_PEERCRED, not by file permissions.
@@ -146,16 +118,7 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
       closing ??= (async () => {
         netServer?.close();
         await removeSocketFile();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            server.forceShutdown();
-            resolve();
-          }, graceMs);
-          server.tryShutdown(() => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await shutdownWithin(server, graceMs);
         for (const s of sockets) s.destroy();
         creds.clear();
       })();
@@ -179,4 +142,52 @@ export function createWorkloadServer(opts: WorkloadServerOptions): WorkloadServe
       }
     },
   };
+}
+
+/** A socket file left by an earlier agent is removed; a live one, or a file that is no socket, is an error. */
+async function removeStaleSocket(socketPath: string): Promise<void> {
+  let st;
+  try {
+    st = await lstat(socketPath);
+  } catch {
+    return;
+  }
+  if (!st.isSocket()) {
+    throw new ConfigError(`socket ${socketPath} exists and is not a Unix socket; refusing to replace it`);
+  }
+  const live = await new Promise<boolean>((resolve) => {
+    const probe = connect(socketPath);
+    probe.once('connect', () => (probe.destroy(), resolve(true)));
+    probe.once('error', () => resolve(false));
+  });
+  if (live) throw new ConfigError(`socket ${socketPath} is in use by another process; stop it or choose another --socket`);
+  await unlink(socketPath).catch(() => {});
+}
+
+/** Listens on the Unix socket; errors after the listen are logged, not thrown. */
+async function listenUnix(socketPath: string, accept: (socket: Socket) => void, log: (m: string) => void): Promise<NetServer> {
+  const ns = createServer(accept);
+  await new Promise<void>((resolve, reject) => {
+    ns.once('error', reject);
+    ns.listen(socketPath, () => {
+      ns.off('error', reject);
+      resolve();
+    });
+  });
+  ns.on('error', (err) => log(`listener error: ${err.message}`));
+  return ns;
+}
+
+/** Lets in-flight calls finish for up to graceMs, then cuts them. */
+function shutdownWithin(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }

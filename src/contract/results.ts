@@ -23,7 +23,6 @@ export type Verdict = 'passed' | 'failed' | 'inconclusive';
 export type RunStatus = 'running' | 'complete' | 'interrupted' | 'failed' | 'incomplete';
 /** Phases of one variant run, in order. */
 export type Phase = 'starting-pods' | 'warmup' | 'load' | 'drain' | 'stop';
-export const PHASES: readonly Phase[] = ['starting-pods', 'warmup', 'load', 'drain', 'stop'];
 
 export interface LatencySummary {
   count: number;

@@ -1,7 +1,6 @@
 // Real memory of worker processes: PSS from /proc/<pid>/smaps_rollup, which charges shared pages
 // (the node binary, shared libraries) by the share, unlike VmRSS which charges them in full.
 import { readFile } from 'node:fs/promises';
-import { statCpuSeconds } from '../util/procfs-stat.js';
 
 /** PSS and private (USS: Private_Clean + Private_Dirty) bytes, or null when the process is gone. */
 export async function readPssAndPrivate(pid: number): Promise<{ pss: number; private: number } | null> {
@@ -13,11 +12,6 @@ export async function readPssAndPrivate(pid: number): Promise<{ pss: number; pri
   } catch {
     return null;
   }
-}
-
-/** PSS in bytes, or null when the process is gone or the file is unreadable. */
-export async function readPssBytes(pid: number): Promise<number | null> {
-  return (await readPssAndPrivate(pid))?.pss ?? null;
 }
 
 export interface MemoryStats {
@@ -44,11 +38,3 @@ export async function samplePss(pids: readonly number[]): Promise<MemoryStats | 
   return { median: medianOf(values), max: values[values.length - 1]!, samples: values.length, privateMedian: medianOf(read.map((r) => r.private).sort((a, b) => a - b)) };
 }
 
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; null when gone. */
-export async function readCpuSeconds(pid: number): Promise<number | null> {
-  try {
-    return statCpuSeconds(await readFile(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return null;
-  }
-}

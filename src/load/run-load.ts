@@ -88,38 +88,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   const bundles = await loadBundles(opts.client);
   const bystanderWorkers = bys ? bys.pods * bys.workersPerPod : 0;
   const startTimeoutMs = podStartTimeoutMs(Math.max(opts.workersPerPod, bys?.workersPerPod ?? 0), opts.pods * opts.workersPerPod + bystanderWorkers);
-  const podConfig: PodConfig = {
-    worker: {
-      socket: opts.socket,
-      client: opts.client,
-      connection: opts.connection,
-      rate: opts.rate ?? null,
-      deadlineMs: opts.deadlineMs,
-      retry: opts.retry,
-      methods: Object.entries(opts.methods).filter(([, w]) => (w ?? 0) > 0) as Array<[LoadMethod, number]>,
-      audience: opts.audience,
-      maxCalls: perWorkerMaxCalls(opts),
-    },
-    workers: opts.workersPerPod,
-    workerBundle: bundles.worker,
-    startTimeoutMs,
-    workerExecArgv: WORKER_EXEC_ARGV,
-    workerEnv: { ...WORKER_ENV },
-  };
-  // Bystanders: a slow open loop on one method, bounded by time alone, on the storm's client.
-  const bystanderConfig: PodConfig | null = bys && {
-    ...podConfig,
-    worker: {
-      ...podConfig.worker,
-      connection: bys.connection,
-      rate: bys.rate,
-      deadlineMs: bys.deadlineMs,
-      retry: bys.retry,
-      methods: [[bys.method, 1]],
-      maxCalls: null,
-    },
-    workers: bys.workersPerPod,
-  };
+  const { podConfig, bystanderConfig } = podConfigs(opts, bundles, startTimeoutMs);
 
   const agg = new LoadAggregator();
   const bysAgg = bys ? new LoadAggregator() : null;
@@ -187,21 +156,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   try {
     await host.startPods(podMain);
     if (env.signal?.aborted) stopAll();
-    // Every pod alive must be ready. A pod its owner ended while starting (churn) is no failure —
-    // its replacement joins — but a pod that timed out or crashed fails the run.
-    const startDeadline = Date.now() + startTimeoutMs;
-    while (!stopping) {
-      const failed = handles.find((h) => h.failure);
-      if (failed) throw failed.failure;
-      const live = handles.filter((h) => !h.isFinished);
-      if (live.length > 0 && live.every((h) => h.isReady)) break;
-      // Churn faster than start-up would keep some pod starting forever: once a pod has been
-      // replaced, start with the ready ones; the others join when ready, as replacements do.
-      const churned = handles.some((h) => h.isFinished && !h.failure);
-      if (churned && live.some((h) => h.isReady)) break;
-      if (Date.now() > startDeadline) throw new TimeoutError(`load: pods were not ready within ${startTimeoutMs} ms`);
-      await pause(100);
-    }
+    await waitPodsReady(handles, startTimeoutMs, () => stopping, pause);
 
     const t0 = Date.now() + 50;
     const endAt = t0 + opts.durationMs;
@@ -258,33 +213,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
 
   for (const s of emitSeconds(Math.max(agg.lastSecond(), bysAgg?.lastSecond() ?? -1))) env.onSecond?.(s);
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
-  const latency: Partial<Record<Outcome, LatencySummary>> = {};
-  const whole = agg.wholeRunHistograms();
-  for (const o of OUTCOMES) {
-    const h = whole[o];
-    if (h && h.totalCount > 0) latency[o] = summarizeDecoded(h);
-  }
-  const seconds = durationMs / 1000;
-  const summary: LoadSummary = {
-    startedAt: startedAt.toISOString(),
-    durationMs,
-    totals: { calls: agg.calls(), ...agg.totals, byCode: agg.byCode },
-    rps: {
-      ok: agg.totals.ok / seconds,
-      rateLimited: agg.totals.rateLimited / seconds,
-      deadlineExceeded: agg.totals.deadlineExceeded / seconds,
-      error: agg.totals.error / seconds,
-    },
-    latency,
-    histograms: agg.encodedWholeRun(),
-    series: agg.series,
-    pods: agg.pods,
-    workerMemoryBytes: memory,
-    workers: stormHandles().length * opts.workersPerPod,
-    client: opts.client,
-    workerCpuSeconds: stormHandles().reduce((s, h) => s + h.cpuMs, 0) / 1000,
-    aborted: env.signal?.aborted ?? false,
-  };
+  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), aborted: env.signal?.aborted ?? false });
   if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
@@ -302,4 +231,97 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     }
     return storm;
   }
+}
+
+/** What each storm pod and each bystander pod is told to run. */
+function podConfigs(opts: ResolvedLoadOptions, bundles: { worker: string }, startTimeoutMs: number): { podConfig: PodConfig; bystanderConfig: PodConfig | null } {
+  const bys = opts.bystanders ?? null;
+  const podConfig: PodConfig = {
+    worker: {
+      socket: opts.socket,
+      client: opts.client,
+      connection: opts.connection,
+      rate: opts.rate ?? null,
+      deadlineMs: opts.deadlineMs,
+      retry: opts.retry,
+      methods: Object.entries(opts.methods).filter(([, w]) => (w ?? 0) > 0) as Array<[LoadMethod, number]>,
+      audience: opts.audience,
+      maxCalls: perWorkerMaxCalls(opts),
+    },
+    workers: opts.workersPerPod,
+    workerBundle: bundles.worker,
+    startTimeoutMs,
+    workerExecArgv: WORKER_EXEC_ARGV,
+    workerEnv: { ...WORKER_ENV },
+  };
+  // Bystanders: a slow open loop on one method, bounded by time alone, on the storm's client.
+  const bystanderConfig: PodConfig | null = bys && {
+    ...podConfig,
+    worker: {
+      ...podConfig.worker,
+      connection: bys.connection,
+      rate: bys.rate,
+      deadlineMs: bys.deadlineMs,
+      retry: bys.retry,
+      methods: [[bys.method, 1]],
+      maxCalls: null,
+    },
+    workers: bys.workersPerPod,
+  };
+  return { podConfig, bystanderConfig };
+}
+
+/**
+ * Waits until every pod alive is ready. A pod its owner ended while starting (churn) is no failure —
+ * its replacement joins — but a pod that timed out or crashed fails the run.
+ */
+async function waitPodsReady(handles: readonly PodHandle[], startTimeoutMs: number, stopping: () => boolean, pause: (ms: number) => Promise<void>): Promise<void> {
+  const startDeadline = Date.now() + startTimeoutMs;
+  while (!stopping()) {
+    const failed = handles.find((h) => h.failure);
+    if (failed) throw failed.failure;
+    const live = handles.filter((h) => !h.isFinished);
+    if (live.length > 0 && live.every((h) => h.isReady)) return;
+    // Churn faster than start-up would keep some pod starting forever: once a pod has been
+    // replaced, start with the ready ones; the others join when ready, as replacements do.
+    const churned = handles.some((h) => h.isFinished && !h.failure);
+    if (churned && live.some((h) => h.isReady)) return;
+    if (Date.now() > startDeadline) throw new TimeoutError(`load: pods were not ready within ${startTimeoutMs} ms`);
+    await pause(100);
+  }
+}
+
+/** The storm's figures over the load phase (the bystanders' are added apart). */
+function stormSummary(
+  agg: LoadAggregator,
+  opts: ResolvedLoadOptions,
+  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; aborted: boolean },
+): LoadSummary {
+  const latency: Partial<Record<Outcome, LatencySummary>> = {};
+  const whole = agg.wholeRunHistograms();
+  for (const o of OUTCOMES) {
+    const h = whole[o];
+    if (h && h.totalCount > 0) latency[o] = summarizeDecoded(h);
+  }
+  const seconds = run.durationMs / 1000;
+  return {
+    startedAt: run.startedAt.toISOString(),
+    durationMs: run.durationMs,
+    totals: { calls: agg.calls(), ...agg.totals, byCode: agg.byCode },
+    rps: {
+      ok: agg.totals.ok / seconds,
+      rateLimited: agg.totals.rateLimited / seconds,
+      deadlineExceeded: agg.totals.deadlineExceeded / seconds,
+      error: agg.totals.error / seconds,
+    },
+    latency,
+    histograms: agg.encodedWholeRun(),
+    series: agg.series,
+    pods: agg.pods,
+    workerMemoryBytes: run.memory,
+    workers: run.storm.length * opts.workersPerPod,
+    client: opts.client,
+    workerCpuSeconds: run.storm.reduce((s, h) => s + h.cpuMs, 0) / 1000,
+    aborted: run.aborted,
+  };
 }

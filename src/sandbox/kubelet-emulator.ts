@@ -102,124 +102,16 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
 
   const fillerCount = opts.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - podSource().length);
   const filler = fillerPods(fillerCount, opts.nodeName, Date.now());
-  // Filler pods never change: their JSON is made once and spliced into every document.
-  const fillerJson = filler.map((p) => JSON.stringify(p));
-  const itemJson = new WeakMap<PodDoc, string>();
-  const jsonOf = (p: PodDoc) => {
-    let s = itemJson.get(p);
-    if (s === undefined) itemJson.set(p, (s = JSON.stringify(p)));
-    return s;
-  };
-
   const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0, maxQueueWaitMs: 0 };
-  // When the kubelet is done with the last /pods answer queued so far (service time mode).
-  let queueFreeAt = 0;
   const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
   const stalledSockets = new Set<Socket>();
-  let cachedKey: string | null = null;
-  let cachedBody: Buffer = Buffer.alloc(0);
-  let cachedVisible: PodDoc[] = [];
-  const visibleNow = (): PodDoc[] => {
-    const now = Date.now();
-    return podSource().filter((p) => {
-      const seen = podSeenAt(p);
-      return seen === null || seen + opts.visibilityDelayMs <= now;
-    });
-  };
-  const documentBody = (): Buffer => {
-    const visible = visibleNow();
-    const key = visible.map((p) => p.metadata.uid).join(',');
-    if (key !== cachedKey) {
-      const items = [...visible.map(jsonOf), ...fillerJson];
-      cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
-      cachedKey = key;
-      cachedVisible = visible;
-      stats.documents++;
-    }
-    return cachedBody;
-  };
+  const podList = podListDocument(podSource, filler, opts.visibilityDelayMs, () => stats.documents++);
+  const documentBody = podList.body;
 
   const timers = new Set<NodeJS.Timeout>();
-  const send = (res: ServerResponse, code: number, body: Buffer) => {
-    if (res.destroyed) return;
-    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
-    res.end(body);
-    stats.bytesServed += body.length;
-  };
+  const handle = kubeletRequestHandler({ opts, stats, fault, stalledSockets, timers, documentBody });
 
-  const handle = (req: IncomingMessage, res: ServerResponse) => {
-    stats.requests++;
-    const path = (req.url ?? '/').split('?')[0]!;
-    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
-      stats.unauthorized++;
-      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
-      return;
-    }
-    if (path !== '/pods' && path !== '/pods/') {
-      stats.notFound++;
-      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
-      return;
-    }
-    if (req.method !== 'GET') {
-      stats.notFound++;
-      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
-      return;
-    }
-    if (fault.stalled) {
-      stats.stalled++;
-      stalledSockets.add(req.socket);
-      req.socket.once('close', () => stalledSockets.delete(req.socket));
-      return;
-    }
-    const answer = () => {
-      const failureRate = fault.errorRate ?? opts.failureRate;
-      if (failureRate > 0 && Math.random() < failureRate) {
-        stats.failures++;
-        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
-        return;
-      }
-      stats.podsServed++;
-      send(res, 200, documentBody());
-    };
-    let latencyMs = opts.latencyMs + fault.extraLatencyMs;
-    if (opts.serviceTimeMs > 0) {
-      // FIFO, one answer at a time: this request is served after every request before it, whether or
-      // not their callers are still waiting (a kubelet does not notice a client that hung up).
-      const now = performance.now();
-      const start = Math.max(now, queueFreeAt);
-      queueFreeAt = start + opts.serviceTimeMs;
-      stats.maxQueueWaitMs = Math.max(stats.maxQueueWaitMs, start - now);
-      latencyMs += queueFreeAt - now;
-    }
-    if (latencyMs > 0) {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        answer();
-      }, latencyMs);
-      timers.add(t);
-    } else {
-      answer();
-    }
-  };
-
-  let caPem: string | null = null;
-  let server: Server;
-  if (opts.tls) {
-    const cert = await generateServingCert(hp.host, opts.nodeName);
-    caPem = cert.certPem;
-    server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, handle);
-  } else {
-    server = createHttpServer(handle);
-  }
-  // Agents poll with keep-alive; the emulator must not be the one holding sockets open at close.
-  server.keepAliveTimeout = 5000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(new ConfigError(`kubelet.listen cannot listen on ${opts.listen}: ${err.message}`, { cause: err })));
-    server.listen(hp.port, hp.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
-  const url = `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}`;
+  const { server, caPem, port, url } = await listenKubelet(opts, hp, handle);
 
   let closing: Promise<void> | null = null;
   const destroyStalled = () => {
@@ -287,10 +179,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       return stats.bytesServed;
     },
     stats: () => ({ ...stats }),
-    visiblePods: () => {
-      documentBody();
-      return [...cachedVisible, ...filler];
-    },
+    visiblePods: () => [...podList.visible(), ...filler],
     faults,
     close: () =>
       (closing ??= listenerChange.catch(() => {}).then(
@@ -304,5 +193,152 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
             server.closeAllConnections();
           }),
       )),
+  };
+}
+
+/**
+ * The /pods document: the pods visible now (a pod appears visibilityDelayMs after it started) and
+ * the filler pods, rebuilt only when the visible set changes (`onBuild` counts the rebuilds).
+ */
+function podListDocument(podSource: () => readonly PodDoc[], filler: readonly PodDoc[], visibilityDelayMs: number, onBuild: () => void): { body(): Buffer; visible(): PodDoc[] } {
+  // Filler pods never change: their JSON is made once and spliced into every document.
+  const fillerJson = filler.map((p) => JSON.stringify(p));
+  const itemJson = new WeakMap<PodDoc, string>();
+  const jsonOf = (p: PodDoc) => {
+    let s = itemJson.get(p);
+    if (s === undefined) itemJson.set(p, (s = JSON.stringify(p)));
+    return s;
+  };
+  let cachedKey: string | null = null;
+  let cachedBody: Buffer = Buffer.alloc(0);
+  let cachedVisible: PodDoc[] = [];
+  const visibleNow = (): PodDoc[] => {
+    const now = Date.now();
+    return podSource().filter((p) => {
+      const seen = podSeenAt(p);
+      return seen === null || seen + visibilityDelayMs <= now;
+    });
+  };
+  const body = (): Buffer => {
+    const visible = visibleNow();
+    const key = visible.map((p) => p.metadata.uid).join(',');
+    if (key !== cachedKey) {
+      const items = [...visible.map(jsonOf), ...fillerJson];
+      cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
+      cachedKey = key;
+      cachedVisible = visible;
+      onBuild();
+    }
+    return cachedBody;
+  };
+  return {
+    body,
+    visible() {
+      body();
+      return cachedVisible;
+    },
+  };
+}
+
+/** The HTTP(S) server on opts.listen; with TLS, a serving certificate of its own CA. */
+async function listenKubelet(
+  opts: { listen: string; tls: boolean; nodeName: string },
+  hp: { host: string; port: number },
+  handle: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; caPem: string | null; port: number; url: string }> {
+  let caPem: string | null = null;
+  let server: Server;
+  if (opts.tls) {
+    const cert = await generateServingCert(hp.host, opts.nodeName);
+    caPem = cert.certPem;
+    server = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, handle);
+  } else {
+    server = createHttpServer(handle);
+  }
+  // Agents poll with keep-alive; the emulator must not be the one holding sockets open at close.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(new ConfigError(`kubelet.listen cannot listen on ${opts.listen}: ${err.message}`, { cause: err })));
+    server.listen(hp.port, hp.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
+  return { server, caPem, port, url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}` };
+}
+
+/**
+ * GET /pods with the token check, the configured latency (plus, with a service time, the wait for
+ * its turn in a one-at-a-time queue) and failure rate, and the faults in force.
+ */
+function kubeletRequestHandler(k: {
+  opts: { token?: string | undefined; latencyMs: number; serviceTimeMs: number; failureRate: number };
+  stats: KubeletEmulatorStats;
+  fault: KubeletFaultState;
+  stalledSockets: Set<Socket>;
+  timers: Set<NodeJS.Timeout>;
+  documentBody: () => Buffer;
+}): (req: IncomingMessage, res: ServerResponse) => void {
+  const { opts, stats, fault, stalledSockets, timers, documentBody } = k;
+  // When the kubelet is done with the last /pods answer queued so far (service time mode).
+  let queueFreeAt = 0;
+  const send = (res: ServerResponse, code: number, body: Buffer) => {
+    if (res.destroyed) return;
+    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
+    res.end(body);
+    stats.bytesServed += body.length;
+  };
+  return (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
+      stats.unauthorized++;
+      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+      return;
+    }
+    if (path !== '/pods' && path !== '/pods/') {
+      stats.notFound++;
+      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
+      return;
+    }
+    if (req.method !== 'GET') {
+      stats.notFound++;
+      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
+      return;
+    }
+    if (fault.stalled) {
+      stats.stalled++;
+      stalledSockets.add(req.socket);
+      req.socket.once('close', () => stalledSockets.delete(req.socket));
+      return;
+    }
+    const answer = () => {
+      const failureRate = fault.errorRate ?? opts.failureRate;
+      if (failureRate > 0 && Math.random() < failureRate) {
+        stats.failures++;
+        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
+        return;
+      }
+      stats.podsServed++;
+      send(res, 200, documentBody());
+    };
+    let latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    if (opts.serviceTimeMs > 0) {
+      // FIFO, one answer at a time: this request is served after every request before it, whether or
+      // not their callers are still waiting (a kubelet does not notice a client that hung up).
+      const now = performance.now();
+      const start = Math.max(now, queueFreeAt);
+      queueFreeAt = start + opts.serviceTimeMs;
+      stats.maxQueueWaitMs = Math.max(stats.maxQueueWaitMs, start - now);
+      latencyMs += queueFreeAt - now;
+    }
+    if (latencyMs > 0) {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        answer();
+      }, latencyMs);
+      timers.add(t);
+    } else {
+      answer();
+    }
   };
 }

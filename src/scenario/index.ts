@@ -8,7 +8,6 @@ export {
   scenarioVariantNames,
   selectVariants,
   variantPlacement,
-  variantMemoryLimit,
   resolveVariantAgent,
   referenceAgentSchema,
   spireAgentSchema,
@@ -20,7 +19,7 @@ export {
   KEY_STRATEGIES,
   SPIRE_RATE_LIMIT_KEYS,
 } from './schema.js';
-export type { Scenario, ScenarioInput, ExpectInput, Overrides, ScenarioPlacement, Variant, VariantAgent, ReferenceAgent, SpireAgent, ExternalAgent } from './schema.js';
+export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant, VariantAgent, ReferenceAgent, SpireAgent, ExternalAgent } from './schema.js';
 export { parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';

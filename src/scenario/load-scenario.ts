@@ -1,7 +1,6 @@
 // Reading a scenario: YAML file → validated Scenario with defaults, CLI overrides applied on top,
 // every problem reported at once with its path before anything is started.
 import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -66,7 +65,3 @@ export function readScenarioFile(path: string, overrides: Overrides = {}): Loade
   return { ...loaded, file: path };
 }
 
-/** A scenario's name, or the file's base name as a fallback for messages. */
-export function scenarioLabel(l: LoadedScenario): string {
-  return l.scenario.name || (l.file ? basename(l.file) : 'scenario');
-}

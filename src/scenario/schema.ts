@@ -502,7 +502,6 @@ export const scenarioSchema = z
 export type ScenarioInput = z.input<typeof scenarioSchema>;
 export type Scenario = z.output<typeof scenarioSchema>;
 export type ExpectInput = z.output<typeof expectSchema>;
-export type ScenarioPlacement = (typeof EXPECT_KEYS)[number];
 
 /** The variant names a scenario runs, in order. */
 export function scenarioVariantNames(s: Scenario): string[] {
@@ -517,11 +516,6 @@ export function variantPlacement(a: VariantAgent): { placement: PlacementName | 
     return limited ? { placement: 'post-attestation', key: 'selector-set' } : { placement: 'disabled', key: null };
   }
   return { placement: null, key: null };
-}
-
-/** The variant's memory limit in bytes (0 when an external agent's is unknown). */
-export function variantMemoryLimit(a: VariantAgent): number {
-  return a.memoryLimit ?? 0;
 }
 
 /**

@@ -3,19 +3,6 @@
 // reported by SPIRE itself ("address already in use") and the caller may retry.
 import { createServer } from 'node:net';
 
-export function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => (port ? resolve(port) : reject(new Error('no port assigned'))));
-    });
-  });
-}
-
 /** `n` distinct free ports (held open together so the kernel cannot hand out one twice). */
 export async function freeLoopbackPorts(n: number): Promise<number[]> {
   const servers = await Promise.all(

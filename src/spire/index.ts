@@ -25,4 +25,4 @@ export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js'
 export type { SpireMetricsSample, SpireRuntimeFigures } from './metrics.js';
 export { spireHeapProfileSampler, heapProfileFile } from './heap-profile.js';
 export { lastLogLines, quoteLog } from './log-tail.js';
-export { freeLoopbackPort, freeLoopbackPorts } from './free-port.js';
+export { freeLoopbackPorts } from './free-port.js';

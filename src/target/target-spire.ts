@@ -12,7 +12,7 @@ import type { SpireAgent } from '../scenario/index.js';
 import {
   asGroup,
   findSpireBinaries,
-  freeLoopbackPort,
+  freeLoopbackPorts,
   kubeletAccessFor,
   mergeHcl,
   limiterEnabled,
@@ -149,7 +149,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
       const probeId = await server.registerGroup(SPIRE_PROBE_GID);
       let extraConfig = agent.extraAgentConfig as HclTree;
       if (agent.heapProfiles !== undefined) {
-        profilingPort = await freeLoopbackPort();
+        [profilingPort] = (await freeLoopbackPorts(1)) as [number];
         extraConfig = mergeHcl({ agent: { profiling_enabled: true, profiling_port: profilingPort } }, extraConfig);
       }
       const plan = await prepareSpireAgent({

@@ -10,6 +10,38 @@ import { Pacer, backoffDelayMs, classify, latencyUs, makePicker } from './policy
 import { SecondRecorder } from './recorder.js';
 import type { TransportFactory } from './transport.js';
 
+// V8 lets the old generation grow to tens of MiB of garbage before a full collection — per-call
+// connections produce plenty, and their native parts (nghttp2 sessions, socket buffers) are freed
+// only when their JS wrappers are collected — and the agent's node then counts hundreds of such
+// workers. So once a second, when the heap has grown more than HEAP_SLACK_BYTES past the live heap
+// measured at the start, a full GC (a few ms) gives pages back. Relative to the start: an h2
+// worker's live heap is ~4 MiB, a grpc-js worker's about twice that.
+const HEAP_SLACK_BYTES = 3 * 2 ** 20;
+
+function heapTrimmer(): { measure(): void; trim(): void } {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  let heapBound = Infinity;
+
+  return {
+    /** After start-up: the live heap the bound is measured from. */
+    measure(): void {
+      if (!collect) return;
+      collect();
+      heapBound = getHeapStatistics().used_heap_size + HEAP_SLACK_BYTES;
+    },
+    /** Once a second: a full GC when the heap has outgrown the bound. */
+    trim(): void {
+      if (collect && getHeapStatistics().total_heap_size > heapBound) collect();
+    },
+  };
+}
+
+/** A message to the pod process; `then` runs once it is sent (or at once without a channel). */
+function send(msg: FromWorker, then?: () => void): void {
+  if (!process.connected) return void then?.();
+  process.send!(msg, undefined, undefined, () => then?.());
+}
+
 export function runWorker(makeTransport: TransportFactory): void {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerConfig;
   if (!process.send) {
@@ -19,11 +51,6 @@ export function runWorker(makeTransport: TransportFactory): void {
 
   // The pod process owns us: when it goes away (crash, SIGKILL), so do we.
   process.on('disconnect', () => process.exit(0));
-
-  function send(msg: FromWorker, then?: () => void): void {
-    if (!process.connected) return void then?.();
-    process.send!(msg, undefined, undefined, () => then?.());
-  }
 
   const recorder = new SecondRecorder();
   const caller = makeTransport(config.socket, config.connection, config.deadlineMs, config.audience, config.methods.some(([m]) => m === 'ValidateJWTSVID'));
@@ -46,25 +73,7 @@ export function runWorker(makeTransport: TransportFactory): void {
     return Math.max(0, Math.min(lastSecond, Math.floor((Date.now() - t0) / 1000)));
   }
 
-  // V8 lets the old generation grow to tens of MiB of garbage before a full collection — per-call
-  // connections produce plenty, and their native parts (nghttp2 sessions, socket buffers) are freed
-  // only when their JS wrappers are collected — and the agent's node then counts hundreds of such
-  // workers. So once a second, when the heap has grown more than HEAP_SLACK_BYTES past the live heap
-  // measured at the start, a full GC (a few ms) gives pages back. Relative to the start: an h2
-  // worker's live heap is ~4 MiB, a grpc-js worker's about twice that.
-  const HEAP_SLACK_BYTES = 3 * 2 ** 20;
-  const collect = (globalThis as { gc?: () => void }).gc;
-  let heapBound = Infinity;
-
-  function measureHeap(): void {
-    if (!collect) return;
-    collect();
-    heapBound = getHeapStatistics().used_heap_size + HEAP_SLACK_BYTES;
-  }
-
-  function trimHeap(): void {
-    if (collect && getHeapStatistics().total_heap_size > heapBound) collect();
-  }
+  const heap = heapTrimmer();
 
   function ship(data: IntervalData | null): void {
     if (data) send({ type: 'interval', data });
@@ -79,13 +88,13 @@ export function runWorker(makeTransport: TransportFactory): void {
       // Seconds before the current one are all shipped now (a second is shipped when a call lands
       // in a later one, or just above): say so, calls or not, so the pod need not wait for us.
       if (currentSecond() > 0) send({ type: 'flushed', second: currentSecond() - 1 });
-      trimHeap();
+      heap.trim();
       if (!finished) scheduleFlush();
     }, Math.max(0, next - Date.now()) + 5);
   }
 
   function start(go: GoMessage): void {
-    measureHeap();
+    heap.measure();
     cpuAtGo = process.cpuUsage();
     t0 = go.t0;
     okGaps.start(go.t0, go.endAt);
