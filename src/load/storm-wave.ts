@@ -1,0 +1,33 @@
+// A burst fault's wave: extra storm workers started while the load runs, in new pods of the storm's
+// size, and stopped at the window's end. runLoad hands a StormControl to its caller at go time.
+
+/** The wave a StormControl.addWorkers started. */
+export interface StormWave {
+  /** Pods and workers the wave started. */
+  pods: number;
+  workers: number;
+  /** The new pods' UIDs (what the agent and the kubelet see). */
+  podUids: string[];
+  /** ms from the call until every pod of the wave was calling (or had failed to start). */
+  readyMs: number;
+  /** Why a pod of the wave never called (start failures); empty when all did. */
+  failures: string[];
+  /** Ends the wave's pods: SIGTERM, so workers finish their call in flight and ship their last second. */
+  stop(): Promise<void>;
+}
+
+/** Grows the running storm (given to LoadEnv.onGo). */
+export interface StormControl {
+  /** Starts `workers` extra storm workers in new pods, counted as the storm's; resolves once they call. */
+  addWorkers(workers: number): Promise<StormWave>;
+}
+
+/**
+ * How a burst of `workers` extra workers is cut into pods of the storm's size: as few pods as hold
+ * them at workersPerPod each, the workers spread evenly (sizes differ by one at most).
+ * 50 workers at 20 per pod: [17, 17, 16].
+ */
+export function waveSizes(workers: number, workersPerPod: number): number[] {
+  const pods = Math.ceil(workers / workersPerPod);
+  return Array.from({ length: pods }, (_, i) => Math.floor(workers / pods) + (i < workers % pods ? 1 : 0));
+}
