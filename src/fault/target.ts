@@ -6,7 +6,10 @@ import type { FaultAction } from './schema.js';
 
 /** Something a windowed runner hook started; the scheduler stops it at the window's end or on stop. */
 export interface FaultHandle {
-  stop(): Promise<void>;
+  /** What was started, for the fault-start event (e.g. "12 workers in 1 new pod"); absent: the action's own words. */
+  detail?: string;
+  /** Ends it; may resolve with what was done, for the fault-end event. */
+  stop(): Promise<string | void>;
 }
 
 /** One variant's agent and node, as the runner exposes them to faults. Optional parts are checked by faultProblems. */
@@ -35,7 +38,10 @@ export interface FaultTarget {
   killAgent?(signal: 'SIGKILL' | 'SIGTERM'): void;
   /** Replaces `count` storm pods at once by new ones (new UIDs, not yet listed by the kubelet). */
   churnPods?(count: number): Promise<void>;
-  /** Starts `workers` extra storm workers; the scheduler stops them at the window's end. */
+  /**
+   * Starts `workers` extra storm workers (the local runner: a wave of new storm pods), resolving once
+   * they call; the scheduler stops them at the window's end.
+   */
   startBurst?(workers: number): Promise<FaultHandle>;
 }
 

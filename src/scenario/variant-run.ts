@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
-import { bystanderSandboxOptions } from '../load/index.js';
+import { bystanderSandboxOptions, type StormControl, type StormWave } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
@@ -211,11 +211,11 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
       durationMs: s.duration,
       signal: ctx.signal,
       origin: loadOrigin,
-      onCallsStarted: (at) => {
+      onCallsStarted: (at, storm) => {
         callsAt = at;
         timeline.enter('load', at);
         // Faults count from the moment the calls start: pods take a while to come up here.
-        if (s.faults.length && target && sandbox) faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
+        if (s.faults.length && target && sandbox) faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
       },
       onSecond: (sample) => {
         loop!.emit(sample);
@@ -241,7 +241,7 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
         calls: result.calls,
         workersStarted: result.workersStarted ?? 0,
         workerCpuSeconds: result.workerCpuSeconds ?? 0,
-        offeredWorkers: s.load.pods * s.load.workersPerPod,
+        offeredWorkers: offeredWorkers(s),
         cores: cpus().length,
       };
     }
@@ -284,8 +284,19 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
   }
 }
 
+/** The storm's workers plus each burst's extra ones: what the scenario asked the generator for. */
+function offeredWorkers(s: Scenario): number {
+  return s.load.pods * s.load.workersPerPod + s.faults.reduce((n, f) => n + (f.action === 'burst' ? f.workers : 0), 0);
+}
+
+/** What a burst's wave was, for its fault-start event. */
+function waveDetail(w: StormWave): string {
+  const failed = w.failures.length ? `; ${w.failures.length} pod${w.failures.length === 1 ? '' : 's'} failed to start: ${w.failures[0]}` : '';
+  return `${w.workers} extra storm workers in ${w.pods} new pod${w.pods === 1 ? '' : 's'} (${w.podUids.join(', ')}), calling ${w.readyMs} ms after the start${failed}`;
+}
+
 /** The fault schedule of one repetition, started when the calls start. */
-function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
+function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: StormControl | null, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
   const scheduler = new FaultScheduler({
     faults: s.faults,
     loadStart: at,
@@ -298,8 +309,25 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, at: num
       waitAgentAnswers: (sig) => waitAgentAnswers(target.socket, sig),
       ...(target.kill ? { killAgent: (sig: 'SIGKILL' | 'SIGTERM') => target.kill!(sig) } : {}),
       churnPods: (n) => sandbox.replacePods(n),
+      // A burst is a wave of new storm pods (new UIDs) the kubelet lists; their pods end at the window's end.
+      ...(storm
+        ? {
+            startBurst: async (n: number) => {
+              const wave = await storm.addWorkers(n);
+              return {
+                detail: waveDetail(wave),
+                stop: async () => {
+                  await wave.stop();
+                  return `${wave.pods} pod${wave.pods === 1 ? '' : 's'} of the wave ended (${wave.workers} workers)`;
+                },
+              };
+            },
+          }
+        : {}),
     },
-    onEvent: (e) => timeline.event(e.type, `faults[${e.index}] ${e.action}: ${e.detail}`),
+    // e.t: a start is placed when the action began, not when its starter returned (a kill waits for
+    // the death, a burst for its wave to call).
+    onEvent: (e) => timeline.event(e.type, e.detail, at + e.t),
   });
   scheduler.start();
   return scheduler;
