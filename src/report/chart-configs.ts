@@ -4,7 +4,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import type { ReportData, SeriesLine, Point } from './report-model.js';
 
-export type ChartId = 'memory' | 'rps' | 'bystanders' | 'inflight' | 'latency' | 'rejections';
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'latency' | 'rejections';
 
 export interface ChartSpec {
   id: ChartId;
@@ -162,6 +162,21 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
         // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
         data: { datasets: series.bystanderSuccess.map((s) => lineDataset(s, { spanGaps: true, pointRadius: 2.5 })) },
         options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
+      } as ChartConfiguration,
+    });
+  }
+
+  if (series.stormWorkers.length > 0) {
+    specs.push({
+      id: 'storm',
+      title: 'Storm workers calling',
+      unit: 'workers',
+      description:
+        "Storm worker processes calling each second (the most at once), per variant: a burst's extra pods, churned or crashed pods change it. Drawn only when the storm's size changed.",
+      config: {
+        type: 'line',
+        data: { datasets: series.stormWorkers.map((s) => lineDataset(s, { stepped: true })) },
+        options: timeOptions('Storm workers calling', 'workers', series.xRange),
       } as ChartConfiguration,
     });
   }
