@@ -40,7 +40,8 @@ export interface FaultTarget {
   churnPods?(count: number): Promise<void>;
   /**
    * Starts `workers` extra storm workers (the local runner: a wave of new storm pods), resolving once
-   * they call; the scheduler stops them at the window's end.
+   * they are started, not once they call (start-up must not stretch the window); the scheduler
+   * stops them at the window's end.
    */
   startBurst?(workers: number): Promise<FaultHandle>;
 }

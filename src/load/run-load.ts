@@ -15,7 +15,7 @@ import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
 import { LiveStorm } from './live-storm.js';
 import { PodHandle } from './pod-handle.js';
-import { waveSizes, type StormControl, type StormWave } from './storm-wave.js';
+import { waveSizes, type StormControl, type StormWave, type StormWaveEnd } from './storm-wave.js';
 import { localPodHost, type LoadPod, type PodHost } from './pod-host.js';
 import { OUTCOMES, type LoadClient, type LoadMethod, type PodConfig } from './worker/messages.js';
 
@@ -209,14 +209,24 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
         wave.push(h);
         return h.child;
       });
-      const stop = () => host.endPods!(pods);
-      await Promise.allSettled(wave.map((h) => h.ready));
-      const failures = wave.flatMap((h) => (h.failure ? [h.failure.message] : []));
-      if (failures.length === wave.length) {
-        await stop();
-        throw new RunError(`load: no pod of the wave started: ${failures[0] ?? 'the load stopped'}`);
-      }
-      return { pods: pods.length, workers: sizes.reduce((a, b) => a + b, 0), podUids: pods.map((p) => p.uid), readyMs: Date.now() - asked, failures, stop };
+      // Forking the workers takes a while (seconds on a busy machine): the wave returns at once and
+      // its window stays the schedule's; a pod still starting at the end is ended with the others.
+      const readyAt = wave.map((h) => h.ready.then(() => Date.now(), () => null));
+      return {
+        pods: pods.length,
+        workers: sizes.reduce((a, b) => a + b, 0),
+        podUids: pods.map((p) => p.uid),
+        async stop(): Promise<StormWaveEnd> {
+          const endedAt = Date.now();
+          await host.endPods!(pods);
+          const called = (await Promise.all(readyAt)).filter((t): t is number => t !== null && t <= endedAt);
+          return {
+            calling: called.length,
+            readyMs: called.length ? Math.max(...called) - asked : null,
+            failures: wave.flatMap((h) => (h.failure ? [h.failure.message] : [])),
+          };
+        },
+      };
     },
   };
 

@@ -8,17 +8,29 @@ export interface StormWave {
   workers: number;
   /** The new pods' UIDs (what the agent and the kubelet see). */
   podUids: string[];
-  /** ms from the call until every pod of the wave was calling (or had failed to start). */
-  readyMs: number;
-  /** Why a pod of the wave never called (start failures); empty when all did. */
+  /**
+   * Ends the wave's pods, started or still starting: SIGTERM, so workers finish their call in flight
+   * and ship their last second. Resolves once they are gone, with how the wave went.
+   */
+  stop(): Promise<StormWaveEnd>;
+}
+
+/** How a wave went, known at its end. */
+export interface StormWaveEnd {
+  /** Pods of the wave whose workers were calling before the end. */
+  calling: number;
+  /** ms from addWorkers until the last of those pods was calling; null when none was (start-up outlasted the window). */
+  readyMs: number | null;
+  /** Why a pod of the wave failed to start (timeouts, crashes); empty when none did. */
   failures: string[];
-  /** Ends the wave's pods: SIGTERM, so workers finish their call in flight and ship their last second. */
-  stop(): Promise<void>;
 }
 
 /** Grows the running storm (given to LoadEnv.onGo). */
 export interface StormControl {
-  /** Starts `workers` extra storm workers in new pods, counted as the storm's; resolves once they call. */
+  /**
+   * Starts `workers` extra storm workers in new pods, counted as the storm's. Resolves once the pods'
+   * processes are spawned; each pod joins the calls when its workers are up.
+   */
   addWorkers(workers: number): Promise<StormWave>;
 }
 

@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, EventSample, FaultResult, MetricsSample, Phase, SampleLine, VariantAgentRecord } from '../contract/index.js';
-import { bystanderSandboxOptions, type StormControl, type StormWave } from '../load/index.js';
+import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
@@ -289,10 +289,16 @@ function offeredWorkers(s: Scenario): number {
   return s.load.pods * s.load.workersPerPod + s.faults.reduce((n, f) => n + (f.action === 'burst' ? f.workers : 0), 0);
 }
 
-/** What a burst's wave was, for its fault-start event. */
-function waveDetail(w: StormWave): string {
-  const failed = w.failures.length ? `; ${w.failures.length} pod${w.failures.length === 1 ? '' : 's'} failed to start: ${w.failures[0]}` : '';
-  return `${w.workers} extra storm workers in ${w.pods} new pod${w.pods === 1 ? '' : 's'} (${w.podUids.join(', ')}), calling ${w.readyMs} ms after the start${failed}`;
+const pods = (n: number) => `${n} pod${n === 1 ? '' : 's'}`;
+
+/** How a burst's wave went, for its fault-end event: whether and from when its workers called. */
+function waveEndDetail(w: StormWave, end: StormWaveEnd): string {
+  const calling =
+    end.calling === 0
+      ? 'none was calling yet (their start-up outlasted the window)'
+      : `${end.calling === w.pods ? 'all' : `${end.calling} of ${w.pods}`} calling from ${end.readyMs} ms after the start`;
+  const failed = end.failures.length ? `; ${pods(end.failures.length)} failed to start: ${end.failures[0]}` : '';
+  return `${pods(w.pods)} of the wave ended (${w.workers} workers), ${calling}${failed}`;
 }
 
 /** The fault schedule of one repetition, started when the calls start. */
@@ -315,11 +321,8 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: 
             startBurst: async (n: number) => {
               const wave = await storm.addWorkers(n);
               return {
-                detail: waveDetail(wave),
-                stop: async () => {
-                  await wave.stop();
-                  return `${wave.pods} pod${wave.pods === 1 ? '' : 's'} of the wave ended (${wave.workers} workers)`;
-                },
+                detail: `${wave.workers} extra storm workers in ${pods(wave.pods)} started (${wave.podUids.join(', ')})`,
+                stop: async () => waveEndDetail(wave, await wave.stop()),
               };
             },
           }
