@@ -108,9 +108,9 @@ export interface FaultResult {
 
 /** What the generator offered and what reached the agent: a starved storm shows here. */
 export interface StormRecord {
-  /** pods × workersPerPod as the scenario asked. */
+  /** pods × workersPerPod as the scenario asked, plus the `workers` of each burst fault. */
   offeredWorkers: number;
-  /** Worker processes that really started (replacement pods included), median across repetitions. */
+  /** Worker processes that really started (replacement pods and bursts' pods included), median across repetitions. */
   startedWorkers: number;
   /** Calls the workers started per second of the load phase (closed loop: as fast as they could). */
   offeredRps: number;
@@ -265,6 +265,12 @@ export interface LoadSample {
   histograms: Partial<Record<Outcome, string>>;
   /** Per pod: ok/rejected/error this second. */
   pods?: Record<string, { ok: number; rateLimited: number; error: number }>;
+  /**
+   * The most storm pods, and their workers, calling at once during this second (a pod counts from
+   * its go until it finished): churn, crashes and a burst's extra pods show here. Absent in older folders.
+   */
+  stormPods?: number;
+  stormWorkers?: number;
   /** The bystander pods' merged counts this second (every field above is the storm's alone). */
   bystanders?: BystanderSecond;
 }

@@ -12,10 +12,7 @@ export const burst: FaultStarter<'burst'> = async (f, target) => {
   if (!target.startBurst) throw new FaultNotApplied('the target cannot add storm workers');
   const handle = await target.startBurst(f.workers);
   return {
-    detail: `${f.workers} extra storm workers joined`,
-    end: async () => {
-      await handle.stop();
-      return `${f.workers} extra storm workers stopped`;
-    },
+    detail: handle.detail ?? `${f.workers} extra storm workers joined`,
+    end: async () => (await handle.stop()) || `${f.workers} extra storm workers stopped`,
   };
 };

@@ -202,13 +202,17 @@ export class FaultScheduler {
     const signal = this.#wake.signal;
     return new Promise<void>((resolve) => {
       if (signal.aborted) return resolve();
-      const t = setTimeout(done, Math.max(0, at - Date.now()));
+      let t: NodeJS.Timeout;
+      // Timers run on the event loop's cached clock and can fire a millisecond before Date.now()
+      // reaches `at` (seen on a loaded machine): wait out the rest, so no window ends early.
+      const arm = () => (t = setTimeout(() => (Date.now() < at ? arm() : done()), Math.max(0, at - Date.now())));
       function done() {
         clearTimeout(t);
         signal.removeEventListener('abort', done);
         resolve();
       }
       signal.addEventListener('abort', done, { once: true });
+      arm();
     });
   }
 }

@@ -2,7 +2,7 @@
 // scheduler that applies them to a running agent and its node and measures recovery.
 export { FAULT_ACTIONS, INSTANT_ACTIONS, faultSchema, faultsSchema, parseFaults } from './schema.js';
 export type { Fault, FaultAction, FaultInput, FaultOf } from './schema.js';
-export { builtinCapabilities, externalCapabilities, faultProblems, faultScheduleProblems } from './problems.js';
+export { builtinCapabilities, burstProblems, externalCapabilities, faultProblems, faultScheduleProblems } from './problems.js';
 export type { FaultCapabilities } from './problems.js';
 export { FaultScheduler } from './faults.js';
 export type { FaultSchedulerOptions } from './faults.js';

@@ -108,6 +108,18 @@ export function faultProblems(faults: readonly Fault[], capabilities: FaultCapab
   return out;
 }
 
+/**
+ * Bursts that would take the generator past its process cap: the storm's own workers plus a burst's
+ * (bursts never overlap, so one at a time). Same for every variant.
+ */
+export function burstProblems(faults: readonly Fault[], stormWorkers: number, maxWorkers: number): string[] {
+  return faults.flatMap((f, i) =>
+    f.action === 'burst' && stormWorkers + f.workers > maxWorkers
+      ? [`faults[${i}] (burst): the storm's ${stormWorkers} workers plus ${f.workers} extra would be ${stormWorkers + f.workers} worker processes; at most ${maxWorkers} may run at once`]
+      : [],
+  );
+}
+
 /** Faults that would never run because they start at or after the end of the load phase (same for every variant). */
 export function faultScheduleProblems(faults: readonly Fault[], loadDurationMs: number): string[] {
   return faults.flatMap((f, i) =>

@@ -43,7 +43,13 @@ const kubeletStall = z.strictObject({ action: z.literal('kubelet-stall'), at: zA
 const podChurn = z.strictObject({ action: z.literal('pod-churn'), at: zAt, for: zFor, count: zCount(1000) }).describe('`count` storm pods replaced at once by new ones (new UIDs, not yet listed by the kubelet)');
 // Each slow client holds one file descriptor here and one in the agent.
 const slowClients = z.strictObject({ action: z.literal('slow-clients'), at: zAt, for: zFor, count: zCount(5000) }).describe("`count` connections that open the agent's socket and never finish the HTTP/2 preface, held for `for`");
-const burst = z.strictObject({ action: z.literal('burst'), at: zAt, for: zFor, workers: zCount(2000) }).describe('`workers` extra storm workers join for `for` (a deploy wave)');
+// The local runner starts the wave as new pods rather than more workers in the running pods: a
+// deploy's new pods are what the agent must attest from scratch (new UIDs, not yet in the kubelet's list).
+const burst = z
+  .strictObject({ action: z.literal('burst'), at: zAt, for: zFor, workers: zCount(2000) })
+  .describe(
+    "`workers` extra storm workers join for `for` (a deploy wave): new storm pods (new UIDs, the storm's workload, listed by the kubelet after its visibility delay), as few as hold them at load.workersPerPod each; they call like the storm's and count as the storm's, and are deleted at the window's end",
+  );
 
 export const FAULT_ACTIONS = [
   'agent-kill',

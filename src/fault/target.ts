@@ -10,7 +10,10 @@ export type FaultStarters = { [A in FaultAction]?: FaultStarter<A> };
 
 /** Something a windowed runner hook started; the scheduler stops it at the window's end or on stop. */
 export interface FaultHandle {
-  stop(): Promise<void>;
+  /** What was started, for the fault-start event (e.g. "12 workers in 1 new pod"); absent: the action's own words. */
+  detail?: string;
+  /** Ends it; may resolve with what was done, for the fault-end event. */
+  stop(): Promise<string | void>;
 }
 
 /** One variant's agent and node, as the runner exposes them to faults. Optional parts are checked by faultProblems. */
@@ -39,7 +42,11 @@ export interface FaultTarget {
   killAgent?(signal: 'SIGKILL' | 'SIGTERM'): void;
   /** Replaces `count` storm pods at once by new ones (new UIDs, not yet listed by the kubelet). */
   churnPods?(count: number): Promise<void>;
-  /** Starts `workers` extra storm workers; the scheduler stops them at the window's end. */
+  /**
+   * Starts `workers` extra storm workers (the local runner: a wave of new storm pods), resolving once
+   * they are started, not once they call (start-up must not stretch the window); the scheduler
+   * stops them at the window's end.
+   */
   startBurst?(workers: number): Promise<FaultHandle>;
   /**
    * Actions this target carries out its own way (a cluster: through the API server — delete the

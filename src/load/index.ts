@@ -1,6 +1,10 @@
 // The forking-worker load generator: N pods × M worker processes against any Workload API socket.
 export { runLoad, podStartTimeoutMs } from './run-load.js';
 export type { LoadSummary, LoadEnv } from './run-load.js';
+// Burst faults: a wave of extra storm pods while the load runs, and the storm's live size per second.
+export { waveSizes } from './storm-wave.js';
+export type { StormControl, StormWave, StormWaveEnd } from './storm-wave.js';
+export { LiveStorm } from './live-storm.js';
 export { validateLoadOptions, parseMethodMix, loadOptionsSchema, LOAD_DEFAULTS, LOAD_DESCRIPTIONS, LOAD_METHODS, LOAD_CLIENTS, CLIENT_DESCRIPTION, CONNECTION_MODES, RETRY_POLICIES, MAX_WORKERS_TOTAL } from './options.js';
 export type { LoadOptions, ResolvedLoadOptions, ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './options.js';
 export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';

@@ -21,6 +21,13 @@ export interface PodHost<P extends LoadPod = LoadPod> {
   spawnInPod(pod: P, command: string, args: string[], options: SpawnOptions): ChildProcess;
   /** Ends all pods and their processes (and any churn). */
   stopPods(): Promise<void>;
+  /**
+   * Starts `count` extra storm pods while the load runs (a burst's wave), each running podMain's
+   * process; absent = the host cannot grow the storm.
+   */
+  addPods?(count: number, podMain: (pod: P) => ChildProcess): Promise<P[]>;
+  /** Ends pods that addPods started (their processes; the host's own clean-up). */
+  endPods?(pods: readonly P[]): Promise<void>;
   /** Bystander pods the host starts after the storm's (absent = none). */
   readonly bystanderPods?: number;
 }
@@ -35,10 +42,23 @@ export function localPodHost(pods: number, bystanderPods = 0): PodHost {
     ...Array.from({ length: pods }, (_, i) => ({ uid: randomUUID(), name: `load-pod-${i}`, group: 'storm' as const })),
     ...Array.from({ length: bystanderPods }, (_, i) => ({ uid: randomUUID(), name: `bystander-pod-${i}`, group: 'bystanders' as const })),
   ];
+  const extra = new Map<string, ChildProcess>();
   return {
     bystanderPods,
     async startPods(podMain) {
       for (const pod of list) children.push(podMain(pod));
+    },
+    async addPods(count, podMain) {
+      return Array.from({ length: count }, () => {
+        const pod: LoadPod = { uid: randomUUID(), name: `load-pod-extra-${extra.size}`, group: 'storm' };
+        const child = podMain(pod);
+        children.push(child);
+        extra.set(pod.uid, child);
+        return pod;
+      });
+    },
+    async endPods(pods) {
+      await Promise.all(pods.map((p) => extra.get(p.uid)).map((c) => (c ? stopChild(c, 3000) : undefined)));
     },
     spawnInPod(_pod, command, args, options) {
       return spawn(command, args, options);

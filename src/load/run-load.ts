@@ -2,8 +2,9 @@
 // each forking its workers; starts them together, merges their seconds as they arrive, and stops
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 // Bystander pods, when asked for, run beside the storm with their own options and are counted apart.
+// While it runs the storm can grow: a wave of extra pods (a burst fault) joins and leaves on command.
 import type { ChildProcess } from 'node:child_process';
-import { ConfigError, TimeoutError } from '../errors.js';
+import { ConfigError, RunError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
@@ -12,7 +13,9 @@ import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
+import { LiveStorm } from './live-storm.js';
 import { PodHandle } from './pod-handle.js';
+import { waveSizes, type StormControl, type StormWave, type StormWaveEnd } from './storm-wave.js';
 import { localPodHost, type LoadPod, type PodHost } from './pod-host.js';
 import { OUTCOMES, type LoadClient, type LoadMethod, type PodConfig } from './worker/messages.js';
 
@@ -30,7 +33,7 @@ export interface LoadSummary {
   pods: Record<string, PodTotals>;
   /** PSS of the workers, sampled once mid-run. */
   workerMemoryBytes: MemoryStats | null;
-  /** Worker processes started (replacement pods included). */
+  /** Worker processes started (replacement pods and a burst's extra pods included). */
   workers: number;
   /** The workers' gRPC client. */
   client: LoadClient;
@@ -50,8 +53,11 @@ export interface LoadEnv {
   sandbox?: PodHost<any>;
   /** Each second of the storm, with the bystanders' as `bystanders` when there are bystanders. */
   onSecond?: (sample: LoadSampleWithBystanders) => void;
-  /** Called once, with Date.now() of the moment the workers are released (second 0 starts then). */
-  onGo?: (t0: number) => void;
+  /**
+   * Called once, with Date.now() of the moment the workers are released (second 0 starts then) and
+   * the handle that adds extra storm workers while the load runs (burst faults).
+   */
+  onGo?: (t0: number, storm: StormControl) => void;
   signal?: AbortSignal;
 }
 
@@ -94,6 +100,11 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   const bysAgg = bys ? new LoadAggregator() : null;
   const handles: PodHandle[] = [];
   const bystanderHandles = new Set<PodHandle>();
+  /** Workers per pod process (a burst's pods may differ from workersPerPod). */
+  const workersOf = new Map<PodHandle, number>();
+  /** Storm pods told to go, and when each joined and left (the live pods/workers series). */
+  const calling = new Set<PodHandle>();
+  const live = new LiveStorm();
   const stormHandles = () => handles.filter((h) => !bystanderHandles.has(h));
   /** The latest second each pod has reported, for emitting a second once all running pods are in. */
   const reported = new Map<PodHandle, number>();
@@ -107,11 +118,25 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       setTimeout(resolve, ms);
     });
 
-  const podMain = (pod: LoadPod): ChildProcess => {
+  /** Sends go to a ready pod, once; a storm pod counts as live from then until it finishes. */
+  const startCalling = (h: PodHandle) => {
+    if (!go || calling.has(h)) return;
+    calling.add(h);
+    // A pod joining mid-run must not hold back the seconds before it existed.
+    if (!reported.has(h)) reported.set(h, Math.max(-1, Math.floor((Date.now() - go.t0) / 1000) - 1));
+    h.go(go);
+    if (bystanderHandles.has(h)) return;
+    const workers = workersOf.get(h) ?? 0;
+    live.join(Math.max(Date.now(), go.t0), workers);
+    void h.finished.then(() => live.leave(Date.now(), workers));
+  };
+
+  const spawnPod = (pod: LoadPod, workers?: number): PodHandle => {
     const bystander = pod.group === 'bystanders';
     if (bystander && !bystanderConfig) throw new ConfigError(`pod ${pod.name} is a bystander pod but load.bystanders is not set`);
     const groupAgg = bystander ? bysAgg! : agg;
-    const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(bystander ? bystanderConfig : podConfig)], {
+    const config = bystander ? bystanderConfig! : workers === undefined ? podConfig : { ...podConfig, workers };
+    const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(config)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const progressed = (second: number) => reported.set(handle, Math.max(reported.get(handle) ?? -1, second));
@@ -127,15 +152,51 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       progressed,
     );
     handles.push(handle);
+    workersOf.set(handle, config.workers);
     if (bystander) bystanderHandles.add(handle);
     groupAgg.notePod(pod);
-    // Replacement pods (churn) join the running load as soon as their workers are up.
+    // Replacement pods (churn) and a burst's pods join the running load as soon as their workers are up.
     handle.ready.then(() => {
-      if (go && !stopping) handle.go(go);
+      if (go && !stopping) startCalling(handle);
       else if (go && stopping) handle.stop();
     }, poke);
     void handle.finished.then(poke);
-    return child;
+    return handle;
+  };
+  const podMain = (pod: LoadPod): ChildProcess => spawnPod(pod).child;
+
+  const storm: StormControl = {
+    async addWorkers(workers: number): Promise<StormWave> {
+      if (!host.addPods || !host.endPods) throw new RunError('load: this pod host cannot add storm pods while the load runs');
+      if (!Number.isInteger(workers) || workers < 1) throw new RunError(`load: extra storm workers must be a positive integer, got ${workers}`);
+      if (stopping || !go) throw new RunError('load: the load phase is not running');
+      const asked = Date.now();
+      const sizes = waveSizes(workers, opts.workersPerPod);
+      const wave: PodHandle[] = [];
+      const pods = await host.addPods(sizes.length, (pod) => {
+        const h = spawnPod(pod, sizes[wave.length]);
+        wave.push(h);
+        return h.child;
+      });
+      // Forking the workers takes a while (seconds on a busy machine): the wave returns at once and
+      // its window stays the schedule's; a pod still starting at the end is ended with the others.
+      const readyAt = wave.map((h) => h.ready.then(() => Date.now(), () => null));
+      return {
+        pods: pods.length,
+        workers: sizes.reduce((a, b) => a + b, 0),
+        podUids: pods.map((p) => p.uid),
+        async stop(): Promise<StormWaveEnd> {
+          const endedAt = Date.now();
+          await host.endPods!(pods);
+          const called = (await Promise.all(readyAt)).filter((t): t is number => t !== null && t <= endedAt);
+          return {
+            calling: called.length,
+            readyMs: called.length ? Math.max(...called) - asked : null,
+            failures: wave.flatMap((h) => (h.failure ? [h.failure.message] : [])),
+          };
+        },
+      };
+    },
   };
 
   function stopAll(): void {
@@ -162,8 +223,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     const endAt = t0 + opts.durationMs;
     go = { type: 'go', t0, endAt };
     startedAt.setTime(t0);
-    env.onGo?.(t0);
-    if (!stopping) for (const h of handles) if (h.isReady) h.go(go);
+    if (!stopping) for (const h of handles) if (h.isReady) startCalling(h);
+    env.onGo?.(t0, storm);
 
     const emit = (upTo: number) => {
       for (const s of emitSeconds(upTo)) env.onSecond?.(s);
@@ -213,7 +274,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
 
   for (const s of emitSeconds(Math.max(agg.lastSecond(), bysAgg?.lastSecond() ?? -1))) env.onSecond?.(s);
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
-  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), aborted: env.signal?.aborted ?? false });
+  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false });
   if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
@@ -221,15 +282,20 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
 
   /** The storm's seconds up to `upTo`, each with the bystanders' same second attached. */
   function emitSeconds(upTo: number): LoadSampleWithBystanders[] {
-    const storm: LoadSampleWithBystanders[] = agg.emitUpTo(upTo);
+    const seconds: LoadSampleWithBystanders[] = agg.emitUpTo(upTo);
+    for (const s of seconds) {
+      const { pods, workers } = live.peak(startedAt.getTime() + s.t, startedAt.getTime() + s.t + 1000);
+      s.stormPods = pods;
+      s.stormWorkers = workers;
+    }
     if (bysAgg) {
       const byT = new Map(bysAgg.emitUpTo(upTo).map((s) => [s.t, s]));
-      for (const s of storm) {
+      for (const s of seconds) {
         const b = byT.get(s.t);
         if (b) s.bystanders = toBystanderSecond(b);
       }
     }
-    return storm;
+    return seconds;
   }
 }
 
@@ -295,7 +361,7 @@ async function waitPodsReady(handles: readonly PodHandle[], startTimeoutMs: numb
 function stormSummary(
   agg: LoadAggregator,
   opts: ResolvedLoadOptions,
-  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; aborted: boolean },
+  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; workers: number; aborted: boolean },
 ): LoadSummary {
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   const whole = agg.wholeRunHistograms();
@@ -319,7 +385,8 @@ function stormSummary(
     series: agg.series,
     pods: agg.pods,
     workerMemoryBytes: run.memory,
-    workers: run.storm.length * opts.workersPerPod,
+    // Each pod's own size: a burst's wave pods need not hold workersPerPod.
+    workers: run.workers,
     client: opts.client,
     workerCpuSeconds: run.storm.reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: run.aborted,

@@ -4,7 +4,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import type { ReportData, SeriesLine, Point } from './report-model.js';
 
-export type ChartId = 'memory' | 'rps' | 'bystanders' | 'inflight' | 'latency' | 'rejections';
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'latency' | 'rejections';
 
 export interface ChartSpec {
   id: ChartId;
@@ -194,6 +194,23 @@ function bystandersChart(series: ReportData['series'], colorOf: ColorOf): ChartS
 }
 
 /** Attestations in flight, from the agent metrics. */
+/** Storm workers calling per second: drawn only when the storm's size changed (burst, churn, a crash). */
+function stormChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
+  if (series.stormWorkers.length === 0) return null;
+  return {
+    id: 'storm',
+    title: 'Storm workers calling',
+    unit: 'workers',
+    description:
+      "Storm worker processes calling each second (the most at once), per variant: a burst's extra pods, churned or crashed pods change it. Drawn only when the storm's size changed.",
+    config: {
+      type: 'line',
+      data: { datasets: series.stormWorkers.map((s) => lineDataset(colorOf, s, { stepped: true })) },
+      options: timeOptions('Storm workers calling', 'workers', series.xRange),
+    } as ChartConfiguration,
+  };
+}
+
 function inflightChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
   if (series.inflight.length === 0) return null;
   return {
@@ -276,6 +293,6 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
   const { series } = data;
   const several = data.runs.length > 1;
   const colorOf = variantPalette(series.memory.map((s) => s.placement));
-  const specs = [memoryChart(series, colorOf), rpsChart(series, colorOf), bystandersChart(series, colorOf), inflightChart(series, colorOf), latencyChart(data, several), rejectionsChart(data, several)];
+  const specs = [memoryChart(series, colorOf), rpsChart(series, colorOf), bystandersChart(series, colorOf), stormChart(series, colorOf), inflightChart(series, colorOf), latencyChart(data, several), rejectionsChart(data, several)];
   return specs.filter((c): c is ChartSpec => c !== null);
 }

@@ -11,7 +11,7 @@ const MiB = 2 ** 20;
 const MAX_MEMORY_POINTS = 1500;
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], faultWindows: [], baselinePeaks: [], loadEnd: null, xRange: null };
+  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], stormWorkers: [], faultWindows: [], baselinePeaks: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -47,6 +47,7 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         const deadline: Point[] = [];
         const failed: Point[] = [];
         const bystanders: Point[] = [];
+        const stormWorkers: Point[] = [];
         // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
         // negative and every variant's load lines up; folders without phase events keep their origin.
         const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');
@@ -69,6 +70,7 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
               rejected.push({ x, y: s.rateLimited });
               deadline.push({ x, y: s.deadlineExceeded });
               failed.push({ x, y: s.error });
+              if (s.stormWorkers !== undefined) stormWorkers.push({ x, y: s.stormWorkers });
               if (s.bystanders) {
                 const b = s.bystanders;
                 const calls = b.ok + b.rateLimited + b.deadlineExceeded + b.error;
@@ -97,7 +99,8 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         }
         // Lines need ascending x (the charts declare their data normalized); a samples file can hold
         // lines out of order, e.g. events of a failed first agent start logged before the retry's.
-        for (const list of [memory, ok, rejected, deadline, failed, bystanders, inflight, kills]) list.sort((a, b) => a.x - b.x);
+        for (const list of [memory, ok, rejected, deadline, failed, bystanders, inflight, stormWorkers, kills]) list.sort((a, b) => a.x - b.x);
+        if (new Set(stormWorkers.map((p) => p.y)).size > 1) out.stormWorkers.push({ ...base, points: stormWorkers });
         if (bystanders.some((p) => p.y !== null)) out.bystanderSuccess.push({ ...base, points: bystanders });
         if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
         if (ok.length > 0) {

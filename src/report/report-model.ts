@@ -117,6 +117,11 @@ export interface TimeSeries {
   /** Bystanders' success ratio per second (0..1); empty without bystanders. */
   bystanderSuccess: SeriesLine[];
   inflight: SeriesLine[];
+  /**
+   * Storm workers calling per second (the most at once); only for variant runs whose storm changed
+   * size (a burst, churn, a crashed pod): a flat line says nothing the scenario does not.
+   */
+  stormWorkers: SeriesLine[];
   /** Fault windows of the schedule (the same for every variant), seconds from the calls' start. */
   faultWindows: { action: string; from: number; to: number }[];
   /** The baseline run's peak per variant, when the run was compared with one (--baseline): before/after on the memory chart. */

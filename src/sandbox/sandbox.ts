@@ -20,9 +20,14 @@ import { PodTracker } from './pod-tracker.js';
 export type PodGroup = 'storm' | 'bystanders';
 
 export interface SandboxPod {
-  /** Slot index: storm pods 0..pods-1, bystander pods pods..pods+bystanders-1. */
+  /**
+   * Slot index: storm pods 0..pods-1, bystander pods pods..pods+bystanders-1, extra storm pods
+   * (addPods) from pods+bystanders on, each a slot of its own.
+   */
   index: number;
   group: PodGroup;
+  /** Started by addPods (a burst's wave): never replaced, never churned, ended by endPods. */
+  extra?: boolean;
   uid: string;
   name: string;
   namespace: string;
@@ -83,6 +88,15 @@ export interface Sandbox {
   off(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
   /** Ends `count` running pods and starts new ones (new UIDs) in their slots at once (a churn fault). */
   replacePods(count: number): Promise<void>;
+  /**
+   * Starts `count` extra storm pods now, after startPods (a burst fault's wave of new pods): new
+   * UIDs and slots, the storm's workload (ReplicaSet, labels, service account, image), listed by the
+   * kubelet after its visibility delay. Each runs podMain's process (default: startPods' podMain);
+   * they are neither churned nor replaced. Resolves with the pods once every main process spawned.
+   */
+  addPods(count: number, podMain?: PodMain): Promise<SandboxPod[]>;
+  /** Ends the given pods as churn does (SIGTERM, SIGKILL after the grace, cgroup removed); no replacement. */
+  endPods(pods: readonly SandboxPod[]): Promise<void>;
   /** Stops churn, SIGTERMs every pod's process tree (SIGKILL after 2 s), removes the pod cgroups. */
   stopPods(): Promise<void>;
   /** stopPods, the kubelet emulator, the temp files and the run's cgroup root. Idempotent. */
@@ -124,6 +138,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   #podMain: PodMain | null = null;
   #churning = false;
   #serial = 0;
+  /** Next slot index for an extra pod (addPods): slots are never reused. */
+  #nextExtraSlot = 0;
   #closing: Promise<void> | null = null;
   /** Consecutive young deaths per pod slot, and the pending back-off waits (cleared by stopPods). */
   readonly #crashes = new Map<number, number>();
@@ -206,11 +222,11 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     }
   }
 
-  #newPod(index: number): SandboxPod {
+  #newPod(index: number, extra: boolean): SandboxPod {
     const o = this.#opts;
     const uid = newPodUid();
     const containerId = randomContainerId();
-    const group: PodGroup = index < o.pods ? 'storm' : 'bystanders';
+    const group: PodGroup = index < o.pods || extra ? 'storm' : 'bystanders';
     const labels = group === 'storm' ? { ...o.labels } : { ...BYSTANDER_LABELS };
     const image = group === 'storm' ? o.image : BYSTANDER_IMAGE;
     const { uid: osUid, gid: osGid } = this.#osIds(group, index);
@@ -230,6 +246,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       osGid,
       cgroup: null,
       startedAt: Date.now(),
+      ...(extra ? { extra: true } : {}),
     };
     if (this.#cg) {
       const rel = `${runCgroupRel(this.runId)}/${containerCgroupRel(o.cgroupDriver, o.qosClass, uid, containerId)}`;
@@ -257,9 +274,9 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     return { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   }
 
-  async #startPod(index: number): Promise<void> {
-    const podMain = this.#podMain!;
-    const pod = this.#newPod(index);
+  async #startPod(index: number, extra?: { podMain: PodMain }): Promise<SandboxPod> {
+    const podMain = extra?.podMain ?? this.#podMain!;
+    const pod = this.#newPod(index, extra !== undefined);
     const storm = pod.group === 'storm';
     const doc = buildPodDoc({
       name: pod.name,
@@ -291,30 +308,61 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       throw err instanceof ChildProcessError ? err : new ChildProcessError(`pod ${pod.name}: podMain failed: ${(err as Error).message}`, { cause: err });
     }
     // stopPods() may have run while the main process was starting: the pod is already ending.
-    if (state.ending) return;
+    if (state.ending) return pod;
     main.once('exit', () => {
       // The main process ending on its own ends the pod; under churn a replacement takes its place,
       // after a back-off when it keeps dying young (the kubelet's CrashLoopBackOff, in small).
+      // An extra pod's wave has a fixed size and end: it is not replaced.
       if (state.ending) return;
+      if (pod.extra) return void this.#endPod(pod);
       const young = Date.now() - pod.startedAt < CRASH_AGE_MS;
       const crashes = young ? (this.#crashes.get(index) ?? 0) + 1 : 0;
       this.#crashes.set(index, crashes);
       const delay = crashes === 0 ? 0 : Math.min(CRASH_BACKOFF_MAX_MS, CRASH_BACKOFF_MS * 2 ** (crashes - 1));
       void this.#endPod(pod).then(() => this.#replace(index, delay));
     });
-    // Churn replaces storm pods only: bystanders run for the whole load phase.
-    if (this.#opts.podLifetimeMs !== undefined && storm) {
+    // Churn replaces the storm's own pods only: bystanders run for the whole load phase, extra pods for their wave.
+    if (this.#opts.podLifetimeMs !== undefined && storm && !pod.extra) {
       state.timer = setTimeout(() => {
         void this.#endPod(pod);
         void this.#replace(index);
       }, this.#opts.podLifetimeMs);
     }
     this.emit('pod-start', pod);
+    return pod;
+  }
+
+  async addPods(count: number, podMain?: PodMain): Promise<SandboxPod[]> {
+    const main = podMain ?? this.#podMain;
+    if (!this.#accepting() || !main) throw new RunError(`sandbox ${this.runId} has no running pods to add to; call startPods() first`);
+    if (!Number.isInteger(count) || count < 1) throw new RunError(`sandbox ${this.runId}: addPods needs a positive integer count, got ${count}`);
+    const added: SandboxPod[] = [];
+    try {
+      // stopPods()/close() meanwhile (the load ending) ends the wave rather than starting more pods.
+      for (let i = 0; i < count && this.#accepting(); i++) {
+        const slot = this.#opts.pods + this.bystanderPods + this.#nextExtraSlot++;
+        added.push(await this.#startPod(slot, { podMain: main }));
+      }
+    } catch (err) {
+      await this.endPods(added);
+      throw err;
+    }
+    return added;
+  }
+
+  /** Pods are running and more may start (between startPods and stopPods/close). */
+  #accepting(): boolean {
+    return this.#podMain !== null && this.#closing === null;
+  }
+
+  async endPods(pods: readonly SandboxPod[]): Promise<void> {
+    await Promise.all(pods.map((p) => this.#endPod(p)));
   }
 
   async replacePods(count: number): Promise<void> {
     if (!this.#podMain || this.#closing) return;
-    const victims = this.pods().slice(0, count);
+    // A burst's extra pods have their own end (endPods): churn replaces the slotted pods.
+    const victims = this.pods().filter((p) => !p.extra).slice(0, count);
     await Promise.all(
       victims.map(async (p) => {
         await this.#endPod(p);

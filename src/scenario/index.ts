@@ -27,7 +27,7 @@ export { evaluateExpectations, applyExpectations, combineVerdicts } from './expe
 export { aggregateVariant, median, range } from './aggregate.js';
 export type { RepMeasurement, LatencySummarizer } from './aggregate.js';
 export { completeRejections, RejectionTotals, UNATTRIBUTED } from './rejection-totals.js';
-export { runScenario, exitCodeOf } from './runner.js';
+export { runScenario, exitCodeOf, validateFaults } from './runner.js';
 export type { RunScenarioOptions, RunScenarioOutcome } from './runner.js';
 export { runVariant } from './variant-run.js';
 export type { VariantRunContext } from './variant-run.js';

@@ -36,9 +36,9 @@ export const stormLoadDriver: LoadDriver = {
     const summary = await runLoad(loadOptionsFor(o.scenario, o.socket), {
       sandbox: o.sandbox as never,
       signal: o.signal,
-      onGo: (t0) => {
+      onGo: (t0, storm) => {
         offset = t0 - o.origin;
-        o.onCallsStarted?.(t0);
+        o.onCallsStarted?.(t0, storm);
       },
       onSecond: (sample) => o.onSecond({ ...sample, t: sample.t + offset }),
     });

@@ -1,6 +1,6 @@
 // The seam between the runner and the load generator: what the runner needs from one load phase.
 // The real driver (load-driver-storm.ts) wraps src/load's runLoad.
-import type { BystanderRun } from '../load/index.js';
+import type { BystanderRun, StormControl } from '../load/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import type { Scenario } from './schema.js';
@@ -15,8 +15,11 @@ export interface LoadPhaseOptions {
   onSecond(sample: LoadSample): void;
   /** Date.now() of the run's timeline zero (the load phase's start). */
   origin: number;
-  /** Date.now() when the workers were released, as it happens (pods are up). */
-  onCallsStarted?(at: number): void;
+  /**
+   * Date.now() when the workers were released, as it happens (pods are up), and the handle that
+   * adds extra storm workers while the load runs (burst faults; absent when the generator cannot).
+   */
+  onCallsStarted?(at: number, storm?: StormControl): void;
 }
 
 export interface LoadPhaseResult {

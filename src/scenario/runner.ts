@@ -7,7 +7,8 @@ import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js'
 import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
 import { collectProvenance } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { builtinCapabilities, externalCapabilities, faultProblems, faultScheduleProblems } from '../fault/index.js';
+import { builtinCapabilities, burstProblems, externalCapabilities, faultProblems, faultScheduleProblems } from '../fault/index.js';
+import { MAX_WORKERS_TOTAL } from '../load/index.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
 import { modeledCosts, setReferenceAgentBundle } from '../target/index.js';
@@ -65,8 +66,12 @@ function toolVersion(): string {
   }
 }
 
-/** Faults a variant's agent cannot take (no cgroup to squeeze, no pid to kill) and faults after the load's end. */
-function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: LoadedScenario['scenario']) => string[]): void {
+/**
+ * Faults a variant's agent cannot take (no cgroup to squeeze, no pid to kill), faults after the
+ * load's end and bursts past the generator's process cap: one ConfigError, before anything starts.
+ * `elsewhere` replaces the local capability rules for runs that do not use this machine's agent (a cluster).
+ */
+export function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: LoadedScenario['scenario']) => string[]): void {
   if (!s.faults.length) return;
   if (elsewhere) {
     const problems = [...faultScheduleProblems(s.faults, s.duration), ...elsewhere(s)];
@@ -74,11 +79,7 @@ function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: LoadedSce
     return;
   }
   const { host, reason } = detectCgroupHost();
-  const problems = [...faultScheduleProblems(s.faults, s.duration)];
-  // Extra workers in the middle of a run need the generator to grow; it cannot yet.
-  s.faults.forEach((f, i) => {
-    if (f.action === 'burst') problems.push(`faults[${i}] (burst): extra storm workers mid-run are not supported by the local generator yet; remove it or use load.podLifetime / pod-churn`);
-  });
+  const problems = [...faultScheduleProblems(s.faults, s.duration), ...burstProblems(s.faults, s.load.pods * s.load.workersPerPod, MAX_WORKERS_TOTAL)];
   for (const v of s.variants) {
     const caps = v.agent.kind === 'external' ? externalCapabilities(v.name, { pid: v.agent.pid ?? null, cgroup: v.agent.cgroup ?? null }) : builtinCapabilities(v.name, host, reason);
     problems.push(...faultProblems(s.faults, caps));

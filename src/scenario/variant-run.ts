@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, FaultResult, SampleLine, VariantAgentRecord } from '../contract/index.js';
-import { bystanderSandboxOptions } from '../load/index.js';
+import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { NdjsonWriter, SamplerLoop } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
@@ -215,11 +215,11 @@ async function loadPhase(r: Repetition): Promise<void> {
     durationMs: s.duration,
     signal: ctx.signal,
     origin: loadOrigin,
-    onCallsStarted: (at) => {
+    onCallsStarted: (at, storm) => {
       callsAt = at;
       timeline.enter('load', at);
       // Faults count from the moment the calls start: pods take a while to come up here.
-      if (s.faults.length) r.faults = startFaults(s, target, sandbox, at, ctx.signal, timeline);
+      if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
     },
     onSecond: (sample) => {
       r.loop!.emit(sample);
@@ -245,7 +245,7 @@ async function loadPhase(r: Repetition): Promise<void> {
       calls: result.calls,
       workersStarted: result.workersStarted ?? 0,
       workerCpuSeconds: result.workerCpuSeconds ?? 0,
-      offeredWorkers: s.load.pods * s.load.workersPerPod,
+      offeredWorkers: offeredWorkers(s),
       cores: cpus().length,
     };
   }
@@ -303,7 +303,24 @@ function recordAgentFigures(r: Repetition, target: AgentTarget): void {
 }
 
 /** The fault schedule of one repetition, started when the calls start. */
-function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
+/** The storm's workers plus each burst's extra ones: what the scenario asked the generator for. */
+function offeredWorkers(s: Scenario): number {
+  return s.load.pods * s.load.workersPerPod + s.faults.reduce((n, f) => n + (f.action === 'burst' ? f.workers : 0), 0);
+}
+
+const pods = (n: number) => `${n} pod${n === 1 ? '' : 's'}`;
+
+/** How a burst's wave went, for its fault-end event: whether and from when its workers called. */
+function waveEndDetail(w: StormWave, end: StormWaveEnd): string {
+  const calling =
+    end.calling === 0
+      ? 'none was calling yet (their start-up outlasted the window)'
+      : `${end.calling === w.pods ? 'all' : `${end.calling} of ${w.pods}`} calling from ${end.readyMs} ms after the start`;
+  const failed = end.failures.length ? `; ${pods(end.failures.length)} failed to start: ${end.failures[0]}` : '';
+  return `${pods(w.pods)} of the wave ended (${w.workers} workers), ${calling}${failed}`;
+}
+
+function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: StormControl | null, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
   const scheduler = new FaultScheduler({
     faults: s.faults,
     loadStart: at,
@@ -316,8 +333,22 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, at: num
       waitAgentAnswers: (sig) => waitAgentAnswers(target.socket, sig),
       ...(target.kill ? { killAgent: (sig: 'SIGKILL' | 'SIGTERM') => target.kill!(sig) } : {}),
       churnPods: (n) => sandbox.replacePods(n),
+      // A burst is a wave of new storm pods (new UIDs) the kubelet lists; their pods end at the window's end.
+      ...(storm
+        ? {
+            startBurst: async (n: number) => {
+              const wave = await storm.addWorkers(n);
+              return {
+                detail: `${wave.workers} extra storm workers in ${pods(wave.pods)} started (${wave.podUids.join(', ')})`,
+                stop: async () => waveEndDetail(wave, await wave.stop()),
+              };
+            },
+          }
+        : {}),
     },
-    onEvent: (e) => timeline.event(e.type, `faults[${e.index}] ${e.action}: ${e.detail}`),
+    // e.t: a start is placed when the action began, not when its starter returned (a kill waits for
+    // the death, a burst for its wave to call).
+    onEvent: (e) => timeline.event(e.type, e.detail, at + e.t),
   });
   scheduler.start();
   return scheduler;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { deriveReport, loadRun, parseFormats, renderReports } from '../../src/report/index.js';
+import { buildChartSpecs, deriveReport, loadRun, parseFormats, renderReports } from '../../src/report/index.js';
 import { writeFixtureRun } from './fixture.js';
 
 let parent: string;
@@ -122,6 +122,27 @@ describe('series', () => {
     expect(xs[0]).toBe(-5);
     // The failed start happened before the line began, so it does not open a gap in it.
     expect(pre.points.some((p) => p.y === null)).toBe(false);
+  });
+
+  it('charts the storm workers calling only for a variant whose storm changed size (a burst)', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'burst' });
+    const rewrite = async (placement: string, workers: (t: number) => number) => {
+      const file = path.join(dir, `${placement}.r1`, 'samples.ndjson');
+      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      for (const l of lines) if (l.kind === 'load') Object.assign(l, { stormPods: workers(l.t) / 4, stormWorkers: workers(l.t) });
+      await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    };
+    await rewrite('pre-attestation', (t) => (t >= 3000 && t < 6000 ? 12 : 4));
+    await rewrite('disabled', () => 4);
+    const data = deriveReport([await loadRun(dir)]);
+    expect(data.series.stormWorkers.map((s) => s.placement)).toEqual(['pre-attestation']);
+    const ys = data.series.stormWorkers[0]!.points.map((p) => p.y);
+    // Three seconds of the wave, the storm's own 4 workers before and after.
+    expect(ys.filter((y) => y === 12)).toHaveLength(3);
+    expect(ys.join(' ')).toMatch(/^(4 )+12 12 12( 4)+$/);
+    expect(buildChartSpecs(data).map((c) => c.id)).toContain('storm');
+    // The plain fixture (no burst, older folders without the field) draws no such chart.
+    expect(buildChartSpecs(deriveReport([await loadRun(runDir)])).map((c) => c.id)).not.toContain('storm');
   });
 });
 
