@@ -42,7 +42,7 @@ describe('attestorm run: invalid input', () => {
     expect(c.code).toBe(2);
     expect(c.stderr).toContain("scenarios/chaos.yaml: faults[1] (kubelet-latency) cannot run in kind mode: the kubelet is the cluster's real one, not the harness's emulator; remove it or run locally");
     expect(c.stderr).toContain('scenarios/chaos.yaml: faults[4] (agent-pause) cannot run in kind mode');
-    expect(c.stderr).not.toMatch(/faults\[(0|2|6)\]/); // pod-churn, agent-kill, memory-squeeze
+    expect(c.stderr).not.toMatch(/faults\[(0|2|7)\]/); // pod-churn, agent-kill, memory-squeeze
     const r = run(['scenarios/spire-vs-reference.yaml', '--cluster', 'kind', '--no-report'], { ...process.env, KUBECONFIG: join(dir, 'no-such-kubeconfig') });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('preflight (context): cannot read the kubeconfig');
