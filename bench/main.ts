@@ -69,6 +69,8 @@ interface LimiterRun {
   nsPerCall10Keys: number;
   nsPerCall100kKeys: number;
   nsPerCall100kKeysClockPerCall?: number;
+  nsPerCall100kKeysTickingClock?: number;
+  clockTickNs?: number;
   mapGetNs10Keys: number;
   mapGetNs100kKeys: number;
   bytesPerKey: number | null;
@@ -106,6 +108,8 @@ function figuresOf(runsByBench: Record<string, unknown[]>): Array<Record<string,
       f['limiter.allowNs10'] = lim.nsPerCall10Keys;
       f['limiter.allowNs100k'] = lim.nsPerCall100kKeys;
       f['limiter.allowNs100kClockPerCall'] = lim.nsPerCall100kKeysClockPerCall ?? null;
+      f['limiter.allowNs100kTickingClock'] = lim.nsPerCall100kKeysTickingClock ?? null;
+      f['limiter.clockTickNs'] = lim.clockTickNs ?? null;
       f['limiter.mapGetNs10'] = lim.mapGetNs10Keys;
       f['limiter.mapGetNs100k'] = lim.mapGetNs100kKeys;
       f['limiter.bytesPerKey'] = lim.bytesPerKey;

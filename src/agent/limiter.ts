@@ -6,8 +6,10 @@ import type { LimitMethodKey, RateLimiter } from './types.js';
 export interface RateLimiterOptions {
   /** A key unused for two of these intervals is dropped. Default 60 s, as in SPIRE. */
   gcIntervalMs?: number;
-  /** Monotonic milliseconds; injected by tests. Default performance.now, read once per event-loop turn. */
+  /** Monotonic milliseconds; injected by tests. Default: performance.now refreshed every clockTickMs by a timer (tickingClock). */
   now?: () => number;
+  /** Refresh period of the default clock in ms (default 5). */
+  clockTickMs?: number;
 }
 
 // Bucket state lives in one Float64Array per method (two numbers per live key) and one Map per
@@ -94,24 +96,43 @@ const METHOD_KEYS: readonly LimitMethodKey[] = [
 ];
 
 /**
- * The default clock: performance.now() read once per run of synchronous code and reused until
- * the microtask queue drains. Calls handled in one event-loop turn see one instant (refill can
- * only be under-counted by that turn's length), and a burst of allow() calls pays for one clock
- * read instead of one each.
+ * The default clock: a timestamp refreshed by a timer every `tickMs` while the limiter is in use,
+ * so allow() reads a variable instead of paying a performance.now() (about 60 ns here, a quarter of
+ * the whole call at 100,000 keys) on every call, each of which is its own event-loop turn in the
+ * agent. A stale reading only credits refill up to one tick late; no tokens are lost, because the
+ * next reading counts from the same stale instant. The timer stops after one tick without a read,
+ * so an idle agent does not wake for it, and is unref'd so it never keeps a process alive.
  */
-function coarseClock(): () => number {
+export function tickingClock(tickMs = DEFAULT_CLOCK_TICK_MS): { now: () => number; running: () => boolean } {
   let cached = -1;
-  const expire = () => {
-    cached = -1;
-  };
-  return () => {
-    if (cached < 0) {
-      cached = performance.now();
-      queueMicrotask(expire);
+  let read = false;
+  let timer: ReturnType<typeof setInterval> | null = null;
+  const tick = () => {
+    if (!read) {
+      clearInterval(timer!);
+      timer = null;
+      cached = -1;
+      return;
     }
-    return cached;
+    read = false;
+    cached = performance.now();
+  };
+  return {
+    now() {
+      read = true;
+      if (timer === null) {
+        cached = performance.now();
+        timer = setInterval(tick, tickMs);
+        timer.unref();
+      }
+      return cached;
+    },
+    running: () => timer !== null,
   };
 }
+
+/** Refresh period of the default clock: the most refill can be credited late. */
+export const DEFAULT_CLOCK_TICK_MS = 5;
 
 class TwoGenerationLimiter implements RateLimiter {
   private readonly methods: Record<LimitMethodKey, MethodBuckets>;
@@ -199,6 +220,8 @@ export function createRateLimiter(
   if (!(Number.isFinite(gcIntervalMs) && gcIntervalMs > 0)) {
     problems.push(`rateLimit.gcInterval must be a positive duration, got ${String(gcIntervalMs)} ms`);
   }
+  const tickMs = opts.clockTickMs ?? DEFAULT_CLOCK_TICK_MS;
+  if (!(Number.isFinite(tickMs) && tickMs >= 1)) problems.push(`rateLimit.clockTick must be at least 1 ms, got ${String(tickMs)} ms`);
   if (problems.length) throw new ConfigError(problems);
-  return new TwoGenerationLimiter(limits, gcIntervalMs, opts.now ?? coarseClock());
+  return new TwoGenerationLimiter(limits, gcIntervalMs, opts.now ?? tickingClock(tickMs).now);
 }

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/agent/limiter.js';
+import { describe, expect, it, vi } from 'vitest';
+import { createRateLimiter, tickingClock } from '../../src/agent/limiter.js';
 import type { LimitMethodKey } from '../../src/agent/types.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -153,5 +153,41 @@ describe('createRateLimiter', () => {
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: -1 }))).toThrow(ConfigError);
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: 1.5 }))).toThrow(/rateLimit\.limits\.fetch_jwt_svid must be a non-negative integer/);
     expect(() => createRateLimiter(limits({}), { gcIntervalMs: 0 })).toThrow(/rateLimit\.gcInterval must be a positive duration/);
+  });
+  it('rejects a clock tick under 1 ms', () => {
+    expect(() => createRateLimiter(limits({}), { clockTickMs: 0.5 })).toThrow(/rateLimit\.clockTick must be at least 1 ms/);
+  });
+});
+
+describe('the default (ticking) clock', () => {
+  it('one reading per tick: reads between ticks cost no clock call, and the reading moves on', async () => {
+    const spy = vi.spyOn(performance, 'now');
+    try {
+      const clock = tickingClock(2);
+      const first = clock.now();
+      const calls = spy.mock.calls.length;
+      for (let i = 0; i < 1000; i++) expect(clock.now()).toBe(first);
+      expect(spy.mock.calls.length).toBe(calls); // served from the cached reading
+      await vi.waitFor(() => expect(clock.now()).toBeGreaterThan(first), { timeout: 5000, interval: 5 });
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('stops its timer after a tick without reads, and restarts on the next read', async () => {
+    const clock = tickingClock(2);
+    clock.now();
+    expect(clock.running()).toBe(true);
+    await vi.waitFor(() => expect(clock.running()).toBe(false), { timeout: 5000, interval: 5 });
+    const again = clock.now();
+    expect(clock.running()).toBe(true);
+    expect(again).toBeGreaterThan(0);
+  });
+
+  it('a limiter on the default clock refills a drained bucket', async () => {
+    const rl = createRateLimiter(limits({ fetch_jwt_svid: 5 }));
+    expect(takeAll(() => rl.allow('fetch_jwt_svid', 'k'))).toBe(5);
+    expect(rl.allow('fetch_jwt_svid', 'k')).toBe(false);
+    await vi.waitFor(() => expect(rl.allow('fetch_jwt_svid', 'k')).toBe(true), { timeout: 5000, interval: 20 });
   });
 });
