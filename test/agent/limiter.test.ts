@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { createRateLimiter, tickingClock } from '../../src/agent/limiter.js';
+import { coarseClock, createRateLimiter } from '../../src/agent/limiter.js';
 import type { LimitMethodKey } from '../../src/agent/types.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -159,29 +159,43 @@ describe('createRateLimiter', () => {
   });
 });
 
-describe('the default (ticking) clock', () => {
-  it('one reading per tick: reads between ticks cost no clock call, and the reading moves on', async () => {
+describe('the default (coarse) clock', () => {
+  it('reads the clock on every call while calls are few, and runs no timer', () => {
     const spy = vi.spyOn(performance, 'now');
     try {
-      const clock = tickingClock(2);
-      const first = clock.now();
-      const calls = spy.mock.calls.length;
-      for (let i = 0; i < 1000; i++) expect(clock.now()).toBe(first);
-      expect(spy.mock.calls.length).toBe(calls); // served from the cached reading
-      await vi.waitFor(() => expect(clock.now()).toBeGreaterThan(first), { timeout: 5000, interval: 5 });
+      const clock = coarseClock(1000, 32);
+      for (let i = 0; i < 31; i++) clock.now();
+      expect(spy.mock.calls.length).toBe(31);
+      expect(clock.ticking()).toBe(false);
     } finally {
       spy.mockRestore();
     }
   });
 
-  it('stops its timer after a tick without reads, and restarts on the next read', async () => {
-    const clock = tickingClock(2);
-    clock.now();
-    expect(clock.running()).toBe(true);
-    await vi.waitFor(() => expect(clock.running()).toBe(false), { timeout: 5000, interval: 5 });
-    const again = clock.now();
-    expect(clock.running()).toBe(true);
-    expect(again).toBeGreaterThan(0);
+  it('while busy, reads between ticks cost no clock call, the reading moves on, and the timer stops when calls thin out', async () => {
+    const spy = vi.spyOn(performance, 'now');
+    try {
+      const clock = coarseClock(2, 32);
+      for (let i = 0; i < 32; i++) clock.now();
+      expect(clock.ticking()).toBe(true);
+      const first = clock.now();
+      const calls = spy.mock.calls.length;
+      for (let i = 0; i < 1000; i++) expect(clock.now()).toBe(first);
+      expect(spy.mock.calls.length).toBe(calls); // served from the timer's reading
+      // Busy enough to keep the timer (32 reads per wait), until the reading has moved on.
+      await vi.waitFor(
+        () => {
+          for (let i = 0; i < 32; i++) clock.now();
+          expect(clock.now()).toBeGreaterThan(first);
+        },
+        { timeout: 5000, interval: 1 },
+      );
+      // No reads: the next tick sees too few and stops the timer.
+      await vi.waitFor(() => expect(clock.ticking()).toBe(false), { timeout: 5000, interval: 5 });
+      expect(clock.now()).toBeGreaterThan(first);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a limiter on the default clock refills a drained bucket', async () => {
