@@ -28,8 +28,8 @@ if (SIZES.some((n) => !(Number.isInteger(n) && n >= PODS)) || !(Number.isInteger
 }
 /** Per size: how long every worker may take to be ready before the size is given up. */
 const START_LIMIT_MS = 240_000;
-/** Memory a size needs free before it is tried (per worker), so the bench never pushes the machine into swap or OOM. */
-const NEED_PER_WORKER = 24 * 2 ** 20;
+/** Memory a size needs available before it is tried, per worker (an idle worker holds about 10 MiB), so the bench never pushes the machine into swap or OOM. */
+const NEED_PER_WORKER = 14 * 2 ** 20;
 
 const WORKER: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client: 'h2', connection: 'per-call', rate: null, deadlineMs: 200, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
 
