@@ -4,7 +4,7 @@
 // first pod spawn until every worker reported ready, CPU seconds the workers and pods used to get
 // there (from /proc/<pid>/stat), and each worker's PSS and USS (/proc/<pid>/smaps_rollup) once all
 // are idle. Workers never call (they are never told to go), so only start-up is measured.
-// Run: npx tsx bench/workers.ts [--json] [--sizes 100,400,1200] [--pods 4] [--exec-argv "<node flags>"]
+// Run: npx tsx bench/workers.ts [--json] [--sizes 100,400,1200] [--pods 4] [--start-limit 240] [--exec-argv "<node flags>"]
 // (--exec-argv replaces the generator's worker flags, to compare candidates; --format esm bundles the
 // pod and worker entries as ES modules, as before they were CommonJS, for a before/after). Bounded: each size has a
 // time limit, and every pod and worker is killed before the next size and on exit.
@@ -26,8 +26,12 @@ if (SIZES.some((n) => !(Number.isInteger(n) && n >= PODS)) || !(Number.isInteger
   process.stderr.write(`--sizes must be integers of at least --pods (${PODS}), got ${arg('--sizes')}\n`);
   process.exit(2);
 }
-/** Per size: how long every worker may take to be ready before the size is given up. */
-const START_LIMIT_MS = 240_000;
+/** Per size: how long every worker may take to be ready before the size is given up (--start-limit seconds). */
+const START_LIMIT_MS = Number(arg('--start-limit') ?? 240) * 1000;
+if (!(START_LIMIT_MS >= 1000)) {
+  process.stderr.write(`--start-limit must be a number of seconds, got ${arg('--start-limit')}\n`);
+  process.exit(2);
+}
 /** Memory a size needs available before it is tried, per worker (an idle worker holds about 10 MiB), so the bench never pushes the machine into swap or OOM. */
 const NEED_PER_WORKER = 14 * 2 ** 20;
 
