@@ -3,11 +3,12 @@
 // /proc/<pid>/status), the runner moves in and back out, and nothing is left behind.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Cgroup, cpusAllowed, detectCgroupHost, effectiveCpus, formatCpuList, parseCpuList, removeIfEmpty, removeTree, spawnInCgroup } from '../../src/cgroup/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { podStartTimeoutMs } from '../../src/load/index.js';
 import { newRunId } from '../../src/sandbox/index.js';
 import { isolateRunner, parseScenario, planIsolation } from '../../src/scenario/index.js';
 
@@ -65,6 +66,14 @@ describe('scenario isolation', () => {
   });
 });
 
+describe('pod start timeout', () => {
+  it('scales with the workers per CPU the pods may use (2 CPUs: as before isolation existed)', () => {
+    expect(podStartTimeoutMs(100, 400, 2)).toBe(90_000);
+    expect(podStartTimeoutMs(100, 400, 1)).toBe(150_000);
+    expect(podStartTimeoutMs(300, 1200, 1)).toBe(390_000);
+  });
+});
+
 describe.skipIf(skipReal !== null)('real cpusets', () => {
   const runId = newRunId('cpuset-test');
   const agentCpu = String(baseCpus[baseCpus.length - 1]);
@@ -94,6 +103,8 @@ describe.skipIf(skipReal !== null)('real cpusets', () => {
     const undo = isolateRunner(host!, runId, { agentCpus: agentCpu, otherCpus: others });
     try {
       expect(cpusAllowed('self')).toBe(others);
+      // What the pods' start timeout is scaled by: the CPUs left to the runner and its pods.
+      expect(availableParallelism()).toBe(parseCpuList(others)!.length);
       const child = spawn('sleep', ['30'], { stdio: 'ignore' });
       await new Promise((r) => child.once('spawn', r));
       expect(cpusAllowed(child.pid!)).toBe(others);
