@@ -4,14 +4,17 @@
 //   npm run --silent bench -- --json [--repeat N]    one JSON object on stdout (names: bench/README.md),
 //                                                     human lines on stderr; N runs, median + min–max
 //   --seconds S                                      passed to bench/agent.ts (seconds per case)
+//   npm run bench -- workers [--sizes 100,400]       worker start-up and memory; only when named
+//                                                     (it starts up to 1200 processes)
 import { spawnSync } from 'node:child_process';
 import { loadavg, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
-const benches: Array<{ name: string; file: string; nodeArgs: string[] }> = [
+const benches: Array<{ name: string; file: string; nodeArgs: string[]; onlyWhenNamed?: boolean }> = [
   { name: 'limiter', file: 'limiter.ts', nodeArgs: ['--expose-gc'] },
   { name: 'agent', file: 'agent.ts', nodeArgs: [] },
   { name: 'load', file: 'load.ts', nodeArgs: [] },
+  { name: 'workers', file: 'workers.ts', nodeArgs: [], onlyWhenNamed: true },
 ];
 
 const args = process.argv.slice(2);
@@ -27,7 +30,8 @@ if (!(Number.isInteger(repeat) && repeat >= 1 && repeat <= 20)) {
   process.exit(2);
 }
 const seconds = valueOf('--seconds');
-const flagValues = new Set([valueOf('--repeat'), seconds].filter((v) => v !== undefined));
+const sizes = valueOf('--sizes');
+const flagValues = new Set([valueOf('--repeat'), seconds, sizes].filter((v) => v !== undefined));
 const only = args.filter((a) => !a.startsWith('-') && !flagValues.has(a));
 for (const o of only) {
   if (!benches.some((b) => b.name === o || b.file === o)) {
@@ -40,10 +44,11 @@ const human = (line: string) => (json ? process.stderr : process.stdout).write(l
 /** Raw JSON of each benchmark's runs, by benchmark name. */
 const runs: Record<string, unknown[]> = {};
 let failed = 0;
-for (const { name, file, nodeArgs } of benches) {
-  if (only.length && !only.some((o) => o === name || o === file)) continue;
+for (const { name, file, nodeArgs, onlyWhenNamed } of benches) {
+  const named = only.some((o) => o === name || o === file);
+  if ((only.length || onlyWhenNamed) && !named) continue;
   const path = fileURLToPath(new URL(file, import.meta.url));
-  const benchArgs = [...(json ? ['--json'] : []), ...(name === 'agent' && seconds ? ['--seconds', seconds] : [])];
+  const benchArgs = [...(json ? ['--json'] : []), ...(name === 'agent' && seconds ? ['--seconds', seconds] : []), ...(name === 'workers' && sizes ? ['--sizes', sizes] : [])];
   for (let r = 0; r < (json ? repeat : 1); r++) {
     human(`\n== bench/${file}${json && repeat > 1 ? ` (run ${r + 1} of ${repeat})` : ''} ==\n`);
     const res = spawnSync(process.execPath, [...nodeArgs, '--import', 'tsx', path, ...benchArgs], {
@@ -69,10 +74,15 @@ interface LimiterRun {
   nsPerCall10Keys: number;
   nsPerCall100kKeys: number;
   nsPerCall100kKeysClockPerCall?: number;
+  nsPerCall100kKeysTickingClock?: number;
+  clockUsPerSecond?: number;
   mapGetNs10Keys: number;
   mapGetNs100kKeys: number;
   bytesPerKey: number | null;
   loadAverage1m: number;
+}
+interface WorkersRun {
+  sizes: Array<{ workers: number; startSeconds: number | null; startCpuMsPerWorker: number | null; pssMedianMiB: number | null; pssTotalMiB: number | null; ussMedianMiB: number | null; ussTotalMiB: number | null }>;
 }
 interface AgentRow {
   name: string;
@@ -106,6 +116,8 @@ function figuresOf(runsByBench: Record<string, unknown[]>): Array<Record<string,
       f['limiter.allowNs10'] = lim.nsPerCall10Keys;
       f['limiter.allowNs100k'] = lim.nsPerCall100kKeys;
       f['limiter.allowNs100kClockPerCall'] = lim.nsPerCall100kKeysClockPerCall ?? null;
+      f['limiter.allowNs100kTickingClock'] = lim.nsPerCall100kKeysTickingClock ?? null;
+      f['limiter.clockUsPerSecond'] = lim.clockUsPerSecond ?? null;
       f['limiter.mapGetNs10'] = lim.mapGetNs10Keys;
       f['limiter.mapGetNs100k'] = lim.mapGetNs100kKeys;
       f['limiter.bytesPerKey'] = lim.bytesPerKey;
@@ -133,6 +145,15 @@ function figuresOf(runsByBench: Record<string, unknown[]>): Array<Record<string,
       f['ratios.rejectedPreReused'] = ratio('agent.rejectedPreReusedUs', 'agent.noopReusedUs');
       f['ratios.rejectedPreFresh'] = ratio('agent.rejectedPreFreshUs', 'agent.noopFreshUs');
       f['ratios.rejectedPostReused'] = ratio('agent.rejectedPostReusedUs', 'agent.noopReusedUs');
+    }
+    const workers = runsByBench.workers?.[i] as WorkersRun | undefined;
+    for (const w of workers?.sizes ?? []) {
+      f[`workers.startSeconds${w.workers}`] = w.startSeconds;
+      f[`workers.startCpuMsPerWorker${w.workers}`] = w.startCpuMsPerWorker;
+      f[`workers.pssMedianMiB${w.workers}`] = w.pssMedianMiB;
+      f[`workers.pssTotalMiB${w.workers}`] = w.pssTotalMiB;
+      f[`workers.ussMedianMiB${w.workers}`] = w.ussMedianMiB;
+      f[`workers.ussTotalMiB${w.workers}`] = w.ussTotalMiB;
     }
     if (lim) f['ratios.limiterAllow100kOverMapGet'] = lim.mapGetNs100kKeys ? round(lim.nsPerCall100kKeys / lim.mapGetNs100kKeys, 2) : null;
     out.push(f);

@@ -17,7 +17,7 @@ export {
   type KeyStrategyName,
 } from './config.js';
 export { parseCgroup } from './cgroup-path.js';
-export { createRateLimiter, type RateLimiterOptions } from './limiter.js';
+export { createRateLimiter, coarseClock, DEFAULT_CLOCK_TICK_MS, DEFAULT_CLOCK_BUSY_READS, type RateLimiterOptions } from './limiter.js';
 export { createKeyStrategy } from './limiter-key.js';
 export { createPeerCredReader, type PeerCred } from './peercred.js';
 export { fromStruct, toStruct } from './proto-struct.js';

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AttestormError } from '../errors.js';
+import { createCpuset } from './cpuset.js';
 import type { CgroupHost, CgroupVersion } from './host.js';
 
 export interface MemoryReading {
@@ -101,22 +102,26 @@ export class Cgroup {
   readonly cpuPath: string | null;
   /** Absolute directory in the v1 freezer hierarchy, when one is used (v2 freezes in `path`). */
   readonly freezerPath: string | null = null;
+  /** Absolute directory in the v1 cpuset hierarchy, when the cgroup is pinned to CPUs (v2 pins in `path`). */
+  readonly cpusetPath: string | null = null;
   /** Path relative to the host's base, as given to create(). */
   readonly relPath: string;
 
-  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string, freezerPath: string | null = null) {
+  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string, freezerPath: string | null = null, cpusetPath: string | null = null) {
     this.version = version;
     this.path = path;
     this.cpuPath = cpuPath;
     this.relPath = relPath;
     this.freezerPath = freezerPath;
+    this.cpusetPath = cpusetPath;
   }
 
   /**
    * Creates (mkdir -p) the cgroup at relPath below the host's bases. `freezer` joins the v1 freezer
-   * hierarchy too (where the host has one), so the cgroup can be frozen as a whole.
+   * hierarchy too (where the host has one), so the cgroup can be frozen as a whole. `cpus` (a kernel
+   * CPU list, "1") pins it to those CPUs with a cpuset; it throws when the host has no cpuset base.
    */
-  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean; freezer?: boolean } = {}): Cgroup {
+  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean; freezer?: boolean; cpus?: string } = {}): Cgroup {
     const path = join(host.memoryBase, relPath);
     mkdirSync(path, { recursive: true });
     let cpuPath: string | null = null;
@@ -129,8 +134,14 @@ export class Cgroup {
       freezerPath = join(host.freezerBase, relPath);
       mkdirSync(freezerPath, { recursive: true });
     }
-    if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath);
-    return new Cgroup(host.version, path, cpuPath, relPath, freezerPath);
+    if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath, opts.cpus !== undefined);
+    let cpusetPath: string | null = null;
+    if (opts.cpus !== undefined) {
+      if (!host.cpusetBase) throw new Error(`cannot pin cgroup ${relPath} to CPUs ${opts.cpus}: no writable cpuset hierarchy`);
+      const dir = createCpuset(host.version, host.cpusetBase, relPath, opts.cpus);
+      if (host.version === 'v1') cpusetPath = dir;
+    }
+    return new Cgroup(host.version, path, cpuPath, relPath, freezerPath, cpusetPath);
   }
 
   /** Moves a process (and, for new children, its descendants) into this cgroup. */
@@ -138,6 +149,7 @@ export class Cgroup {
     writeFileSync(join(this.path, 'cgroup.procs'), String(pid));
     if (this.cpuPath) writeFileSync(join(this.cpuPath, 'cgroup.procs'), String(pid));
     if (this.freezerPath) writeFileSync(join(this.freezerPath, 'cgroup.procs'), String(pid));
+    if (this.cpusetPath) writeFileSync(join(this.cpusetPath, 'cgroup.procs'), String(pid));
   }
 
   /**
@@ -335,14 +347,15 @@ export class Cgroup {
     await removeTree(this.path, timeoutMs);
     if (this.cpuPath) await removeTree(this.cpuPath, timeoutMs);
     if (this.freezerPath) await removeTree(this.freezerPath, timeoutMs);
+    if (this.cpusetPath) await removeTree(this.cpusetPath, timeoutMs);
   }
 }
 
-function enableV2Controllers(base: string, relPath: string): void {
-  // Each ancestor between the base and the new cgroup must delegate memory (and cpu) to its children.
+function enableV2Controllers(base: string, relPath: string, cpuset: boolean): void {
+  // Each ancestor between the base and the new cgroup must delegate memory (and cpu, cpuset) to its children.
   let dir = base;
   for (const part of relPath.split('/').filter(Boolean)) {
-    for (const ctl of ['+memory', '+cpu']) {
+    for (const ctl of cpuset ? ['+memory', '+cpu', '+cpuset'] : ['+memory', '+cpu']) {
       try {
         writeFileSync(join(dir, 'cgroup.subtree_control'), ctl);
       } catch {

@@ -1,5 +1,5 @@
 // Finds where this process may create cgroups: the v1 memory hierarchy below its own memory
-// cgroup (plus the v1 cpu hierarchy), or the v2 unified hierarchy below its own cgroup.
+// cgroup (plus the v1 cpu, freezer and cpuset hierarchies), or the v2 unified hierarchy below its own cgroup.
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -13,6 +13,8 @@ export interface CgroupHost {
   cpuBase: string | null;
   /** Directory under which v1 freezer cgroups are created, when writable (v2 freezes in place: cgroup.freeze). */
   freezerBase?: string | null;
+  /** Directory under which cpuset cgroups are created (v1 cpuset hierarchy; v2: memoryBase when the cpuset controller is available), or null. */
+  cpusetBase?: string | null;
 }
 
 export interface DetectOptions {
@@ -64,7 +66,10 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
       const freezerPath = self.get('freezer');
       const freezerDir = freezerPath === undefined ? null : join(root, 'freezer', freezerPath);
       const freezerBase = freezerDir && existsSync(join(freezerDir, 'cgroup.procs')) && writable(freezerDir) ? freezerDir : null;
-      return { host: { version: 'v1', memoryBase, cpuBase, freezerBase }, reason: 'cgroup v1 memory hierarchy is writable' };
+      const cpusetPath = self.get('cpuset');
+      const cpusetDir = cpusetPath === undefined ? null : join(root, 'cpuset', cpusetPath);
+      const cpusetBase = cpusetDir && existsSync(join(cpusetDir, 'cpuset.cpus')) && writable(cpusetDir) ? cpusetDir : null;
+      return { host: { version: 'v1', memoryBase, cpuBase, freezerBase, cpusetBase }, reason: 'cgroup v1 memory hierarchy is writable' };
     }
   }
   const unifiedPath = self.get('');
@@ -73,7 +78,8 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
     const base = join(mount, unifiedPath);
     const controllers = existsSync(join(base, 'cgroup.controllers')) ? readFileSync(join(base, 'cgroup.controllers'), 'utf8') : '';
     if (/\bmemory\b/.test(controllers) && writable(base)) {
-      return { host: { version: 'v2', memoryBase: base, cpuBase: null }, reason: 'cgroup v2 with the memory controller is writable' };
+      const cpusetBase = /\bcpuset\b/.test(controllers) ? base : null;
+      return { host: { version: 'v2', memoryBase: base, cpuBase: null, cpusetBase }, reason: 'cgroup v2 with the memory controller is writable' };
     }
   }
   return {

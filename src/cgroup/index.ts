@@ -4,3 +4,4 @@ export type { CgroupHost, CgroupVersion, DetectOptions } from './host.js';
 export { Cgroup, CgroupReadError, parseFlatKeyed, removeIfEmpty, removeTree } from './cgroup.js';
 export type { MemoryReading } from './cgroup.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
+export { cpusAllowed, cpusetOf, createCpuset, effectiveCpus, formatCpuList, isCpusetDir, moveToCpuset, parseCpuList } from './cpuset.js';

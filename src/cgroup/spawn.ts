@@ -8,6 +8,7 @@ export function procsFiles(cgroup: Cgroup): string[] {
   const files = [join(cgroup.path, 'cgroup.procs')];
   if (cgroup.cpuPath) files.push(join(cgroup.cpuPath, 'cgroup.procs'));
   if (cgroup.freezerPath) files.push(join(cgroup.freezerPath, 'cgroup.procs'));
+  if (cgroup.cpusetPath) files.push(join(cgroup.cpusetPath, 'cgroup.procs'));
   return files;
 }
 

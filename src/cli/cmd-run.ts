@@ -21,6 +21,7 @@ interface RunArgs {
   context?: string;
   duration?: string;
   repetitions?: number;
+  agentCpus?: string;
   report: boolean;
   baseline?: string;
   tolerance?: string[];
@@ -52,6 +53,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
+      .option('agent-cpus', { type: 'string', describe: `${overrideKeys.isolation.description}; the runner and pods get the other CPUs (sets the scenario's isolation). Default: the scenario's isolation, none` })
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
       .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
       .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
@@ -61,6 +63,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
+      .example('$0 run scenarios/seed-128mi-4x100.yaml --agent-cpus 1 --duration 20s', 'The agent alone on CPU 1, everything else on the other CPUs')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
   handler: async (args) => {
@@ -76,7 +79,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
         return undefined;
       }
     };
-    const overrides = collect(() => parseOverrides({ duration: args.duration, repetitions: args.repetitions })) ?? {};
+    const overrides = collect(() => parseOverrides({ duration: args.duration, repetitions: args.repetitions, isolation: args.agentCpus === undefined ? undefined : { agentCpus: args.agentCpus } })) ?? {};
     if (args.variants !== undefined && args.placements !== undefined) problems.push('--variants and --placements are the same flag: give one');
     const subset = (args.variants ?? args.placements)?.split(',').map((p) => p.trim()).filter(Boolean);
     if (subset && !subset.length) problems.push('--variants must name at least one variant, got an empty list');

@@ -176,6 +176,18 @@ export interface VariantResult {
   error?: string;
 }
 
+/** CPU isolation of the agent (scenario `isolation`): what was asked, and whether it was applied. */
+export interface IsolationRecord {
+  mode: 'cpuset';
+  /** CPUs the agent runs on alone, kernel list form ("1"). */
+  agentCpus: string;
+  /** CPUs of the runner, pods and workers. */
+  otherCpus: string;
+  applied: boolean;
+  /** What was done, or "not applied: <why>". */
+  detail: string;
+}
+
 export interface RunEnvironment {
   cgroupVersion: 'v1' | 'v2' | null;
   /** 'cgroup-oom': real kernel OOM kills in a memory cgroup; 'emulated-oom': RSS watchdog SIGKILL. */
@@ -184,6 +196,8 @@ export interface RunEnvironment {
   podFidelity: 'cgroup-pods' | 'uid-only';
   /** How the agent's CPU share is set: 'cpu-weight' (cgroup) or 'nice' or 'none'. */
   cpuShare: string;
+  /** Present when the scenario asked for CPU isolation. */
+  isolation?: IsolationRecord;
   nodeVersion: string;
   platform: string;
   cpus: number;

@@ -22,7 +22,8 @@ export function loadBundles(client: LoadClient): Promise<LoadBundles> {
   if (!p) {
     // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
     // worker PSS 17.4 → 15.4 MiB).
-    p = Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true }), bundleEntry(WORKER_ENTRIES[client], { minify: true })]).then(
+    // CommonJS: each of hundreds of processes skips initialising node's ESM loader at start-up.
+    p = Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: 'cjs' }), bundleEntry(WORKER_ENTRIES[client], { minify: true, format: 'cjs' })]).then(
       ([pod, worker]) => ({ pod, worker }),
       (err: unknown) => {
         cached.delete(client);

@@ -11,7 +11,7 @@ export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';
 export type { LoadPod, PodHost } from './pod-host.js';
 export type { PodTotals } from './aggregator.js';
-export { readPssAndPrivate, samplePss } from './memory.js';
+export { readCpuSeconds, readPssAndPrivate, samplePss } from './memory.js';
 // For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
 export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';

@@ -1,6 +1,7 @@
 // Real memory of worker processes: PSS from /proc/<pid>/smaps_rollup, which charges shared pages
 // (the node binary, shared libraries) by the share, unlike VmRSS which charges them in full.
 import { readFile } from 'node:fs/promises';
+import { statCpuSeconds } from '../util/procfs-stat.js';
 
 /** PSS and private (USS: Private_Clean + Private_Dirty) bytes, or null when the process is gone. */
 export async function readPssAndPrivate(pid: number): Promise<{ pss: number; private: number } | null> {
@@ -38,3 +39,12 @@ export async function samplePss(pids: readonly number[]): Promise<MemoryStats | 
   return { median: medianOf(values), max: values[values.length - 1]!, samples: values.length, privateMedian: medianOf(read.map((r) => r.private).sort((a, b) => a - b)) };
 }
 
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; null when gone. */
+export async function readCpuSeconds(pid: number): Promise<number | null> {
+  try {
+    return statCpuSeconds(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return null;
+  }
+}

@@ -3,6 +3,7 @@
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 // Bystander pods, when asked for, run beside the storm with their own options and are counted apart.
 // While it runs the storm can grow: a wave of extra pods (a burst fault) joins and leaves on command.
+import { availableParallelism } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import { ConfigError, RunError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
@@ -73,9 +74,14 @@ const END_GRACE_MS = 3000;
 // After a stop (abort, maxCalls): how long pods get to ship their last data.
 const STOP_WAIT_MS = 3000;
 
-/** Start timeout per pod: forking hundreds of node processes on two cores takes a while. */
-export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number): number {
-  return 30_000 + 150 * Math.max(workersPerPod, totalWorkers);
+/**
+ * Start timeout per pod: forking hundreds of node processes takes a while. Each worker's start-up
+ * costs ~170 ms of CPU here (bench/workers.ts), spread over the CPUs this process may use: with the
+ * agent isolated on a CPU of its own, the pods get the others only (cpus = availableParallelism(),
+ * which follows the cpuset), so 1200 workers on one CPU get twice the time they get on two.
+ */
+export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number, cpus = availableParallelism()): number {
+  return 30_000 + Math.ceil((300 * Math.max(workersPerPod, totalWorkers)) / Math.max(1, cpus));
 }
 
 function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {

@@ -117,7 +117,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   }
 
   const { host } = detectCgroupHost();
-  const bases = host ? [host.memoryBase, host.cpuBase, host.freezerBase ?? null].filter((b): b is string => b !== null) : [];
+  const bases = host ? [host.memoryBase, host.cpuBase, host.freezerBase ?? null, host.cpusetBase ?? null].filter((b): b is string => b !== null) : [];
   const deadRuns = new Set<string>();
   for (const base of bases) {
     const root = join(base, 'attestorm');

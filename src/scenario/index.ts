@@ -37,3 +37,5 @@ export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-drive
 export { comparisonTable } from './summary-table.js';
 export { Progress } from './progress.js';
 export { defaultRunDir, writeResults, linkLatest, variantDirName } from './run-folder.js';
+export { planIsolation, isolateRunner } from './cpu-isolation.js';
+export type { CpusetPlan } from './cpu-isolation.js';

@@ -41,7 +41,8 @@ export function parseOverrides(input: Record<string, unknown>): Overrides {
   const clean = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   const result = overridesSchema.safeParse(clean);
   if (!result.success) {
-    throw new ConfigError(scenarioProblems(result.error, clean, '').map((p) => `--${p}`));
+    // isolation comes from --agent-cpus: name the flag the user typed.
+    throw new ConfigError(scenarioProblems(result.error, clean, '').map((p) => `--${p.replace(/^isolation\.agentCpus/, 'agent-cpus')}`));
   }
   // Keep the flag values as written (e.g. "30s") so the scenario parse applies the same units.
   return clean as Overrides;

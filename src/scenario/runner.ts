@@ -14,6 +14,7 @@ import { newRunId, tempRoot } from '../sandbox/index.js';
 import { modeledCosts, setReferenceAgentBundle } from '../target/index.js';
 import { bundleEntry, formatMiB, onCleanup, onInterrupt, PROJECT_ROOT } from '../util/index.js';
 import { aggregateVariant, type RepMeasurement } from './aggregate.js';
+import { isolateRunner, planIsolation } from './cpu-isolation.js';
 import { describeEnvironment } from './environment.js';
 import { applyExpectations } from './expectations.js';
 import type { LoadedScenario } from './load-scenario.js';
@@ -103,6 +104,8 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
 
   const inCluster = opts.runRepetition !== undefined;
   const { host, reason: cgroupReason } = onlyExternal || inCluster ? { host: null, reason: inCluster ? 'variants run in a cluster' : 'external agents only' } : detectCgroupHost();
+  // Refused here, before anything starts, when the machine lacks the CPUs asked for.
+  const isolation = planIsolation(s, host, inCluster ? 'variants run in a cluster' : null);
   if (s.variants.some((v) => v.agent.kind === 'reference')) setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
   const runId = newRunId(s.name.slice(0, 20));
   const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
@@ -121,6 +124,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       // Filled from the first sandbox; the sandbox decides whether pods get real cgroups.
       podFidelity: host ? 'cgroup-pods' : 'uid-only',
       cpuShare: cpuModes.join(', ') || 'none',
+      ...(isolation.record ? { isolation: isolation.record } : {}),
     }),
     runner: currentRunner(),
     platform: opts.platform ?? { name: 'local' },
@@ -135,7 +139,21 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   };
   if (!host && !onlyExternal && !inCluster) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
   for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
+  if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
   writeResults(runDir, results);
+
+  // From here on the runner (and every pod it forks) stays off the agent's CPUs.
+  let unisolate: () => void = () => {};
+  if (isolation.plan && host) {
+    try {
+      unisolate = isolateRunner(host, runId, isolation.plan);
+    } catch (err) {
+      results.environment.isolation = { ...isolation.record!, applied: false, detail: `not applied: cannot create or join the runner's cpuset: ${(err as Error).message}` };
+      process.stderr.write(`attestorm: CPU isolation ${results.environment.isolation.detail}\n`);
+      isolation.plan = null;
+      writeResults(runDir, results);
+    }
+  }
 
   const abort = new AbortController();
   let interrupted = false;
@@ -177,6 +195,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
           runId,
           rep,
           host,
+          ...(isolation.plan ? { agentCpus: isolation.plan.agentCpus } : {}),
           load: opts.load,
           signal: abort.signal,
           onSample: (line) => progress.onSample(line),
@@ -198,7 +217,12 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   } finally {
     progress.stop();
     offInterrupt();
-    for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase]) {
+    try {
+      unisolate();
+    } catch (err) {
+      process.stderr.write(`attestorm: cannot move the runner back to its own cpuset: ${(err as Error).message}\n`);
+    }
+    for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase, host?.cpusetBase]) {
       if (!base) continue;
       await removeTree(join(base, 'attestorm', runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
       // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.

@@ -363,6 +363,22 @@ const expectSchema = z
   })
   .describe('Thresholds for one variant; any failure makes `attestorm run` exit 1');
 
+/** A kernel CPU list ("1", "0-1", "0,2-3"). */
+const zCpuList = z.string().regex(/^\s*\d+(-\d+)?(\s*,\s*\d+(-\d+)?)*\s*$/, 'must be a CPU list like "1", "0-1" or "0,2-3"');
+
+export const isolationSchema = z
+  .strictObject({
+    agentCpus: zCpuList.describe(
+      'CPUs the agent runs on alone (cpuset cgroup of its own), e.g. "1". Reference agents only; the machine must have them, checked before anything starts',
+    ),
+    otherCpus: zCpuList
+      .optional()
+      .describe('CPUs of everything else the run starts (pods, workers, the kubelet emulator and the runner itself); default: every CPU of the machine not in agentCpus. Must not overlap agentCpus'),
+  })
+  .describe(
+    'CPU isolation with cpuset cgroups (v1 cpuset hierarchy, or v2 with the cpuset controller): the agent alone on agentCpus, the runner and every pod on otherCpus. Recorded in results.json environment.isolation, with the reason when it could not be applied (no writable cpuset hierarchy); off unless set',
+  );
+
 const legacyTargetSchema = z
   .strictObject({
     socket: z.string().min(1),
@@ -392,6 +408,7 @@ const scenarioShape = {
       .describe('Shorthand for variants: reference agents named after their placements; default all three (or "external" with a target)'),
     load: loadSchema.default(loadSchema.parse({})),
     expect: z.record(variantNameSchema, expectSchema).default({}).describe('Expectations per variant name'),
+    isolation: isolationSchema.optional(),
     faults: faultsSchema.default([]).describe('Chaos: faults applied during the load phase, `at` counted from the moment the calls start'),
     failOnInconclusive: z
       .boolean()
@@ -484,6 +501,12 @@ export const scenarioSchema = z
       }
       for (const i of bystanderExpectIssues(e, s.load.bystanders !== undefined)) ctx.addIssue({ code: 'custom', path: ['expect', name, i.key], message: i.message });
     }
+    if (s.isolation) {
+      for (const [i, v] of variantInputs(s).list.entries()) {
+        const kind = v.agent.kind ?? s.agent.kind ?? 'reference';
+        if (kind !== 'reference') ctx.addIssue({ code: 'custom', path: ['isolation'], message: `pins reference agents only; variant ${i} ("${v.name}") is a ${kind} agent` });
+      }
+    }
     if (s.warmup >= 10 * 60_000) ctx.addIssue({ code: 'custom', path: ['warmup'], message: `must be under 10m, got ${s.warmup}ms` });
   })
   .transform((s, ctx) => {
@@ -555,10 +578,13 @@ export function selectVariants(s: Scenario, names: string[]): { scenario: Scenar
 export const overrideKeys = {
   duration: { schema: scenarioShape.duration.unwrap().optional(), description: scenarioShape.duration.description ?? '' },
   repetitions: { schema: scenarioShape.repetitions.unwrap().optional(), description: scenarioShape.repetitions.description ?? '' },
+  /** --agent-cpus sets isolation to { agentCpus } (replacing the file's isolation block). */
+  isolation: { schema: isolationSchema.optional(), description: isolationSchema.shape.agentCpus.description ?? '' },
 } as const;
 
 export const overridesSchema = z.strictObject({
   duration: overrideKeys.duration.schema,
   repetitions: overrideKeys.repetitions.schema,
+  isolation: overrideKeys.isolation.schema,
 });
 export type Overrides = z.output<typeof overridesSchema>;

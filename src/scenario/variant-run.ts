@@ -25,6 +25,8 @@ export interface VariantRunContext {
   runId: string;
   rep: number;
   host: CgroupHost | null;
+  /** Scenario isolation in force: the agent's cgroup is pinned to these CPUs (the runner already is off them). */
+  agentCpus?: string;
   load: LoadDriver;
   signal: AbortSignal;
   /** Live view for the progress display. */
@@ -166,6 +168,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
     tmpDir: r.tmpDir,
     runId: ctx.runId,
     host: ctx.host,
+    ...(ctx.agentCpus !== undefined ? { agentCpus: ctx.agentCpus } : {}),
     sandbox,
     signal: ctx.signal,
     event: (type, detail) => timeline.event(type, detail),

@@ -41,7 +41,12 @@ export function referenceLauncher(bundle: string, configFile: string): AgentLaun
 export function agentCgroupFor(ctx: TargetContext, limitBytes: number, cpu: ReferenceAgentSettings['cpu']): Cgroup | null {
   if (!ctx.host) return null;
   const faults = ctx.faultControls === true;
-  const cg = Cgroup.create(ctx.host, `attestorm/${ctx.runId}/agent-${ctx.variant}-r${ctx.rep}`, { cpu: cpu.mode === 'cgroup' || faults, freezer: faults });
+  const cg = Cgroup.create(ctx.host, `attestorm/${ctx.runId}/agent-${ctx.variant}-r${ctx.rep}`, {
+    cpu: cpu.mode === 'cgroup' || faults,
+    freezer: faults,
+    ...(ctx.agentCpus !== undefined ? { cpus: ctx.agentCpus } : {}),
+  });
+  if (ctx.agentCpus !== undefined) ctx.event('note', `agent pinned to CPUs ${ctx.agentCpus} (cpuset)`);
   const { swapLimited } = cg.setMemoryLimit(limitBytes);
   if (!swapLimited) ctx.event('note', 'swap is not limited for the agent cgroup (no swap accounting): it could swap instead of being OOM-killed');
   if (cpu.mode === 'cgroup') {

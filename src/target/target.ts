@@ -19,6 +19,8 @@ export interface TargetContext {
   runId: string;
   /** null: no writable memory cgroup (OOM kills are emulated by an RSS watchdog). */
   host: CgroupHost | null;
+  /** Pin the agent's cgroup to these CPUs (scenario isolation); reference agents only. */
+  agentCpus?: string;
   sandbox: Sandbox;
   signal: AbortSignal;
   /** Writes an event line on the repetition's timeline. */

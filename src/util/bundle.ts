@@ -28,15 +28,18 @@ function findProjectRoot(): string {
 
 /**
  * Bundles a TypeScript entry (absolute path or relative to the project root) into
- * node_modules/.cache/attestorm/<name>-<hash>.mjs and returns that path. The hash covers the
- * entry path and the newest source mtime, so edits rebuild and repeated runs reuse the file.
+ * node_modules/.cache/attestorm/<name>-<hash>.mjs (.cjs with format 'cjs') and returns that path.
+ * The hash covers the entry path and the newest source mtime, so edits rebuild and repeated runs
+ * reuse the file. 'cjs' is for entries started hundreds of times (load workers): node starts a
+ * CommonJS file without initialising its ESM loader, measured 10–20 ms less CPU per process here.
  */
-export async function bundleEntry(entry: string, opts: { minify?: boolean } = {}): Promise<string> {
+export async function bundleEntry(entry: string, opts: { minify?: boolean; format?: 'esm' | 'cjs' } = {}): Promise<string> {
+  const cjs = opts.format === 'cjs';
   const abs = entry.startsWith('/') ? entry : join(PROJECT_ROOT, entry);
   const srcStamp = newestSourceMtime(join(PROJECT_ROOT, 'src'));
-  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).update(opts.minify ? 'min' : '').digest('hex').slice(0, 12);
+  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).update(opts.minify ? 'min' : '').update(cjs ? 'cjs' : '').digest('hex').slice(0, 12);
   const name = relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
   const outDir = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
-  const out = join(outDir, `${name}-${hash}.mjs`);
-  return bundleOnce({ entry: abs, out, prefix: `${name}-`, external: NATIVE_EXTERNAL, minify: opts.minify ?? false });
+  const out = join(outDir, `${name}-${hash}.${cjs ? 'cjs' : 'mjs'}`);
+  return bundleOnce({ entry: abs, out, prefix: `${name}-`, external: NATIVE_EXTERNAL, minify: opts.minify ?? false, format: cjs ? 'cjs' : 'esm' });
 }

@@ -22,7 +22,7 @@ export function newestSourceMtime(dir) {
  * Builds entry into out unless out exists, then drops older builds whose names start with prefix
  * (only those an hour old: a concurrent run of another checkout may still be starting from one).
  */
-export async function bundleOnce({ entry, out, prefix, external, minify = false }) {
+export async function bundleOnce({ entry, out, prefix, external, minify = false, format = 'esm' }) {
   if (existsSync(out)) return out;
   mkdirSync(dirname(out), { recursive: true });
   // Built under a private name and renamed into place: concurrent runs never read half a file.
@@ -33,14 +33,14 @@ export async function bundleOnce({ entry, out, prefix, external, minify = false 
     outfile: tmp,
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format,
     target: 'node20',
     external,
     logLevel: 'error',
     // Minified source is what V8 keeps in every process's heap: ~2 MiB less per load worker.
     minify,
-    // CommonJS dependencies call require(); give the ESM bundle one.
-    banner: { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
+    // CommonJS dependencies call require(); give an ESM bundle one.
+    banner: format === 'cjs' ? {} : { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
   });
   renameSync(tmp, out);
   const dir = dirname(out);

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { createRateLimiter } from '../../src/agent/limiter.js';
+import { describe, expect, it, vi } from 'vitest';
+import { coarseClock, createRateLimiter } from '../../src/agent/limiter.js';
 import type { LimitMethodKey } from '../../src/agent/types.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -153,5 +153,55 @@ describe('createRateLimiter', () => {
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: -1 }))).toThrow(ConfigError);
     expect(() => createRateLimiter(limits({ fetch_jwt_svid: 1.5 }))).toThrow(/rateLimit\.limits\.fetch_jwt_svid must be a non-negative integer/);
     expect(() => createRateLimiter(limits({}), { gcIntervalMs: 0 })).toThrow(/rateLimit\.gcInterval must be a positive duration/);
+  });
+  it('rejects a clock tick under 1 ms', () => {
+    expect(() => createRateLimiter(limits({}), { clockTickMs: 0.5 })).toThrow(/rateLimit\.clockTick must be at least 1 ms/);
+  });
+});
+
+describe('the default (coarse) clock', () => {
+  it('reads the clock on every call while calls are few, and runs no timer', () => {
+    const spy = vi.spyOn(performance, 'now');
+    try {
+      const clock = coarseClock(1000, 32);
+      for (let i = 0; i < 31; i++) clock.now();
+      expect(spy.mock.calls.length).toBe(31);
+      expect(clock.ticking()).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('while busy, reads between ticks cost no clock call, the reading moves on, and the timer stops when calls thin out', async () => {
+    const spy = vi.spyOn(performance, 'now');
+    try {
+      const clock = coarseClock(2, 32);
+      for (let i = 0; i < 32; i++) clock.now();
+      expect(clock.ticking()).toBe(true);
+      const first = clock.now();
+      const calls = spy.mock.calls.length;
+      for (let i = 0; i < 1000; i++) expect(clock.now()).toBe(first);
+      expect(spy.mock.calls.length).toBe(calls); // served from the timer's reading
+      // Busy enough to keep the timer (32 reads per wait), until the reading has moved on.
+      await vi.waitFor(
+        () => {
+          for (let i = 0; i < 32; i++) clock.now();
+          expect(clock.now()).toBeGreaterThan(first);
+        },
+        { timeout: 5000, interval: 1 },
+      );
+      // No reads: the next tick sees too few and stops the timer.
+      await vi.waitFor(() => expect(clock.ticking()).toBe(false), { timeout: 5000, interval: 5 });
+      expect(clock.now()).toBeGreaterThan(first);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('a limiter on the default clock refills a drained bucket', async () => {
+    const rl = createRateLimiter(limits({ fetch_jwt_svid: 5 }));
+    expect(takeAll(() => rl.allow('fetch_jwt_svid', 'k'))).toBe(5);
+    expect(rl.allow('fetch_jwt_svid', 'k')).toBe(false);
+    await vi.waitFor(() => expect(rl.allow('fetch_jwt_svid', 'k')).toBe(true), { timeout: 5000, interval: 20 });
   });
 });

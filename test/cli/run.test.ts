@@ -55,6 +55,15 @@ describe('attestorm run: invalid input', () => {
     expect(r.stderr).toContain('--variants: "sideways" is not a variant of quick (it has pre-attestation, post-attestation, disabled, disabled-unbounded)');
   });
 
+  it('--agent-cpus: a malformed list, and CPUs this machine lacks, exit 2 before anything starts', () => {
+    expect(run(['scenarios/quick.yaml', '--agent-cpus', 'one'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--agent-cpus must be a CPU list like "1", "0-1" or "0,2-3", got "one"') });
+    const out = join(dir, 'iso-out');
+    const r = run(['scenarios/quick.yaml', '--agent-cpus', '4095', '--out', out]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/isolation\.agentCpus asks for CPU 4095, but this machine offers CPUs \d/);
+    expect(existsSync(out)).toBe(false);
+  });
+
   it('rejects a missing file and YAML that is not a mapping', () => {
     expect(run([join(dir, 'nope.yaml')])).toMatchObject({ code: 2 });
     const list = join(dir, 'list.yaml');

@@ -105,7 +105,7 @@ describe('load generator against a counting server', () => {
         onAccept: (socket) => {
           const { pid } = peerCred(socket);
           try {
-            bundles.add(/load-worker-worker-main-[a-z0-9-]+?(?=-[0-9a-f]{12}\.mjs)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[0] ?? 'unknown');
+            bundles.add(/load-worker-worker-main-[a-z0-9-]+?(?=-[0-9a-f]{12}\.[cm]js)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[0] ?? 'unknown');
           } catch {
             bundles.add('gone');
           }
