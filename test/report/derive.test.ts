@@ -191,6 +191,21 @@ describe('deltas between runs', () => {
   });
 });
 
+describe('summary.md', () => {
+  it('spells out modeled costs and behaviours per variant as JSON, not [object Object]', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'costs' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    results.scenario.modeledCosts = { 'pre-attestation': { cancelAbandoned: false, podListWorkingSet: '22Mi' } };
+    await writeFile(file, JSON.stringify(results));
+    const out = path.join(parent, 'costs-out');
+    await renderReports(dir, { outDir: out, formats: ['md'] });
+    const md = await readFile(path.join(out, 'summary.md'), 'utf8');
+    expect(md).toContain('`pre-attestation={"cancelAbandoned":false,"podListWorkingSet":"22Mi"}`');
+    expect(md).not.toContain('[object Object]');
+  });
+});
+
 describe('reading run folders', () => {
   it('tolerates a truncated last NDJSON line of an interrupted run', async () => {
     const dir = await writeFixtureRun({ parent, name: 'truncated', truncateLastLine: true });
