@@ -9,6 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { probeAgentOnce } from '../fault/index.js';
 import { waitForSvid } from './svid-probe.js';
+import { jsonSender, podRequestPath } from './pod-http.js';
 import { loadBundles, PodHandle, validateLoadOptions, WORKER_ENV, WORKER_EXEC_ARGV, podStartTimeoutMs, type IntervalData, type LoadOptions, type PodConfig } from '../load/index.js';
 
 export interface GeneratorOptions {
@@ -104,11 +105,8 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   });
 
   const server: Server = createServer((req, res) => {
-    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!).replace(/^\/+/, '');
-    const send = (code: number, body: unknown) => {
-      res.writeHead(code, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
+    const path = podRequestPath(req);
+    const send = jsonSender(res);
     let m: RegExpExecArray | null;
     if (req.method === 'GET' && path === 'ready') return send(isReady() ? 200 : 503, final());
     if (req.method === 'GET' && path === 'final') return send(200, final());

@@ -6,6 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeCgroupReader } from './node-cgroup-reader.js';
+import { jsonSender, podRequestPath } from './pod-http.js';
 
 export interface MemoryReading {
   /** Index of the reading (pull from here). */
@@ -58,11 +59,8 @@ export async function startMemorySampler(opts: MemorySamplerOptions): Promise<Ru
   }, opts.intervalMs ?? 100);
 
   const server: Server = createServer((req, res) => {
-    const path = decodeURIComponent((req.url ?? '/').split('?')[0]!).replace(/^\/+/, '');
-    const send = (code: number, body: unknown) => {
-      res.writeHead(code, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
+    const path = podRequestPath(req);
+    const send = jsonSender(res);
     let m: RegExpExecArray | null;
     if (req.method === 'GET' && path === 'ready') return send(200, { flavour: reader.flavour, target: reader.target });
     if (req.method === 'POST' && (m = /^target-([0-9a-f-]{36})-(?:[a-z0-9-]+:)?([0-9a-f]{64})$/.exec(path))) {
