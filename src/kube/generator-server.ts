@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { probeAgentOnce } from '../fault/index.js';
 import { waitForSvid } from './svid-probe.js';
 import { jsonSender, podRequestPath } from './pod-http.js';
-import { loadBundles, PodHandle, validateLoadOptions, WORKER_ENV, WORKER_EXEC_ARGV, podStartTimeoutMs, type IntervalData, type LoadOptions, type PodConfig } from '../load/index.js';
+import { loadBundles, PodHandle, podConfigFor, validateLoadOptions, podStartTimeoutMs, type IntervalData, type LoadOptions } from '../load/index.js';
 
 export interface GeneratorOptions {
   load: Omit<LoadOptions, 'pods' | 'durationMs' | 'maxCalls'>;
@@ -51,24 +51,8 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   const load = validateLoadOptions({ ...opts.load, pods: 1, durationMs: 100 });
   const bundles = await loadBundles(load.client);
   const startTimeoutMs = podStartTimeoutMs(load.workersPerPod, load.workersPerPod);
-  const podConfig: PodConfig = {
-    worker: {
-      socket: load.socket,
-      client: load.client,
-      connection: load.connection,
-      rate: load.rate ?? null,
-      deadlineMs: load.deadlineMs,
-      retry: load.retry,
-      methods: Object.entries(load.methods).filter(([, w]) => (w ?? 0) > 0) as PodConfig['worker']['methods'],
-      audience: load.audience,
-      maxCalls: null,
-    },
-    workers: load.workersPerPod,
-    workerBundle: bundles.worker,
-    startTimeoutMs,
-    workerExecArgv: WORKER_EXEC_ARGV,
-    workerEnv: { ...WORKER_ENV },
-  };
+  // Bounded by time alone: the runner releases and ends the load.
+  const podConfig = podConfigFor(load, bundles.worker, startTimeoutMs, null);
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
   const seconds: IntervalData[] = [];
   const child = spawn(process.execPath, [bundles.pod, JSON.stringify(podConfig)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });

@@ -1,5 +1,5 @@
 // The forking-worker load generator: N pods × M worker processes against any Workload API socket.
-export { runLoad, podStartTimeoutMs } from './run-load.js';
+export { runLoad, podStartTimeoutMs, podConfigFor } from './run-load.js';
 export type { LoadSummary, LoadEnv } from './run-load.js';
 // Burst faults: a wave of extra storm pods while the load runs, and the storm's live size per second.
 export { waveSizes } from './storm-wave.js';

@@ -305,10 +305,12 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   }
 }
 
-/** What each storm pod and each bystander pod is told to run. */
-function podConfigs(opts: ResolvedLoadOptions, bundles: { worker: string }, startTimeoutMs: number): { podConfig: PodConfig; bystanderConfig: PodConfig | null } {
-  const bys = opts.bystanders ?? null;
-  const podConfig: PodConfig = {
+/**
+ * What a storm pod is told to run: its workers' call loop from the load options. Local pods and
+ * kind's generator pods both start from it; maxCalls bounds each worker (null: time alone).
+ */
+export function podConfigFor(opts: ResolvedLoadOptions, workerBundle: string, startTimeoutMs: number, maxCalls: number | null): PodConfig {
+  return {
     worker: {
       socket: opts.socket,
       client: opts.client,
@@ -318,14 +320,20 @@ function podConfigs(opts: ResolvedLoadOptions, bundles: { worker: string }, star
       retry: opts.retry,
       methods: Object.entries(opts.methods).filter(([, w]) => (w ?? 0) > 0) as Array<[LoadMethod, number]>,
       audience: opts.audience,
-      maxCalls: perWorkerMaxCalls(opts),
+      maxCalls,
     },
     workers: opts.workersPerPod,
-    workerBundle: bundles.worker,
+    workerBundle,
     startTimeoutMs,
     workerExecArgv: WORKER_EXEC_ARGV,
     workerEnv: { ...WORKER_ENV },
   };
+}
+
+/** What each storm pod and each bystander pod is told to run. */
+function podConfigs(opts: ResolvedLoadOptions, bundles: { worker: string }, startTimeoutMs: number): { podConfig: PodConfig; bystanderConfig: PodConfig | null } {
+  const bys = opts.bystanders ?? null;
+  const podConfig = podConfigFor(opts, bundles.worker, startTimeoutMs, perWorkerMaxCalls(opts));
   // Bystanders: a slow open loop on one method, bounded by time alone, on the storm's client.
   const bystanderConfig: PodConfig | null = bys && {
     ...podConfig,
