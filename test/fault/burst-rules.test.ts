@@ -6,16 +6,9 @@ import { ConfigError } from '../../src/errors.js';
 import { burstProblems, parseFaults } from '../../src/fault/index.js';
 import { LiveStorm, MAX_WORKERS_TOTAL, waveSizes } from '../../src/load/index.js';
 import { parseScenario, validateFaults } from '../../src/scenario/index.js';
+import { configProblems } from '../support/config-problems.js';
 
-function problems(input: unknown): string[] {
-  try {
-    parseFaults(input);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (input: unknown): string[] => configProblems(() => parseFaults(input));
 
 const scenario = (faults: unknown[], load: Record<string, unknown> = { pods: 2, workersPerPod: 4 }) =>
   parseScenario({ name: 'b', duration: '10s', placements: ['pre-attestation'], load, faults }).scenario;

@@ -4,18 +4,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
 import { builtinCapabilities, externalCapabilities, faultProblems, faultScheduleProblems, parseFaults, type Fault } from '../../src/fault/index.js';
+import { configProblems } from '../support/config-problems.js';
 
-function problems(input: unknown): string[] {
-  try {
-    parseFaults(input);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (input: unknown): string[] => configProblems(() => parseFaults(input));
 
 const MiB = 2 ** 20;
 

@@ -5,16 +5,9 @@ import { loadOptionsSchema, parseMethodMix, validateLoadOptions } from '../../sr
 import { backoffDelayMs, classify, makePicker } from '../../src/load/worker/policy.js';
 import { METHOD_PATHS, decodeFirstJwtSvid, encodeJwtSvidRequest, encodeValidateRequest } from '../../src/load/worker/wire.js';
 import { workloadService } from '../../src/proto/index.js';
+import { configProblems } from '../support/config-problems.js';
 
-function problems(input: unknown): string[] {
-  try {
-    validateLoadOptions(input);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (input: unknown): string[] => configProblems(() => validateLoadOptions(input));
 
 describe('validateLoadOptions', () => {
   it('fills defaults', () => {
