@@ -1,6 +1,6 @@
 // The namespace of one variant run and the shared socket directory every pod mounts.
 import { labels } from './names.js';
-import { meta, type KubeObject, type RenderContext } from './objects.js';
+import { meta, PROJECT_CLI, type KubeObject, type RenderContext } from './objects.js';
 import { SOCKET_DIR } from './variant.js';
 
 export function baseLabels(ctx: RenderContext, extra: Record<string, string> = {}): Record<string, string> {
@@ -47,4 +47,20 @@ export function clusterRoleFor(ctx: RenderContext, name: string, sa: string, rul
       subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ctx.namespace }],
     },
   ];
+}
+
+/**
+ * A container of attestorm's own image running one CLI subcommand with an HTTP port the runner
+ * reads through the pod proxy, ready once `/ready` answers (generator and memory-sampler pods).
+ */
+export function projectContainer(ctx: RenderContext, c: { name: string; args: string[]; portName: string; port: number }): Record<string, unknown> {
+  return {
+    name: c.name,
+    image: ctx.images.project,
+    imagePullPolicy: 'IfNotPresent',
+    command: ['node', PROJECT_CLI],
+    args: c.args,
+    ports: [{ name: c.portName, containerPort: c.port }],
+    readinessProbe: { httpGet: { path: '/ready', port: c.port }, periodSeconds: 1 },
+  };
 }

@@ -4,8 +4,8 @@
 // release them together through the pod proxy; each serves its per-second counts and a final dump
 // on GENERATOR_PORT.
 import { bystanderPodName, generatorPodName, type Role } from './names.js';
-import { GENERATOR_PORT, meta, PROJECT_CLI, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
-import { baseLabels, nodePlacement, serviceAccount, socketMount, socketVolume } from './render-base.js';
+import { GENERATOR_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
+import { baseLabels, nodePlacement, projectContainer, serviceAccount, socketMount, socketVolume } from './render-base.js';
 import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
 
 export const GENERATOR_SA = 'generator';
@@ -54,14 +54,8 @@ export function loadPod(ctx: RenderContext, role: Extract<Role, 'generator' | 'b
       securityContext: { runAsUser: uid, runAsGroup: PROJECT_UID, runAsNonRoot: true },
       containers: [
         {
-          name: 'generator',
-          image: ctx.images.project,
-          imagePullPolicy: 'IfNotPresent',
-          command: ['node', PROJECT_CLI],
-          args: bystander ? bystanderArgv(ctx)! : generatorArgv(ctx),
-          ports: [{ name: 'stats', containerPort: GENERATOR_PORT }],
           // Ready once every worker has forked and waits for the release.
-          readinessProbe: { httpGet: { path: '/ready', port: GENERATOR_PORT }, periodSeconds: 1 },
+          ...projectContainer(ctx, { name: 'generator', args: bystander ? bystanderArgv(ctx)! : generatorArgv(ctx), portName: 'stats', port: GENERATOR_PORT }),
           securityContext: { allowPrivilegeEscalation: false },
           volumeMounts: [socketMount(true)],
         },

@@ -3,8 +3,8 @@
 // memory-sampler`, on the agent's node (pod affinity to the agent pod), with the node's
 // /sys/fs/cgroup as a read-only hostPath. It needs no privileges inside: cgroup files are
 // world-readable; the hostPath makes it a pod for the "privileged" Pod Security level.
-import { HOST_CGROUP_MOUNT, MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT, meta, PROJECT_CLI, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
-import { baseLabels } from './render-base.js';
+import { HOST_CGROUP_MOUNT, MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
+import { baseLabels, projectContainer } from './render-base.js';
 
 export function memorySamplerArgv(): string[] {
   return ['kind', 'memory-sampler', '--cgroup-root', HOST_CGROUP_MOUNT, '--port', String(MEMORY_SAMPLER_PORT)];
@@ -31,13 +31,7 @@ export function renderMemorySampler(ctx: RenderContext): KubeObject[] {
         securityContext: { runAsUser: PROJECT_UID, runAsGroup: PROJECT_UID, runAsNonRoot: true },
         containers: [
           {
-            name: 'sampler',
-            image: ctx.images.project,
-            imagePullPolicy: 'IfNotPresent',
-            command: ['node', PROJECT_CLI],
-            args: memorySamplerArgv(),
-            ports: [{ name: 'readings', containerPort: MEMORY_SAMPLER_PORT }],
-            readinessProbe: { httpGet: { path: '/ready', port: MEMORY_SAMPLER_PORT }, periodSeconds: 1 },
+            ...projectContainer(ctx, { name: 'sampler', args: memorySamplerArgv(), portName: 'readings', port: MEMORY_SAMPLER_PORT }),
             // Its own memory must not be the agent's: small, and in a cgroup of its own.
             resources: { requests: { memory: '64Mi', cpu: '50m' }, limits: { memory: '128Mi' } },
             securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true },
