@@ -12,7 +12,7 @@
 // otherwise keep their defaults (measured: about 60 KiB of agent RSS per idle connection that has
 // made one call); the brief's 32 KiB → 4 KiB read-buffer effect is a Go-agent knob with no exact
 // Node counterpart, since libuv reads into a transient buffer rather than one per connection.
-import { unlinkSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
 import { dirname } from 'node:path';
@@ -164,12 +164,28 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
   await unlink(socketPath).catch(() => {});
 }
 
+/**
+ * The listen backlog: the kernel's somaxconn, as Go's net package (and so SPIRE's agent) uses.
+ * Node's default of 511 made a busy reference agent refuse connections (EAGAIN, seen by clients as
+ * UNAVAILABLE within a millisecond) where SPIRE queues them, which shed a storm's load before any
+ * attestation and hid the memory growth the harness is there to measure.
+ */
+export function listenBacklog(read: () => string = () => readFileSync('/proc/sys/net/core/somaxconn', 'utf8')): number {
+  try {
+    const n = Number.parseInt(read().trim(), 10);
+    if (Number.isSafeInteger(n) && n > 0) return n;
+  } catch {
+    /* no procfs: Node's own default */
+  }
+  return 511;
+}
+
 /** Listens on the Unix socket; errors after the listen are logged, not thrown. */
 async function listenUnix(socketPath: string, accept: (socket: Socket) => void, log: (m: string) => void): Promise<NetServer> {
   const ns = createServer(accept);
   await new Promise<void>((resolve, reject) => {
     ns.once('error', reject);
-    ns.listen(socketPath, () => {
+    ns.listen({ path: socketPath, backlog: listenBacklog() }, () => {
       ns.off('error', reject);
       resolve();
     });
