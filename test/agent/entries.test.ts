@@ -5,19 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { deriveEntries, matchEntries, parseEntries, parseSelector, readEntriesFile } from '../../src/agent/entries.js';
 import type { Selector } from '../../src/agent/types.js';
+import { configProblems } from '../support/config-problems.js';
 
 const TD = 'example.org';
 const sel = (text: string): Selector => parseSelector(text)!;
 
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError, got none');
-}
+const problemsOf = configProblems;
 
 describe('parseSelector', () => {
   it('splits at the first colon only', () => {

@@ -7,9 +7,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendStepSummary, CiSession, collectProvenance, fitMarkdown, renderStepSummary, scenarioHash, STEP_SUMMARY_LIMIT, type BaselineComparison } from '../../src/ci/index.js';
 import { baselineSectionsOf } from '../../src/ci/index.js';
-import { ConfigError, EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/errors.js';
 import { expectation, results, writeRunFolder } from './fixture.js';
 import { findAll, parseXml } from './xml.js';
+import { configProblems } from '../support/config-problems.js';
 
 let tmp: string;
 let baseDir: string;
@@ -24,15 +25,7 @@ afterAll(async () => {
 const quiet = { env: {}, log: () => {} };
 
 describe('CiSession.fromFlags: bad input fails before anything runs', () => {
-  const problemsOf = (fn: () => unknown) => {
-    try {
-      fn();
-    } catch (err) {
-      expect(err).toBeInstanceOf(ConfigError);
-      return (err as ConfigError).problems;
-    }
-    throw new Error('expected a ConfigError');
-  };
+  const problemsOf = configProblems;
 
   it('a missing baseline', () => {
     expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'nope') }, ['quick'], quiet))).toEqual([`--baseline ${path.join(tmp, 'nope')}: no such file or folder`]);

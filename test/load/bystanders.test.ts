@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError } from '../../src/errors.js';
 import {
   bystanderLoadOptions,
   bystanderExpectProblems,
@@ -19,16 +18,9 @@ import {
 import { encodeHistogram, newHistogram } from '../../src/load/histograms.js';
 import { OkGapTracker } from '../../src/load/worker/ok-gap.js';
 import { parseSandboxOptions } from '../../src/sandbox/index.js';
+import { configProblems } from '../support/config-problems.js';
 
-function problems(fn: () => unknown): string[] {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = configProblems;
 
 describe('load.bystanders schema', () => {
   it('fills the defaults of a well-behaved workload', () => {

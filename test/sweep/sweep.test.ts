@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
 import { readScenarioFile } from '../../src/scenario/index.js';
 import { boundaries, parseVary, renderSweepHtml, sweepOrder, numericValue, validateSweep, type SweepPoint, type SweepResult } from '../../src/sweep/index.js';
+import { configProblems } from '../support/config-problems.js';
 
-const problems = (fn: () => unknown): string[] => {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-};
+const problems = configProblems;
 
 const point = (value: string, variant: string, oomKills: number): SweepPoint => ({
   value, numeric: numericValue(value), variant, peakMemoryBytes: 100 * 2 ** 20, peakMinBytes: 100 * 2 ** 20, peakMaxBytes: 100 * 2 ** 20,
