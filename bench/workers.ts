@@ -89,7 +89,7 @@ async function measure(total: number, bundles: { pod: string; worker: string }, 
   try {
     const ready = Array.from({ length: PODS }, (_, i) => {
       const n = Math.floor(total / PODS) + (i < total % PODS ? 1 : 0);
-      const config: PodConfig = { worker: WORKER, workers: n, workerBundle: bundles.worker, startTimeoutMs: START_LIMIT_MS, workerExecArgv: execArgv, workerEnv: { ...WORKER_ENV } };
+      const config: PodConfig = { worker: WORKER, workers: n, workerBundle: bundles.worker, startTimeoutMs: START_LIMIT_MS, workerExecArgv: execArgv, workerEnv: { ...WORKER_ENV }, workerNice: null };
       const pod = fork(bundles.pod, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, NODE_OPTIONS: '' } });
       pods.push(pod);
       return new Promise<number[]>((resolve, reject) => {

@@ -120,6 +120,13 @@ export interface StormRecord {
   generatorCpuShare: number | null;
   /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
   shrank?: string;
+  /**
+   * Calls (storm and bystanders, all repetitions) whose data reached the generator after their
+   * second was emitted: the per-second series counts them in a later second (totals are exact).
+   */
+  lateCalls?: number;
+  /** Set when late calls exceed 1% of all calls, with the numbers: the rate series is bunched. */
+  late?: string;
 }
 
 export interface VariantResult {

@@ -28,6 +28,8 @@ export class LoadAggregator {
   #nextToEmit = 0;
   /** Calls that arrived for an already-emitted second and were counted in a later one. */
   lateCalls = 0;
+  /** The most seconds a late call was moved by (0: none was). */
+  maxLateSeconds = 0;
 
   calls(): number {
     return this.totals.ok + this.totals.rateLimited + this.totals.deadlineExceeded + this.totals.error;
@@ -38,6 +40,7 @@ export class LoadAggregator {
     // totals, at the price of shifting a straggler by a second (counted in lateCalls).
     let second = data.second;
     if (second < this.#nextToEmit) {
+      this.maxLateSeconds = Math.max(this.maxLateSeconds, this.#nextToEmit - second);
       second = this.#nextToEmit;
       this.lateCalls += data.counts.ok + data.counts.rateLimited + data.counts.deadlineExceeded + data.counts.error;
     }

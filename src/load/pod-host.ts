@@ -11,6 +11,11 @@ export interface LoadPod {
   name: string;
   /** Which set the pod belongs to; absent = storm. */
   group?: 'storm' | 'bystanders';
+  /**
+   * True when the pod's processes share a CPU cgroup of their own, so the scheduler weighs them
+   * against the agent and other pods as one group (a sandbox pod with a cpu cgroup, a kind container).
+   */
+  cpuGroup?: boolean;
 }
 
 /** The part of the sandbox the generator uses; the sandbox satisfies it structurally. */

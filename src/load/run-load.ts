@@ -10,7 +10,7 @@ import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
 import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
 import { bystanderRunOf, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
-import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles } from './bundle.js';
+import { WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE, loadBundles } from './bundle.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
@@ -42,6 +42,11 @@ export interface LoadSummary {
   workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
   aborted: boolean;
+  /**
+   * Calls (storm and bystanders) whose data reached the generator after their second had been
+   * emitted, so the series counts them in a later second, and the most seconds one was moved by.
+   */
+  late: { calls: number; maxSeconds: number };
   /**
    * The bystander pods' run, when options.bystanders was given. Everything above is the storm's
    * alone; each LoadSample of the series then carries the bystanders' second as `bystanders`.
@@ -141,7 +146,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     const bystander = pod.group === 'bystanders';
     if (bystander && !bystanderConfig) throw new ConfigError(`pod ${pod.name} is a bystander pod but load.bystanders is not set`);
     const groupAgg = bystander ? bysAgg! : agg;
-    const config = bystander ? bystanderConfig! : workers === undefined ? podConfig : { ...podConfig, workers };
+    const base = bystander ? bystanderConfig! : workers === undefined ? podConfig : { ...podConfig, workers };
+    const config: PodConfig = { ...base, workerNice: pod.cpuGroup ? WORKER_NICE : null };
     const child = host.spawnInPod(pod, process.execPath, [bundles.pod, JSON.stringify(config)], {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -150,8 +156,9 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       pod,
       child,
       startTimeoutMs,
+      // A second's data comes in parts (the pod forwards what its workers shipped so far); only the
+      // pod's progress message says every worker's part of it is in.
       (p, data) => {
-        progressed(data.second);
         groupAgg.add(p, data);
         if (opts.maxCalls !== undefined && agg.calls() >= opts.maxCalls) stopAll();
       },
@@ -280,7 +287,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
 
   for (const s of emitSeconds(Math.max(agg.lastSecond(), bysAgg?.lastSecond() ?? -1))) env.onSecond?.(s);
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
-  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false });
+  const late = { calls: agg.lateCalls + (bysAgg?.lateCalls ?? 0), maxSeconds: Math.max(agg.maxLateSeconds, bysAgg?.maxLateSeconds ?? 0) };
+  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false, late });
   if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
@@ -327,6 +335,7 @@ export function podConfigFor(opts: ResolvedLoadOptions, workerBundle: string, st
     startTimeoutMs,
     workerExecArgv: WORKER_EXEC_ARGV,
     workerEnv: { ...WORKER_ENV },
+    workerNice: null,
   };
 }
 
@@ -375,7 +384,7 @@ async function waitPodsReady(handles: readonly PodHandle[], startTimeoutMs: numb
 function stormSummary(
   agg: LoadAggregator,
   opts: ResolvedLoadOptions,
-  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; workers: number; aborted: boolean },
+  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; workers: number; aborted: boolean; late: LoadSummary['late'] },
 ): LoadSummary {
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   const whole = agg.wholeRunHistograms();
@@ -404,5 +413,6 @@ function stormSummary(
     client: opts.client,
     workerCpuSeconds: run.storm.reduce((s, h) => s + h.cpuMs, 0) / 1000,
     aborted: run.aborted,
+    late: run.late,
   };
 }

@@ -42,6 +42,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     deliveredRps: v.storm?.deliveredRps ?? null,
     generatorCpuShare: v.storm?.generatorCpuShare ?? null,
     stormShrank: v.storm?.shrank ?? null,
+    seriesLate: v.storm?.late ?? null,
     bystanders: v.bystanders && v.bystanders.calls > 0 ? { successRatio: v.bystanders.successRatio, calls: v.bystanders.calls, p99Ms: v.bystanders.p99Ms, longestGapMs: v.bystanders.longestGapMs } : null,
     expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
     expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
@@ -98,6 +99,8 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
   const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.placement} (${r.stormShrank})`);
   if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
+  const late = rows.filter((r) => r.seriesLate).map((r) => `${r.placement} (${r.seriesLate})`);
+  if (late.length) text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
   if (results.status !== 'complete') text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
   return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
 }

@@ -41,6 +41,8 @@ export interface TableRow {
   deliveredRps: number | null;
   generatorCpuShare: number | null;
   stormShrank: string | null;
+  /** StormRecord.late: the rate series counts some calls in a later second. */
+  seriesLate: string | null;
   /** The bystander pods' service level; null without bystanders. */
   bystanders: { successRatio: number; calls: number; p99Ms: number | null; longestGapMs: number } | null;
   expectationsPassed: number;

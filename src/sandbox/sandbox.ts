@@ -28,6 +28,8 @@ export interface SandboxPod {
   group: PodGroup;
   /** Started by addPods (a burst's wave): never replaced, never churned, ended by endPods. */
   extra?: boolean;
+  /** True when the pod's container has a CPU cgroup of its own (see LoadPod.cpuGroup). */
+  cpuGroup?: boolean;
   uid: string;
   name: string;
   namespace: string;
@@ -251,6 +253,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     if (this.#cg) {
       const rel = `${runCgroupRel(this.runId)}/${containerCgroupRel(o.cgroupDriver, o.qosClass, uid, containerId)}`;
       pod.cgroup = Cgroup.create(this.#cg.host, rel, { cpu: this.#cg.host.cpuBase !== null });
+      pod.cpuGroup = pod.cgroup.cpuPath !== null;
       // A process moves itself into the container cgroup before exec (spawnInCgroup), already as
       // the pod's uid: the procs files must be writable by that uid, as in cgroup delegation.
       const asOther = pod.osUid !== process.getuid?.() || pod.osGid !== process.getgid?.();

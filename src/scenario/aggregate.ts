@@ -23,7 +23,7 @@ export interface RepMeasurement {
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
   /** Calls started, workers started, worker CPU seconds (absent when the load did not run). */
-  generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number };
+  generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number; lateCalls: number; maxLateSeconds: number };
   /** The bystander pods' run (load.bystanders). */
   bystanders?: BystanderRun;
   deaths: DeathRecord[];
@@ -121,6 +121,9 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   return result;
 }
 
+/** Late calls above this share of all calls get a note: the rate series is visibly bunched. */
+const LATE_NOTE_SHARE = 0.01;
+
 /** Offered against delivered load, medians across repetitions; null when no repetition measured it. */
 function stormOf(measured: RepMeasurement[]): StormRecord | null {
   const g = measured.filter((r) => r.generator);
@@ -138,5 +141,13 @@ function stormOf(measured: RepMeasurement[]): StormRecord | null {
   };
   // Replacement pods (churn) start extra workers; fewer than offered means the storm shrank.
   if (startedWorkers < offeredWorkers * 0.9) record.shrank = `${startedWorkers} of ${offeredWorkers} offered workers started`;
+  const lateCalls = g.reduce((n, r) => n + r.generator!.lateCalls, 0);
+  const calls = g.reduce((n, r) => n + r.generator!.calls + (r.bystanders?.totals.calls ?? 0), 0);
+  if (lateCalls > 0) {
+    record.lateCalls = lateCalls;
+    const maxSeconds = Math.max(...g.map((r) => r.generator!.maxLateSeconds));
+    // Totals and rates stay exact; only the per-second series moves the late calls.
+    if (lateCalls > LATE_NOTE_SHARE * calls) record.late = `${lateCalls} of ${calls} calls (${((100 * lateCalls) / calls).toFixed(1)}%) reached the generator up to ${maxSeconds} s late and are counted in a later second of the rate series`;
+  }
   return record;
 }

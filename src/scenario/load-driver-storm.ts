@@ -51,6 +51,7 @@ export const stormLoadDriver: LoadDriver = {
       calls: summary.totals.calls,
       workersStarted: summary.workers,
       workerCpuSeconds: summary.workerCpuSeconds,
+      late: summary.late,
       ...(summary.bystanders ? { bystanders: summary.bystanders } : {}),
     };
   },

@@ -34,6 +34,8 @@ export interface LoadPhaseResult {
   calls?: number;
   workersStarted?: number;
   workerCpuSeconds?: number;
+  /** Calls the generator's series counts in a later second than they ended in (it fell behind). */
+  late?: { calls: number; maxSeconds: number };
   /** The bystander pods' run, when the scenario has load.bystanders. */
   bystanders?: BystanderRun;
 }

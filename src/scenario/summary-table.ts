@@ -50,6 +50,8 @@ export function comparisonTable(results: RunResults): string {
   if (killedOutside.length) lines.push('', 'agent deaths outside the load phase:', ...killedOutside);
   const shrank = results.variants.filter((v) => v.storm?.shrank).map((v) => `  ${v.name}: ${v.storm!.shrank}`);
   if (shrank.length) lines.push('', 'the storm shrank (figures understate the load):', ...shrank);
+  const late = results.variants.filter((v) => v.storm?.late).map((v) => `  ${v.name}: ${v.storm!.late}`);
+  if (late.length) lines.push('', 'the generator fell behind (per-second series bunched; totals exact):', ...late);
   if (results.droppedExpectations.length) lines.push('', `expectations dropped (variant subset): ${results.droppedExpectations.join('; ')}`);
   const costs = Object.entries(results.scenario.modeledCosts);
   if (costs.length) lines.push('', `modeled costs and behaviours in effect: ${costs.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ')}`);

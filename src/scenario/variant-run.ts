@@ -248,6 +248,8 @@ async function loadPhase(r: Repetition): Promise<void> {
       calls: result.calls,
       workersStarted: result.workersStarted ?? 0,
       workerCpuSeconds: result.workerCpuSeconds ?? 0,
+      lateCalls: result.late?.calls ?? 0,
+      maxLateSeconds: result.late?.maxSeconds ?? 0,
       offeredWorkers: offeredWorkers(s),
       cores: cpus().length,
     };

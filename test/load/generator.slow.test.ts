@@ -3,11 +3,11 @@
 // from which cgroup, over how many connections. Every run is bounded and must leave nothing behind.
 import { readFileSync } from 'node:fs';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPeerCredReader, parseAgentConfig, parseCgroup, startAgent } from '../../src/agent/index.js';
-import { runLoad, summarizeHistogram, type LoadSummary } from '../../src/load/index.js';
+import { runLoad, summarizeHistogram, WORKER_NICE, type LoadSummary } from '../../src/load/index.js';
 import { createSandbox, newRunId, type Sandbox } from '../../src/sandbox/index.js';
 import type { LoadSample } from '../../src/scenario/index.js';
 import { startBareServer } from './support/bare-server.js';
@@ -94,6 +94,48 @@ describe('load generator against a counting server', () => {
     }
     expect(summary.workerMemoryBytes?.samples).toBe(6);
     expect(summary.workerMemoryBytes!.median).toBeGreaterThan(1 << 20);
+  });
+
+  it('workers in a pod with a CPU cgroup of its own yield to the pod process (nice 19); plain local pods keep its priority', async () => {
+    const peerCred = createPeerCredReader();
+    /** nice values of each calling worker and of its parent, the pod process, read while they run. */
+    const seen = new Map<number, { nice: number; parentNice: number }>();
+    const niceOf = (pid: number) => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // After the command: state(3) ppid(4) … priority(18) nice(19), counted from field 3.
+      return { ppid: Number(fields[1]), nice: Number(fields[16]) };
+    };
+    const server = await bareServer({
+      counting: true,
+      onAccept: (socket) => {
+        const { pid } = peerCred(socket);
+        if (seen.has(pid)) return;
+        try {
+          const w = niceOf(pid);
+          seen.set(pid, { nice: w.nice, parentNice: niceOf(w.ppid).nice });
+        } catch {
+          // The worker ended between accept and read: another call of it is read instead.
+        }
+      },
+    });
+    const sb = await sandbox(1);
+    const cpuGroups: boolean[] = [];
+    sb.on('pod-start', (p) => cpuGroups.push(p.cpuGroup === true));
+    await runLoad({ socket: server.socket, pods: 1, workersPerPod: 3, durationMs: 1500, connection: 'per-call' }, { sandbox: sb });
+    if (cpuGroups.every(Boolean) && cpuGroups.length === 1) {
+      expect([...seen.values()]).toHaveLength(3);
+      for (const w of seen.values()) expect(w).toEqual({ nice: WORKER_NICE, parentNice: getPriority() });
+    } else {
+      skipNote('workers reniced inside their pod\'s CPU cgroup', `sandbox fidelity ${sb.fidelity}, pods without a cpu cgroup`);
+    }
+
+    // Without a sandbox the pods are plain processes sharing the runner's CPU group: a nice value
+    // would shift CPU between the workers and the agent, so none is set.
+    seen.clear();
+    await runLoad({ socket: server.socket, pods: 1, workersPerPod: 2, durationMs: 1000, connection: 'per-call' });
+    expect([...seen.values()]).toHaveLength(2);
+    for (const w of seen.values()) expect(w).toEqual({ nice: getPriority(), parentNice: getPriority() });
   });
 
   it('either client can drive the storm: each worker runs its client\'s bundle, one connection per call', async () => {

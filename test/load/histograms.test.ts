@@ -80,6 +80,8 @@ describe('per-second merging across hops', () => {
     expect(rest).toHaveLength(1);
     expect(rest[0]!.t).toBe(2000);
     expect(agg.lateCalls).toBe(2);
+    // Second 0's data arrived when seconds 0 and 1 had gone out: it moved by two seconds.
+    expect(agg.maxLateSeconds).toBe(2);
     const seriesCalls = agg.series.reduce((n, s) => n + s.ok + s.rateLimited + s.deadlineExceeded + s.error, 0);
     expect(seriesCalls).toBe(agg.calls());
     expect(agg.pods).toEqual({ a: { name: 'pod-a', ok: 2, rateLimited: 2, error: 0 }, b: { name: 'pod-b', ok: 2, rateLimited: 0, error: 2 } });

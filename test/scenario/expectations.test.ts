@@ -171,6 +171,19 @@ describe('aggregation of repetitions', () => {
     expect(r.latency.ok!.count).toBe(2);
     expect(r.error).toBeUndefined();
   });
+  it('calls the generator counted in a later second are summed across repetitions, with a note above 1%', () => {
+    const gen = { calls: 1000, workersStarted: 10, workerCpuSeconds: 1, offeredWorkers: 10, cores: 2, lateCalls: 0, maxLateSeconds: 0 };
+    const clean = aggregateVariant('disabled', agent, [rep({ generator: gen }), rep({ runDir: 'disabled.r2', generator: gen })], () => null);
+    expect(clean.storm!.lateCalls).toBeUndefined();
+    expect(clean.storm!.late).toBeUndefined();
+    const few = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, lateCalls: 10, maxLateSeconds: 1 } }), rep({ runDir: 'disabled.r2', generator: gen })], () => null);
+    expect(few.storm!.lateCalls).toBe(10);
+    expect(few.storm!.late).toBeUndefined();
+    const many = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, lateCalls: 700, maxLateSeconds: 14 } }), rep({ runDir: 'disabled.r2', generator: { ...gen, lateCalls: 50, maxLateSeconds: 3 } })], () => null);
+    expect(many.storm!.lateCalls).toBe(750);
+    expect(many.storm!.late).toBe('750 of 2000 calls (37.5%) reached the generator up to 14 s late and are counted in a later second of the rate series');
+  });
+
   it('one median definition: the middle value, or the mean of the two middle ones', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);

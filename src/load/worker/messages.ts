@@ -45,6 +45,12 @@ export interface PodConfig {
   workerExecArgv: string[];
   /** Variables added to the workers' environment (allocator tuning). */
   workerEnv: Record<string, string>;
+  /**
+   * Nice value the pod process gives its workers, so that their CPU never starves its own merging
+   * and forwarding of their data; null = leave them at the pod process's priority. Only set when
+   * the pod has a CPU cgroup of its own: there a nice value only orders the pod's own processes.
+   */
+  workerNice: number | null;
 }
 
 /** One worker's or one pod's data for one second of the run. */

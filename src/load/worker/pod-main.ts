@@ -2,6 +2,7 @@
 // workers (which inherit both), merges their per-second data and forwards it to the generator.
 // Plain node, bundled: it loads hdr-histogram-js only.
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { IntervalMerger } from './interval.js';
 import type { FromPod, FromWorker, GoMessage, IntervalData, PodConfig, ToPod, ToWorker } from './messages.js';
 
@@ -110,6 +111,14 @@ function startWorkers(): Promise<number[]> {
     });
     workers.push(w);
     flushed.push(-1);
+    if (config.workerNice !== null && w.pid !== undefined) {
+      try {
+        setPriority(w.pid, config.workerNice);
+      } catch (err) {
+        // Raising a nice value needs no privilege; a failure is reported once, and the run goes on.
+        if (i === 0) process.stderr.write(`attestorm pod process: cannot set the workers' nice value ${config.workerNice}: ${(err as Error).message}\n`);
+      }
+    }
     w.on('error', () => {}); // spawn failures surface as 'exit' before ready
     let counted = false;
     const gone = () => {
