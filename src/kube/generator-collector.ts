@@ -4,8 +4,8 @@
 // can leave (churned: their data so far is kept) and join (their replacements, released late).
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
-import { LoadAggregator, type IntervalData } from '../load/index.js';
-import type { GeneratorFinal } from './generator-server.js';
+import { LoadAggregator } from '../load/index.js';
+import type { GeneratorFinal, GeneratorParts } from './generator-server.js';
 import { GENERATOR_PORT } from './objects.js';
 
 export class GeneratorCollector {
@@ -19,7 +19,9 @@ export class GeneratorCollector {
   #everyPod: string[];
   /** Pods that joined after the release: they hold back no second until they have reported one. */
   #joined = new Set<string>();
+  /** Per pod: the index of the next part to pull, and the last second it has sent all of. */
   #next = new Map<string, number>();
+  #complete = new Map<string, number>();
   #release: { t0: number; endAt: number } | null = null;
 
   constructor(kc: KubeConfig, namespace: string, pods: string[]) {
@@ -96,18 +98,18 @@ export class GeneratorCollector {
     return false;
   }
 
-  /** Pulls new seconds from every pod; a pod that does not answer this time is asked again next time. */
+  /** Pulls new parts of seconds from every pod; a pod that does not answer this time is asked again next time. */
   async pull(): Promise<void> {
     await Promise.all(
       this.#pods.map(async (p) => {
         try {
           const from = this.#next.get(p) ?? 0;
-          const r = await this.#get<{ seconds: IntervalData[] }>(p, `seconds-from-${from}`);
-          for (const s of r.seconds) {
-            if (s.second < from) continue;
-            this.agg.add({ uid: p, name: p }, s);
-            this.#next.set(p, Math.max(this.#next.get(p) ?? 0, s.second + 1));
-          }
+          const r = await this.#get<GeneratorParts>(p, `parts-from-${from}`);
+          // Two pulls can overlap; each part is added once, by index.
+          if ((this.#next.get(p) ?? 0) !== from) return;
+          for (const part of r.parts) this.agg.add({ uid: p, name: p }, part);
+          this.#next.set(p, r.next);
+          this.#complete.set(p, Math.max(this.#complete.get(p) ?? -1, r.complete));
         } catch {
           // The next pull asks from the same second again.
         }
@@ -117,9 +119,9 @@ export class GeneratorCollector {
 
   /** The last second every pod has reported (-1 when some pod has reported none yet); joiners count once they have reported. */
   completeUpTo(): number {
-    const counted = this.#pods.filter((p) => !this.#joined.has(p) || this.#next.has(p));
+    const counted = this.#pods.filter((p) => !this.#joined.has(p) || (this.#complete.get(p) ?? -1) >= 0);
     if (!counted.length) return this.agg.lastSecond();
-    return Math.min(...counted.map((p) => (this.#next.get(p) ?? 0) - 1));
+    return Math.min(...counted.map((p) => this.#complete.get(p) ?? -1));
   }
 
   /** The final dump of every pod that answers. */

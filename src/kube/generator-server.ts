@@ -1,7 +1,8 @@
 // Runs inside a generator pod: the project's pod process (which forks M workers) plus a small HTTP
 // endpoint the runner reaches through the API server's pod proxy. The pod waits paused until the
-// runner releases every pod together (POST go-<t0>-<endAt>), keeps every second it has merged, and
-// serves them (GET seconds-from-<k>) and a final dump (GET final); GET probe makes one real call to
+// runner releases every pod together (POST go-<t0>-<endAt>), keeps every part of a second its pod
+// process forwarded, and serves them by index with the last second complete (GET parts-from-<i>), and
+// a final dump (GET final); GET probe makes one real call to
 // the agent from inside the pod (fault recovery). Paths are single segments: the
 // client URL-encodes the proxied path, so neither "/" nor "?" may appear in it.
 import { spawn } from 'node:child_process';
@@ -10,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { probeAgentOnce } from '../fault/index.js';
 import { waitForSvid } from './svid-probe.js';
 import { jsonSender, podRequestPath } from './pod-http.js';
-import { loadBundles, PodHandle, podConfigFor, validateLoadOptions, podStartTimeoutMs, type IntervalData, type LoadOptions } from '../load/index.js';
+import { loadBundles, PodHandle, podConfigFor, WORKER_NICE, validateLoadOptions, podStartTimeoutMs, type IntervalData, type LoadOptions } from '../load/index.js';
 
 export interface GeneratorOptions {
   load: Omit<LoadOptions, 'pods' | 'durationMs' | 'maxCalls'>;
@@ -32,10 +33,20 @@ export interface GeneratorFinal {
   calls: number;
   cpuMs: number;
   workerPids: number[];
-  seconds: number;
+  /** Parts of seconds forwarded by the pod process (a second can come in several parts). */
+  parts: number;
   /** Its workers' longest time without a successful call (worker-side), once the pod process is done; null before. */
   longestOkGapMs: number | null;
   failure: string | null;
+}
+
+/** GET parts-from-<i>: what the runner's collector pulls. */
+export interface GeneratorParts {
+  pod: string;
+  finished: boolean;
+  parts: IntervalData[];
+  next: number;
+  complete: number;
 }
 
 export interface RunningGenerator {
@@ -52,12 +63,25 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   const bundles = await loadBundles(load.client);
   const startTimeoutMs = podStartTimeoutMs(load.workersPerPod, load.workersPerPod);
   // Bounded by time alone: the runner releases and ends the load.
-  const podConfig = podConfigFor(load, bundles.worker, startTimeoutMs, null);
+  // The generator container is the pod's cgroup: its workers yield to this server and the pod process.
+  const podConfig = { ...podConfigFor(load, bundles.worker, startTimeoutMs, null), workerNice: WORKER_NICE };
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
-  const seconds: IntervalData[] = [];
+  const parts: IntervalData[] = [];
+  /** The last second every worker has shipped all of (the pod process's progress). */
+  let complete = -1;
+  let lastSecond = -1;
   const child = spawn(process.execPath, [bundles.pod, JSON.stringify(podConfig)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const pod = { uid: opts.podName, name: opts.podName };
-  const handle = new PodHandle(pod, child, startTimeoutMs, (_p, data) => void seconds.push(data));
+  const handle = new PodHandle(
+    pod,
+    child,
+    startTimeoutMs,
+    (_p, data) => {
+      parts.push(data);
+      lastSecond = Math.max(lastSecond, data.second);
+    },
+    (second) => void (complete = Math.max(complete, second)),
+  );
   let released = false;
   // Without a probe the pod is ready when its workers are; with one, also once an SVID was fetched.
   let probed = !opts.probe;
@@ -83,7 +107,7 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
     calls: handle.calls,
     cpuMs: handle.cpuMs,
     workerPids: handle.workerPids,
-    seconds: seconds.length,
+    parts: parts.length,
     longestOkGapMs: handle.longestOkGapMs,
     failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
   });
@@ -99,9 +123,11 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
       void probeAgentOnce(load.socket, 2000).then((answered) => send(200, { pod: opts.podName, answered }));
       return;
     }
-    if (req.method === 'GET' && (m = /^seconds-from-(\d+)$/.exec(path))) {
-      const from = Number(m[1]);
-      return send(200, { pod: opts.podName, finished: handle.isFinished, seconds: seconds.filter((s) => s.second >= from) });
+    // Parts from index i on; `next` is the index to ask from next time. A second is whole once
+    // `complete` has reached it: until then more parts of it may come (a worker starved of CPU).
+    if (req.method === 'GET' && (m = /^parts-from-(\d+)$/.exec(path))) {
+      const finished = handle.isFinished;
+      return send(200, { pod: opts.podName, finished, parts: parts.slice(Number(m[1])), next: parts.length, complete: finished ? Math.max(complete, lastSecond) : complete } satisfies GeneratorParts);
     }
     if (req.method === 'POST' && (m = /^go-(\d+)-(\d+)$/.exec(path))) {
       if (!isReady()) return send(409, { error: 'workers are not ready yet' });

@@ -14,7 +14,7 @@ export { applyObjects } from './apply.js';
 export { AgentTracker, classifyTermination } from './agent-tracker.js';
 export type { Death } from './agent-tracker.js';
 export { startGenerator } from './generator-server.js';
-export type { GeneratorOptions, GeneratorFinal, RunningGenerator } from './generator-server.js';
+export type { GeneratorOptions, GeneratorFinal, GeneratorParts, RunningGenerator } from './generator-server.js';
 export { GeneratorCollector } from './generator-collector.js';
 export { LoadPods } from './load-pods.js';
 export type { LoadPodsResult } from './load-pods.js';

@@ -49,16 +49,20 @@ describe('generator server', () => {
       const go = await get(`${gen.url}/go-${t0}-${t0 + 2000}`, { method: 'POST' });
       expect(go.body).toMatchObject({ released: true, ready: true });
       await gen.finished;
-      const seconds = (await get(`${gen.url}/seconds-from-0`)).body;
-      expect(seconds.finished).toBe(true);
-      expect(seconds.seconds.length).toBeGreaterThanOrEqual(2);
-      const calls = seconds.seconds.reduce((a: number, s: any) => a + s.counts.ok + s.counts.rateLimited + s.counts.error + s.counts.deadlineExceeded, 0);
+      const all = (await get(`${gen.url}/parts-from-0`)).body;
+      expect(all.finished).toBe(true);
+      expect(all.next).toBe(all.parts.length);
+      expect(all.parts.length).toBeGreaterThanOrEqual(2);
+      // Finished: every second it sent is complete.
+      expect(all.complete).toBe(Math.max(...all.parts.map((s: any) => s.second)));
+      const calls = all.parts.reduce((a: number, s: any) => a + s.counts.ok + s.counts.rateLimited + s.counts.error + s.counts.deadlineExceeded, 0);
       const final = (await get(`${gen.url}/final`)).body;
-      expect(final).toMatchObject({ pod: 'gen-ok', finished: true, failure: null });
+      expect(final).toMatchObject({ pod: 'gen-ok', finished: true, failure: null, parts: all.parts.length });
       expect(final.workerPids).toHaveLength(2);
       expect(final.calls).toBe(calls);
       expect(calls).toBeGreaterThan(0);
-      expect((await get(`${gen.url}/seconds-from-1`)).body.seconds.every((s: any) => s.second >= 1)).toBe(true);
+      // By index: the parts after the first, whatever seconds they belong to.
+      expect((await get(`${gen.url}/parts-from-1`)).body.parts).toEqual(all.parts.slice(1));
     } finally {
       await gen.close();
     }
