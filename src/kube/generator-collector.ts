@@ -105,13 +105,11 @@ export class GeneratorCollector {
         try {
           const from = this.#next.get(p) ?? 0;
           const r = await this.#get<GeneratorParts>(p, `parts-from-${from}`);
-          // Two pulls can overlap; each part is added once, by index.
-          if ((this.#next.get(p) ?? 0) !== from) return;
           for (const part of r.parts) this.agg.add({ uid: p, name: p }, part);
           this.#next.set(p, r.next);
           this.#complete.set(p, Math.max(this.#complete.get(p) ?? -1, r.complete));
         } catch {
-          // The next pull asks from the same second again.
+          // The next pull asks from the same index again.
         }
       }),
     );
