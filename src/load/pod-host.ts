@@ -33,6 +33,11 @@ export interface PodHost<P extends LoadPod = LoadPod> {
   addPods?(count: number, podMain: (pod: P) => ChildProcess): Promise<P[]>;
   /** Ends pods that addPods started (their processes; the host's own clean-up). */
   endPods?(pods: readonly P[]): Promise<void>;
+  /**
+   * A path to file that the pods' processes can read (a copy when they run as another uid that
+   * cannot reach it); absent = the pods run as this process's uid and read it where it is.
+   */
+  shareWithPods?(file: string): string;
   /** Bystander pods the host starts after the storm's (absent = none). */
   readonly bystanderPods?: number;
 }

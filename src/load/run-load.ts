@@ -102,7 +102,9 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       `load.bystanders.pods is ${bys?.pods ?? 0} but the sandbox hosts ${host.bystanderPods ?? 0} bystander pods: create the sandbox with bystanders: { pods: ${bys?.pods ?? 0} }`,
     );
   }
-  const bundles = await loadBundles(opts.client);
+  const built = await loadBundles(opts.client);
+  const share = (file: string) => host.shareWithPods?.(file) ?? file;
+  const bundles = { pod: share(built.pod), worker: share(built.worker) };
   const bystanderWorkers = bys ? bys.pods * bys.workersPerPod : 0;
   const startTimeoutMs = podStartTimeoutMs(Math.max(opts.workersPerPod, bys?.workersPerPod ?? 0), opts.pods * opts.workersPerPod + bystanderWorkers);
   const { podConfig, bystanderConfig } = podConfigs(opts, bundles, startTimeoutMs);

@@ -12,3 +12,4 @@ export { containerCgroupRel, podCgroupRel } from './pod-cgroup-path.js';
 export type { CgroupDriver, QosClass } from './pod-cgroup-path.js';
 export { newRunId, ownerPidOf, runTempDir, tempRoot } from './run-id.js';
 export { cleanupLeftovers } from './cleanup.js';
+export { podUidProblem } from './uid-reach.js';

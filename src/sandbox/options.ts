@@ -101,6 +101,7 @@ export type ResolvedSandboxOptions = z.output<typeof sandboxOptionsSchema>;
 export const PER_POD_UID_BASE = 20000;
 /** First OS uid/gid of bystander pods with uid "own": bystander pod i runs as 30000+i. */
 export const BYSTANDER_UID_BASE = 30000;
+export const UID_BASES = { perPod: PER_POD_UID_BASE, bystander: BYSTANDER_UID_BASE } as const;
 
 /** Validates sandbox options (ConfigError naming each bad path and its rule). */
 export function parseSandboxOptions(input: unknown): ResolvedSandboxOptions {

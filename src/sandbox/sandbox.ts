@@ -2,8 +2,8 @@
 // the way the kubelet names them, a kubelet emulator serving them, churn, and the owner that reaps it all.
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { chownSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { Cgroup, procsFiles, removeIfEmpty, removeTree, spawnInCgroup } from '../cgroup/index.js';
 import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
 import { ChildProcessError, PlatformError, RunError } from '../errors.js';
@@ -15,6 +15,7 @@ import { containerCgroupRel, kubepodsDir, type CgroupDriver } from './pod-cgroup
 import { containerNameFor, imageIdFor, newPodUid, podIpFor, randomContainerId, randomSuffix, seededUuid } from './pod-identity.js';
 import { runCgroupRel, runTempDir, writeOwnerFile } from './run-id.js';
 import { PodTracker } from './pod-tracker.js';
+import { otherPodIds, podUidProblem, unreachableFor, type OsIds } from './uid-reach.js';
 
 /** Which set a pod belongs to: the storm's pods, or the well-behaved bystanders beside them. */
 export type PodGroup = 'storm' | 'bystanders';
@@ -85,6 +86,11 @@ export interface Sandbox {
    * ATTESTORM_CONTAINER_ID and ATTESTORM_KUBELET_URL added to its environment.
    */
   spawnInPod(pod: SandboxPod, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
+  /**
+   * A path to file that every pod's processes can read: the file, or a copy in the run's temp
+   * folder when pods of another uid cannot reach it (a checkout below a 0700 folder).
+   */
+  shareWithPods(file: string): string;
   /** 'pod-start': the main process spawned. 'pod-end': its processes are gone and its cgroup removed. */
   on(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
   off(event: 'pod-start' | 'pod-end', listener: (pod: SandboxPod) => void): this;
@@ -149,6 +155,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   #unregister: () => void = () => {};
   /** Path of setpriv when pods change uid on cgroup v2 (see spawnInPod). */
   #setpriv: string | null = null;
+  /** Copies of files for pods of another uid (shareWithPods), by original path. */
+  readonly #shared = new Map<string, string>();
 
   constructor(opts: ResolvedSandboxOptions, cg: CgroupSetup | null, reason: string) {
     super();
@@ -175,13 +183,45 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     return this.kubelet.url;
   }
 
+  get #uidSettings() {
+    return { uidMode: this.#opts.uidMode, bystandersUid: this.#opts.bystanders?.uid };
+  }
+
+  /** The first uid other than this process's that some pod runs as; null when all run as this one. */
+  get #otherIds(): OsIds | null {
+    return otherPodIds(this.#uidSettings)?.ids ?? null;
+  }
+
+  /**
+   * A path to file that every pod's processes can read: the file itself, or, when some pods run as
+   * another uid that cannot reach it (a checkout below a 0700 folder), a copy in the run's temp
+   * folder, removed with the sandbox.
+   */
+  shareWithPods(file: string): string {
+    const ids = this.#otherIds;
+    if (!ids || unreachableFor(file, ids) === null) return file;
+    let copy = this.#shared.get(file);
+    if (!copy) {
+      copy = join(this.#tempDir, basename(file));
+      copyFileSync(file, copy);
+      chmodSync(copy, 0o644);
+      this.#tempFiles.push(copy);
+      this.#shared.set(file, copy);
+    }
+    return copy;
+  }
+
   async init(): Promise<void> {
-    const otherUids = this.#opts.uidMode === 'per-pod' || this.#opts.bystanders?.uid === 'own';
+    const otherUids = this.#otherIds !== null;
     if (otherUids && this.#cg?.host.version === 'v2') {
       this.#setpriv = findInPath('setpriv');
       if (!this.#setpriv) throw new PlatformError('sandbox.uidMode "per-pod" and sandbox.bystanders.uid "own" on cgroup v2 need setpriv (util-linux) in PATH to start pod processes as their uid');
     }
     mkdirSync(this.#tempDir, { recursive: true, mode: 0o755 });
+    // Whatever the umask: pods of another uid load their bundles from here (shareWithPods).
+    chmodSync(this.#tempDir, 0o755);
+    const problem = podUidProblem(this.#uidSettings, this.#tempDir);
+    if (problem) throw new PlatformError(`sandbox.${problem}`);
     this.#tempFiles.push(writeOwnerFile(this.runId));
     const k = this.#opts.kubelet;
     this.kubelet = await startKubeletEmulator({
@@ -428,7 +468,8 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     };
     const asOther = pod.osUid !== process.getuid?.() || pod.osGid !== process.getgid?.();
     // A process group of its own: in uid-only fidelity the group is how the pod's tree is found.
-    const spawnOpts: SpawnOptions = { ...options, env, detached: true };
+    // A pod of another uid starts in the run's temp folder: the inherited folder may be closed to it.
+    const spawnOpts: SpawnOptions = { ...(asOther ? { cwd: this.#tempDir } : {}), ...options, env, detached: true };
     let child: ChildProcess;
     if (asOther && pod.cgroup?.version === 'v2') {
       // v2 lets a process move itself only with write access to the common ancestor's cgroup.procs:

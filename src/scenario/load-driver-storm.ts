@@ -1,6 +1,8 @@
 // The real load driver: the scenario's load block handed to src/load's forking-worker generator,
 // its per-second samples placed on the variant run's timeline.
 import { bystanderLoadOptions, mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
+import { PlatformError } from '../errors.js';
+import { podUidProblem, tempRoot } from '../sandbox/index.js';
 import type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 import type { Scenario } from './schema.js';
 
@@ -23,10 +25,12 @@ export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
 
 export const stormLoadDriver: LoadDriver = {
   validate(s) {
-    // The socket is chosen per placement; a placeholder of realistic length stands in for it.
     // The socket is chosen per variant; the longest one stands in for it.
     const sockets = s.variants.map((v) => (v.agent.kind === 'external' ? v.agent.socket : `/tmp/attestorm/placeholder-run-id/${v.name}.r1.sock`));
     for (const socket of sockets) validateLoadOptions(loadOptionsFor(s, socket), 'load');
+    // Pods of another uid must be able to start node and read their bundles' copies.
+    const uidProblem = podUidProblem({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }, tempRoot());
+    if (uidProblem) throw new PlatformError(`load.${uidProblem}`);
   },
 
   async run(o: LoadPhaseOptions): Promise<LoadPhaseResult> {
