@@ -1,8 +1,9 @@
-// `attestorm kind …` as a user runs it: real CLI processes. `kind` is not installed on this
-// machine, so `kind up`/`down` are tested for their error path for real; `cleanup` runs against
-// the FAKE API server (test/kube/fake-apiserver.ts).
-import { spawnSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+// `attestorm kind …` as a user runs it: real CLI processes. `kind up`/`down` are tested with a PATH
+// of the test's own, whatever the machine has installed: without kind (the error path), and with a
+// STAND-IN `kind` that records its arguments and fails (kind cannot create a cluster here); `cleanup`
+// runs against the FAKE API server (test/kube/fake-apiserver.ts).
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -26,13 +27,32 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
 
 describe('attestorm kind', () => {
   it('up and down without `kind` on PATH: a clear error naming it, exit 3', async () => {
-    expect(spawnSync('sh', ['-c', 'command -v kind']).status, 'kind is installed here: this test needs it absent').not.toBe(0);
-    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: '/usr/bin:/bin' });
+    // An empty folder as the whole PATH: no kind, whatever this machine has installed.
+    const empty = join(dir, 'empty-bin');
+    mkdirSync(empty);
+    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: empty });
     expect(up.code).toBe(3);
     expect(up.stderr).toContain('attestorm: `kind` is not on PATH: install kind');
-    const down = await cli(['kind', 'down'], { PATH: '/usr/bin:/bin' });
+    const down = await cli(['kind', 'down'], { PATH: empty });
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('`kind` is not on PATH');
+  });
+
+  it('up and down with a `kind` that fails: its exit status named, exit 3 (a STAND-IN kind on a PATH of its own)', async () => {
+    const bin = join(dir, 'stand-in-bin');
+    mkdirSync(bin);
+    const log = join(dir, 'kind-args.log');
+    writeFileSync(join(bin, 'kind'), `#!/bin/sh\necho "$@" >> ${log}\nexit 7\n`);
+    chmodSync(join(bin, 'kind'), 0o755);
+    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: `${bin}:/usr/bin:/bin` });
+    expect(up.code).toBe(3);
+    expect(up.stderr).toContain('kind create cluster --name demo failed (exit 7)');
+    const down = await cli(['kind', 'down', '--name', 'demo'], { PATH: `${bin}:/usr/bin:/bin` });
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('kind delete cluster --name demo failed (exit 7)');
+    const calls = readFileSync(log, 'utf8').trim().split('\n');
+    expect(calls[0]).toMatch(/^create cluster --name demo --config \S+kind\.yaml --wait 120s$/);
+    expect(calls[1]).toBe('delete cluster --name demo');
   });
 
   it('a bad cluster name is invalid input (exit 2), before any tool runs', async () => {
