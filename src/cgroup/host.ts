@@ -24,7 +24,7 @@ export interface DetectOptions {
   selfCgroup?: string;
 }
 
-function writable(dir: string): boolean {
+export function writable(dir: string): boolean {
   try {
     accessSync(dir, constants.W_OK);
     return true;

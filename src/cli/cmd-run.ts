@@ -11,6 +11,7 @@ import { clusterFaultProblems, kindVariant, openCluster, runVariantInCluster } f
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, variantDirName, type LoadedScenario, type VariantRunContext } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
+import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
 
 interface RunArgs {
   scenario: string[];
@@ -27,6 +28,7 @@ interface RunArgs {
   tolerance?: string[];
   junit?: string;
   stepSummary?: string;
+  cpuBudget?: number;
 }
 
 const EXIT_HELP = `Exit status:
@@ -54,6 +56,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
       .option('agent-cpus', { type: 'string', describe: `${overrideKeys.isolation.description}; the runner and pods get the other CPUs (sets the scenario's isolation). Default: the scenario's isolation, none` })
+      .option('cpu-budget', cpuBudgetOption)
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
       .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
       .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
@@ -94,6 +97,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const picked = collect(() => selectVariants(l.scenario, subset));
       if (picked) loaded.push({ ...l, scenario: picked.scenario, dropped: picked.dropped });
     }
+    collect(() => checkCpuBudgetFlag(args.cpuBudget));
+    if ((args.cluster !== undefined || args.context !== undefined) && args.cpuBudget !== undefined) problems.push('--cpu-budget applies to local runs (the cluster\'s node sets its own CPU): drop it or --cluster/--context');
     if (args.cluster !== undefined || args.context !== undefined) {
       // Kind mode cannot run an agent that lives on this machine: named before anything starts.
       for (const l of loaded) {
@@ -113,6 +118,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       loaded.map((l) => l.scenario.name),
     );
 
+    const cpuBudget = startCpuBudget(args.cpuBudget);
     let code: number = EXIT.OK;
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
@@ -137,7 +143,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
               }),
           }
         : {};
-      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, ...(outDir ? { outDir } : {}), ...inCluster });
+      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, ...(outDir ? { outDir } : {}), ...inCluster });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
       // A baseline comparison joins report.html and summary.md: render them again with it.

@@ -7,11 +7,15 @@ import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { Progress, range, readScenarioFile, runScenario, stormLoadDriver } from '../scenario/index.js';
 import { formatMiB, runCleanups } from '../util/index.js';
+import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
+import { checkCpuHogFlag, cpuHogOption, startCpuHog } from './cpu-hog.js';
 
 interface StabilityArgs {
   scenario: string;
   runs: number;
   out: string;
+  cpuBudget?: number;
+  cpuHog?: number;
 }
 
 /** Pass count, verdicts and spreads over finished runs (a pure function, for tests and the CLI). */
@@ -21,15 +25,26 @@ export function stabilitySummary(runs: Array<{ results: RunResults; seconds: num
   const lines = [`${count('passed')}/${n} passed, ${count('failed')} failed, ${count('inconclusive')} inconclusive`];
   const secs = range(runs.map((r) => r.seconds));
   if (secs) lines.push(`wall clock per run: median ${secs.median.toFixed(0)} s, ${secs.min.toFixed(0)}–${secs.max.toFixed(0)} s`);
+  const budget = runs[0]?.results.environment.cpuBudget;
+  if (budget) lines.push(`CPU budget ${budget.cores} cores`);
+  const busy = range(runs.flatMap((r) => r.results.variants.flatMap((v) => (v.storm?.machineBusyCores != null ? [v.storm.machineBusyCores] : []))));
+  const load = range(runs.flatMap((r) => r.results.variants.flatMap((v) => (v.storm?.loadAverage != null ? [v.storm.loadAverage] : []))));
+  if (busy && load) lines.push(`machine during the storms: busy cores median ${busy.median.toFixed(2)} (${busy.min.toFixed(2)}–${busy.max.toFixed(2)}), load average median ${load.median.toFixed(1)} (${load.min.toFixed(1)}–${load.max.toFixed(1)})`);
   const names = [...new Set(runs.flatMap((r) => r.results.variants.map((v) => v.name)))];
   for (const name of names) {
     const vs = runs.map((r) => r.results.variants.find((v) => v.name === name)).filter((v) => v !== undefined);
     const peak = range(vs.flatMap((v) => (v.peakMemoryBytes === null ? [] : [v.peakMemoryBytes]))) ?? { min: 0, median: 0, max: 0 };
     const killed = vs.filter((v) => v.oomKills > 0).length;
     const failed = vs.filter((v) => v.verdict === 'failed').map((v) => v.expectations.filter((e) => e.verdict === 'failed').map((e) => e.message).join('; '));
+    const inconclusive = vs.filter((v) => v.verdict === 'inconclusive').map((v) => v.expectations.filter((e) => e.verdict === 'inconclusive').map((e) => e.message).join('; '));
+    const offered = range(vs.flatMap((v) => (v.storm ? [v.storm.offeredRps] : [])));
+    const okRps = range(vs.map((v) => v.okRps));
     lines.push(
       `${name}: peak median ${formatMiB(peak.median)} (${formatMiB(peak.min)}–${formatMiB(peak.max)}), OOM-killed in ${killed}/${vs.length}` +
-        (failed.length ? `, failed ${failed.length}×: ${failed.join(' | ')}` : ''),
+        (offered ? `, storm offered median ${offered.median.toFixed(0)}/s (${offered.min.toFixed(0)}–${offered.max.toFixed(0)})` : '') +
+        (okRps ? `, ok median ${okRps.median.toFixed(1)}/s (${okRps.min.toFixed(1)}–${okRps.max.toFixed(1)})` : '') +
+        (failed.length ? `, failed ${failed.length}×: ${failed.join(' | ')}` : '') +
+        (inconclusive.length ? `, inconclusive ${inconclusive.length}×: ${inconclusive.join(' | ')}` : ''),
     );
   }
   return `${lines.join('\n')}\n`;
@@ -43,12 +58,30 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
       .positional('scenario', { type: 'string', default: 'scenarios/quick.yaml', describe: 'Scenario YAML file' })
       .option('runs', { type: 'number', default: 5, describe: 'How many runs, one after the other' })
       .option('out', { type: 'string', default: join('reports', `stability-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`), describe: 'Folder for the run folders (run-1, run-2, …)' })
+      .option('cpu-budget', cpuBudgetOption)
+      .option('cpu-hog', cpuHogOption)
       .example('$0 stability --runs 20', 'the default comparison 20 times: pass count and spread')
+      .example('$0 stability --runs 20 --cpu-budget 1.2', 'the same on 1.2 cores\' worth of CPU time')
+      .example('$0 stability --runs 5 --cpu-hog 0', 'beside a neighbour busy on every core at equal priority')
       .strict() as unknown as Argv<StabilityArgs>,
   handler: async (args) => {
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new ConfigError(`--runs must be a positive integer, got ${args.runs}`);
+    const problems: string[] = [];
+    for (const check of [() => checkCpuBudgetFlag(args.cpuBudget), () => checkCpuHogFlag(args.cpuHog)]) {
+      try {
+        check();
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        problems.push(...err.problems);
+      }
+    }
+    if (problems.length) throw new ConfigError(problems);
     const loaded = readScenarioFile(args.scenario);
     stormLoadDriver.validate(loaded.scenario);
+    // The hog first: it is the machine's neighbour, outside the budget's cgroup.
+    const stopHog = startCpuHog(args.cpuHog);
+    const cpuBudget = startCpuBudget(args.cpuBudget);
+    const conditions = [args.cpuBudget !== undefined ? `--cpu-budget ${args.cpuBudget}` : '', args.cpuHog !== undefined ? `--cpu-hog ${args.cpuHog}` : ''].filter(Boolean).join(' ');
     const done: Array<{ results: RunResults; seconds: number }> = [];
     let code: number = EXIT.OK;
     for (let i = 1; i <= args.runs; i++) {
@@ -58,8 +91,9 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
         loaded,
         load: stormLoadDriver,
         outDir: join(args.out, `run-${i}`),
-        command: `attestorm stability ${args.scenario} --runs ${args.runs} (run ${i})`,
+        command: `attestorm stability ${args.scenario} --runs ${args.runs}${conditions ? ` ${conditions}` : ''} (run ${i})`,
         render: false,
+        cpuBudget,
         progress: new Progress({ tty: false, plainEverySeconds: 10 }),
       });
       if (outcome.results.status === 'interrupted') {
@@ -71,6 +105,7 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
       if (outcome.results.verdict === 'failed' && code === EXIT.OK) code = EXIT.EXPECTATIONS_FAILED;
     }
     process.stdout.write(stabilitySummary(done));
+    await stopHog();
     await runCleanups();
     process.exitCode = code;
   },

@@ -118,6 +118,12 @@ export interface StormRecord {
   deliveredRps: number;
   /** CPU seconds the workers spent per second of load, divided by the machine's cores (1 = every core busy). */
   generatorCpuShare: number | null;
+  /** Busy cores of the whole machine over the load phase (every process, from /proc/stat); null: unreadable. */
+  machineBusyCores?: number | null;
+  /** The agent's CPU over the load phase, in cores (its cgroup's or process's CPU time per second). */
+  agentCpuCores?: number | null;
+  /** The machine's 1-minute load average at the end of the load phase. */
+  loadAverage?: number | null;
   /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
   shrank?: string;
   /**
@@ -205,6 +211,11 @@ export interface RunEnvironment {
   cpuShare: string;
   /** Present when the scenario asked for CPU isolation. */
   isolation?: IsolationRecord;
+  /**
+   * Present when the whole run ran under a CPU quota (--cpu-budget): the cores it allowed, and the
+   * time its cgroup was throttled over the run (null until the run ends or where unreadable).
+   */
+  cpuBudget?: { cores: number; throttledSeconds: number | null };
   nodeVersion: string;
   platform: string;
   cpus: number;

@@ -3,7 +3,7 @@
 // run, and ends `complete`, `interrupted` or `failed`; expectations are judged at the end.
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
+import { detectCgroupHost, removeIfEmpty, removeTree, throttledSeconds, type CpuBudget } from '../cgroup/index.js';
 import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
 import { collectProvenance } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
@@ -49,6 +49,8 @@ export interface RunScenarioOptions {
    * actions through its API and refuses the rest): every problem, one message each.
    */
   faultProblems?: (scenario: LoadedScenario['scenario']) => string[];
+  /** The CPU quota the whole run is under (--cpu-budget), recorded in results.json; null/absent = none. */
+  cpuBudget?: CpuBudget | null;
   /** Where the variants ran, for results.json ('local' unless a cluster runner is given). */
   platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
 }
@@ -108,6 +110,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const isolation = planIsolation(s, host, inCluster ? 'variants run in a cluster' : null);
   if (s.variants.some((v) => v.agent.kind === 'reference')) setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
   const runId = newRunId(s.name.slice(0, 20));
+  const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
   const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
@@ -125,6 +128,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
       podFidelity: host ? 'cgroup-pods' : 'uid-only',
       cpuShare: cpuModes.join(', ') || 'none',
       ...(isolation.record ? { isolation: isolation.record } : {}),
+      ...(opts.cpuBudget ? { cpuBudget: { cores: opts.cpuBudget.cores, throttledSeconds: null } } : {}),
     }),
     runner: currentRunner(),
     platform: opts.platform ?? { name: 'local' },
@@ -232,6 +236,10 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   }
 
   results.variants = summarize();
+  if (opts.cpuBudget && results.environment.cpuBudget) {
+    const end = throttledSeconds(opts.cpuBudget);
+    results.environment.cpuBudget.throttledSeconds = end === null || throttledAtStart === null ? null : +(end - throttledAtStart).toFixed(2);
+  }
   const verdict = applyExpectations(results.variants, s.expect, s.failOnInconclusive);
   const ranAll = s.variants.every((v) => results.variants.some((r) => r.name === v.name && !r.error));
   const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);

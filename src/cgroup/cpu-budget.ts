@@ -1,0 +1,100 @@
+// A CPU budget for a whole run: the runner moves itself into a cpu cgroup with a CFS quota before it
+// starts anything, so the agent, the pods and their workers — whose cgroups are made below the
+// runner's own — share `cores` CPUs' worth of time. A smaller or busier machine, made on demand.
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, PlatformError } from '../errors.js';
+import { parseSelfCgroup, writable } from './host.js';
+
+export const CPU_PERIOD_US = 100_000;
+
+export interface CpuBudget {
+  cores: number;
+  /** The cgroup directory holding the runner (cpu hierarchy on v1, the unified one on v2). */
+  dir: string;
+  version: 'v1' | 'v2';
+  /** Moves the runner back to the cgroup it came from and removes the budget's. Idempotent. */
+  release(): void;
+}
+
+export interface CpuBudgetOptions {
+  root?: string;
+  selfCgroup?: string;
+  pid?: number;
+  /** CPUs of the machine (the largest budget that means anything). */
+  machineCpus?: number;
+}
+
+/** Checks a budget in cores: a positive number no larger than the machine's CPUs (ConfigError naming the flag). */
+export function checkCpuBudget(cores: number, flag = '--cpu-budget', machineCpus = cpus().length): number {
+  if (!Number.isFinite(cores) || cores < 0.1) throw new ConfigError(`${flag} must be a number of cores of at least 0.1 (e.g. 1.5), got ${cores}`);
+  if (cores > machineCpus) throw new ConfigError(`${flag} asks for ${cores} cores, but this machine has ${machineCpus}`);
+  return cores;
+}
+
+/**
+ * Moves this process into <own cpu cgroup>/attestorm/budget-<pid> with a quota of `cores` × the
+ * period. PlatformError when no writable cpu hierarchy exists (the message says where it looked).
+ */
+export function applyCpuBudget(cores: number, opts: CpuBudgetOptions = {}): CpuBudget {
+  checkCpuBudget(cores, '--cpu-budget', opts.machineCpus);
+  const root = opts.root ?? '/sys/fs/cgroup';
+  const pid = opts.pid ?? process.pid;
+  const self = parseSelfCgroup(opts.selfCgroup ?? readFileSync('/proc/self/cgroup', 'utf8'));
+  const quota = String(Math.round(cores * CPU_PERIOD_US));
+  const v1 = self.get('cpu');
+  let version: 'v1' | 'v2';
+  let from: string;
+  if (v1 !== undefined && existsSync(join(root, 'cpu', v1, 'cpu.cfs_quota_us'))) {
+    version = 'v1';
+    from = join(root, 'cpu', v1);
+  } else if (self.has('') && existsSync(join(root, self.get('')!, 'cgroup.controllers')) && /\bcpu\b/.test(readFileSync(join(root, self.get('')!, 'cgroup.controllers'), 'utf8'))) {
+    version = 'v2';
+    from = join(root, self.get('')!);
+  } else {
+    throw new PlatformError(`--cpu-budget needs a cpu cgroup controller (v1 ${join(root, 'cpu')}, or v2 with "cpu" in cgroup.controllers) below this process's own cgroup; none found`);
+  }
+  if (!writable(from)) throw new PlatformError(`--cpu-budget needs to create a cgroup in ${from}, which this process cannot write (run as root)`);
+  const parent = join(from, 'attestorm');
+  const dir = join(parent, `budget-${pid}`);
+  mkdirSync(dir, { recursive: true });
+  if (version === 'v1') {
+    writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+    writeFileSync(join(dir, 'cpu.cfs_quota_us'), quota);
+  } else {
+    writeFileSync(join(dir, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+  }
+  writeFileSync(join(dir, 'cgroup.procs'), String(pid));
+  let released = false;
+  return {
+    cores,
+    dir,
+    version,
+    release() {
+      if (released) return;
+      released = true;
+      writeFileSync(join(from, 'cgroup.procs'), String(pid));
+      for (const d of [dir, parent]) {
+        try {
+          rmdirSync(d);
+        } catch {
+          // Not empty (another run's cgroups under attestorm/) or already gone.
+        }
+      }
+    },
+  };
+}
+
+/** CPU time the budget's cgroup has been throttled (v1 cpu.stat throttled_time ns, v2 throttled_usec), in seconds; null when unreadable. */
+export function throttledSeconds(b: Pick<CpuBudget, 'dir' | 'version'>): number | null {
+  try {
+    const text = readFileSync(join(b.dir, 'cpu.stat'), 'utf8');
+    const key = b.version === 'v1' ? 'throttled_time' : 'throttled_usec';
+    const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(text);
+    if (!m) return null;
+    return Number(m[1]) / (b.version === 'v1' ? 1e9 : 1e6);
+  } catch {
+    return null;
+  }
+}
