@@ -24,3 +24,5 @@ export {
 } from './procfs-memory.js';
 export type { ProcessMemory } from './procfs-memory.js';
 export { openExistingCgroup } from './existing-cgroup.js';
+export { busyCores, loadAverage1m, parseProcStat, readMachineCpu } from './machine-cpu.js';
+export type { MachineCpuReading } from './machine-cpu.js';

@@ -26,6 +26,11 @@ export interface RepMeasurement {
   generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number; lateCalls: number; maxLateSeconds: number };
   /** The bystander pods' run (load.bystanders). */
   bystanders?: BystanderRun;
+  /**
+   * The machine over the load phase: busy cores (all processes, from /proc/stat), the agent's
+   * CPU in cores, and the 1-minute load average at the load's end. null fields: unreadable.
+   */
+  machine?: { busyCores: number | null; agentCpuCores: number | null; loadAverage: number };
   deaths: DeathRecord[];
   faults?: FaultResult[];
   samplerErrors?: Record<string, { count: number; first: string }>;
@@ -124,6 +129,16 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
 /** Late calls above this share of all calls get a note: the rate series is visibly bunched. */
 const LATE_NOTE_SHARE = 0.01;
 
+/** The machine's figures over the load, medians across repetitions (absent when none recorded them). */
+function machineOf(reps: RepMeasurement[]): Pick<StormRecord, 'machineBusyCores' | 'agentCpuCores' | 'loadAverage'> {
+  const of = (pick: (m: NonNullable<RepMeasurement['machine']>) => number | null) => {
+    const xs = reps.flatMap((r) => (r.machine && pick(r.machine) !== null ? [pick(r.machine)!] : []));
+    return xs.length ? round(median(xs), 2) : null;
+  };
+  if (!reps.some((r) => r.machine)) return {};
+  return { machineBusyCores: of((m) => m.busyCores), agentCpuCores: of((m) => m.agentCpuCores), loadAverage: of((m) => m.loadAverage) };
+}
+
 /** Offered against delivered load, medians across repetitions; null when no repetition measured it. */
 function stormOf(measured: RepMeasurement[]): StormRecord | null {
   const g = measured.filter((r) => r.generator);
@@ -138,6 +153,7 @@ function stormOf(measured: RepMeasurement[]): StormRecord | null {
     offeredRps: round(median(g.map((r) => r.generator!.calls / r.loadSeconds))),
     deliveredRps: round(median(g.map((r) => answered(r) / r.loadSeconds))),
     generatorCpuShare: cpu.length ? round(median(cpu)) : null,
+    ...machineOf(g),
   };
   // Replacement pods (churn) start extra workers; fewer than offered means the storm shrank.
   if (startedWorkers < offeredWorkers * 0.9) record.shrank = `${startedWorkers} of ${offeredWorkers} offered workers started`;

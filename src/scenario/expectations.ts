@@ -4,6 +4,7 @@
 // bound. A bound that decides a rule passes or fails it; one that cannot decide it is inconclusive.
 import type { ExpectationResult, Verdict, VariantResult } from '../contract/index.js';
 import { evaluateBystanderExpectations } from '../load/index.js';
+import { cpus } from 'node:os';
 import { formatMiB, parseBytes } from '../util/index.js';
 import type { ExpectInput } from './schema.js';
 
@@ -20,7 +21,14 @@ function result(name: string, expected: unknown, actual: unknown, verdict: Verdi
 const isBound = (p: Pick<VariantResult, 'oomKills'>) => p.oomKills > 0;
 const peakText = (p: VariantResult) => (p.peakMemoryBytes === null ? 'unmeasured' : isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes));
 
-function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[]): ExpectationResult {
+function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[], weak: ReadonlySet<string>): ExpectationResult {
+  const checked = ratioVerdict(kind, r, self, all);
+  // A ratio to a variant whose storm was too weak to show its shape judges nothing.
+  if (checked.verdict === 'failed' && weak.has(r.to)) return { ...checked, verdict: 'inconclusive', message: `not judged (${r.to}'s storm too weak): ${checked.message}` };
+  return checked;
+}
+
+function ratioVerdict(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[]): ExpectationResult {
   const other = all.find((p) => p.name === r.to);
   if (!other || other.error) return result(kind, r, null, 'inconclusive', 'none', `${r.to} was not measured in this run, so the ratio cannot be judged`);
   // Unmeasured (null) is not a failure of the agent: nothing could read its memory here.
@@ -47,7 +55,7 @@ function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: Varia
 }
 
 /** Every rule of one variant's expect block. */
-export function evaluateExpectations(self: VariantResult, expect: ExpectInput | undefined, all: readonly VariantResult[]): ExpectationResult[] {
+export function evaluateExpectations(self: VariantResult, expect: ExpectInput | undefined, all: readonly VariantResult[], weak: ReadonlySet<string> = new Set()): ExpectationResult[] {
   if (!expect) return [];
   const out: ExpectationResult[] = [];
   if (self.error) {
@@ -84,6 +92,7 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
     const ok = self.okRps >= expect.minOkRps;
     out.push(result('minOkRps', expect.minOkRps, self.okRps, ok ? 'passed' : 'failed', 'measured', `ok calls ${rps(self.okRps)} ${ok ? '>=' : '<'} ${rps(expect.minOkRps)}`));
   }
+  if (expect.minAdmittedSuccess !== undefined) out.push(admittedSuccessCheck(self, expect.minAdmittedSuccess));
   if (expect.maxErrorRps !== undefined) {
     const errors = self.errorRps + self.deadlineExceededRps;
     const ok = errors <= expect.maxErrorRps;
@@ -93,9 +102,56 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
     const ok = self.restarts <= expect.maxRestarts;
     out.push(result('maxRestarts', expect.maxRestarts, self.restarts, ok ? 'passed' : 'failed', 'measured', `${self.restarts} restart(s) ${ok ? '<=' : '>'} ${expect.maxRestarts}`));
   }
-  if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all));
-  if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all));
-  return out;
+  if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, weak));
+  if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, weak));
+  return withIntensity(self, expect.minOfferedRps, out);
+}
+
+function admittedSuccessCheck(self: VariantResult, min: number): ExpectationResult {
+  const admitted = self.okRps + self.deadlineExceededRps + self.errorRps;
+  if (admitted <= 0) return result('minAdmittedSuccess', min, null, 'inconclusive', 'none', 'no storm call was admitted (every call was rejected or none was made), so the share served cannot be judged');
+  const share = self.okRps / admitted;
+  const ok = share >= min;
+  const shown = `${(100 * share).toFixed(0)}% of the admitted storm calls succeeded (${rps(self.okRps)} of ${rps(admitted)}; deadline exceeded ${rps(self.deadlineExceededRps)}, errors ${rps(self.errorRps)})`;
+  return result('minAdmittedSuccess', min, +share.toFixed(4), ok ? 'passed' : 'failed', 'measured', `${shown} ${ok ? '>=' : '<'} ${(100 * min).toFixed(0)}%`);
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(0)}%`;
+
+/** What held the storm back, as measured: generator, agent and machine CPU, load average. */
+export function stormConditions(self: VariantResult): string {
+  const st = self.storm;
+  if (!st) return 'no generator figures recorded';
+  const parts = [`${st.startedWorkers} of ${st.offeredWorkers} workers started`];
+  if (st.generatorCpuShare !== null) parts.push(`generator CPU ${pct(st.generatorCpuShare)} of the machine`);
+  if (st.agentCpuCores != null) parts.push(`agent ${st.agentCpuCores.toFixed(2)} cores`);
+  if (st.machineBusyCores != null) parts.push(`machine ${st.machineBusyCores.toFixed(2)} of ${cpus().length} cores busy`);
+  if (st.loadAverage != null) parts.push(`load average ${st.loadAverage.toFixed(1)}`);
+  return parts.join(', ');
+}
+
+/**
+ * The intensity precondition: when the storm offered fewer calls per second than the variant's shape
+ * needs, the variant did not show that shape — nothing it measured may fail or pass it. The
+ * precondition becomes an inconclusive result naming the numbers, and every other failure is
+ * reported as not judged (inconclusive) with its measured text kept.
+ */
+/** Whether a variant's storm fell short of the intensity its expect block says its shape needs. */
+export function stormTooWeak(self: VariantResult, minOffered: number | undefined): boolean {
+  if (minOffered === undefined || self.error) return false;
+  const offered = self.storm?.offeredRps ?? null;
+  return offered === null || offered < minOffered;
+}
+
+function withIntensity(self: VariantResult, minOffered: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
+  if (minOffered === undefined) return rules;
+  const offered = self.storm?.offeredRps ?? null;
+  if (offered !== null && !stormTooWeak(self, minOffered)) {
+    return [result('minOfferedRps', minOffered, offered, 'passed', 'measured', `the storm offered ${rps(offered)} >= the ${rps(minOffered)} this shape needs`), ...rules];
+  }
+  const why = offered === null ? `the storm's offered rate was not measured (${stormConditions(self)})` : `the storm offered ${rps(offered)}, this variant's shape needs >= ${rps(minOffered)}: ${stormConditions(self)}`;
+  const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', `storm too weak to judge: ${why}`);
+  return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (storm too weak): ${e.message}` } : e))];
 }
 
 /** The verdict of a set of expectations: any failure fails; else any inconclusive; else passed. */
@@ -110,8 +166,9 @@ export function combineVerdicts(verdicts: readonly Verdict[]): Verdict {
  * first) and returns the run's verdict. `failOnInconclusive` turns inconclusive into a failure.
  */
 export function applyExpectations(variants: VariantResult[], expect: Partial<Record<string, ExpectInput>>, failOnInconclusive = false): Verdict {
+  const weak = new Set(variants.filter((v) => stormTooWeak(v, expect[v.name]?.minOfferedRps)).map((v) => v.name));
   for (const v of variants) {
-    v.expectations = evaluateExpectations(v, expect[v.name], variants);
+    v.expectations = evaluateExpectations(v, expect[v.name], variants, weak);
     v.verdict = v.error ? 'failed' : combineVerdicts(v.expectations.map((e) => e.verdict));
     v.passed = v.verdict === 'passed' || (v.verdict === 'inconclusive' && !failOnInconclusive);
   }

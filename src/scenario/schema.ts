@@ -353,7 +353,22 @@ const expectSchema = z
     oomKilled: z.boolean().optional().describe('Whether the agent must (true) or must not (false) be OOM-killed'),
     maxPeakMemory: zSizeAsWritten.optional().describe('Peak memory at most this'),
     minPeakMemory: zSizeAsWritten.optional().describe('Peak memory at least this'),
-    minOkRps: z.number().min(0).optional().describe('Successful calls per second at least this'),
+    minOfferedRps: z
+      .number()
+      .positive('must be a positive number of calls per second')
+      .optional()
+      .describe(
+        "The storm intensity this variant's shape needs: calls the workers started per second at least this. A precondition, not a threshold: below it the generator, the machine or a neighbour held the storm back, and the variant is inconclusive with the measured numbers (never failed, never passed)",
+      ),
+    minOkRps: z.number().min(0).optional().describe('Successful calls per second at least this (an absolute rate: it depends on the machine; prefer minAdmittedSuccess)'),
+    minAdmittedSuccess: z
+      .number({ error: 'must be a ratio between 0 and 1' })
+      .min(0, 'must be a ratio between 0 and 1')
+      .max(1, 'must be a ratio between 0 and 1')
+      .optional()
+      .describe(
+        'Of the storm calls the agent admitted (every call but rate-limit rejections), the share that succeeded, at least this (0..1): the agent keeps serving what its limiter lets through, whatever the machine\'s speed',
+      ),
     maxErrorRps: z.number().min(0).optional().describe('Failed calls per second (errors and deadline exceeded, not rejections) at most this'),
     maxRestarts: nonNegInt('a non-negative integer').optional().describe('Agent restarts at most this'),
     maxPeakRatio: ratioSchema.optional().describe('Peak ≤ value × the other variant\'s peak'),

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, FaultResult, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
-import { NdjsonWriter, SamplerLoop } from '../sample/index.js';
+import { busyCores, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
@@ -81,6 +81,10 @@ interface Repetition {
   target: AgentTarget | null;
   loop: SamplerLoop | null;
   faults: FaultScheduler | null;
+  /** The agent's CPU seconds counted during the load phase, and its last cumulative reading. */
+  agentCpu: { last: number | null; inLoad: number };
+  /** /proc/stat when the calls started, for the machine's busy cores over the load. */
+  machineAtCalls: MachineCpuReading | null;
 }
 
 export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement> {
@@ -125,6 +129,8 @@ function openRepetition(ctx: VariantRunContext): Repetition {
     target: null,
     loop: null,
     faults: null,
+    agentCpu: { last: null, inLoad: 0 },
+    machineAtCalls: null,
   };
 }
 
@@ -189,6 +195,7 @@ async function warmUp(r: Repetition): Promise<void> {
   const loop = (r.loop = new SamplerLoop(r.target!.samplers(), r.writer, () => timeline.t()));
   loop.onSample((line) => {
     ctx.onSample?.(line);
+    if (line.kind === 'memory' && line.cpuSeconds !== null) countAgentCpu(r, line.cpuSeconds);
     if (line.kind === 'metrics') {
       if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
       r.rejections.observe(line);
@@ -220,6 +227,7 @@ async function loadPhase(r: Repetition): Promise<void> {
     origin: loadOrigin,
     onCallsStarted: (at, storm) => {
       callsAt = at;
+      r.machineAtCalls = readMachineCpu();
       timeline.enter('load', at);
       // Faults count from the moment the calls start: pods take a while to come up here.
       if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
@@ -233,6 +241,7 @@ async function loadPhase(r: Repetition): Promise<void> {
       }
     },
   });
+  const machineBusy = busyCores(r.machineAtCalls, readMachineCpu());
   if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
   timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
   if (r.faults) m.faults = recordsOf(await r.faults.stop(), ctx.rep);
@@ -255,6 +264,18 @@ async function loadPhase(r: Repetition): Promise<void> {
     };
   }
   m.bystanders = result.bystanders;
+  m.machine = {
+    busyCores: machineBusy,
+    agentCpuCores: r.agentCpu.last === null || result.loadSeconds <= 0 ? null : r.agentCpu.inLoad / result.loadSeconds,
+    loadAverage: loadAverage1m(),
+  };
+}
+
+/** Adds the agent's CPU since its last reading when the load runs (a restarted agent counts from 0 again). */
+function countAgentCpu(r: Repetition, cumulative: number): void {
+  const { last } = r.agentCpu;
+  if (last !== null && r.timeline.phase === 'load') r.agentCpu.inLoad += cumulative >= last ? cumulative - last : cumulative;
+  r.agentCpu.last = cumulative;
 }
 
 /** Undoes faults, stops the agent (samplers still running), takes the last figures, reaps everything. */

@@ -1,0 +1,74 @@
+// Expectations in the mechanism's terms: the share of admitted calls served, and the storm intensity a
+// variant's shape needs — below it the variant is inconclusive with the measured numbers, never failed
+// (a slower machine) and never passed (a shape not shown).
+import { cpus } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import type { StormRecord, VariantResult } from '../../src/contract/index.js';
+import { applyExpectations, evaluateExpectations } from '../../src/scenario/index.js';
+
+const MiB = 2 ** 20;
+const storm = (offeredRps: number, over: Partial<StormRecord> = {}): StormRecord => ({
+  offeredWorkers: 96, startedWorkers: 96, offeredRps, deliveredRps: offeredRps, generatorCpuShare: 0.18, machineBusyCores: 2, agentCpuCores: 0.4, loadAverage: 31, ...over,
+});
+function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
+  return {
+    name, agent: { kind: 'reference', placement: 'disabled', key: null }, runDirs: [`${name}.r1`], memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, oomKills: 0, restarts: 0,
+    downtimeSeconds: 0, okRps: 9, rejectedRps: 300, errorRps: 0, deadlineExceededRps: 1, spread: {}, deaths: [], latency: {}, peakInflightAttestations: 3, rejectionsByKeyType: {},
+    workerMemoryBytes: null, expectations: [], verdict: 'failed', passed: false, storm: storm(400), ...over,
+  };
+}
+
+describe('minAdmittedSuccess', () => {
+  it('judges the share of the admitted storm calls (all but rejections) that succeeded, quoting the rates', () => {
+    const fast = variant('pre', { okRps: 9, deadlineExceededRps: 1 });
+    expect(evaluateExpectations(fast, { minAdmittedSuccess: 0.3 }, [fast])[0]).toMatchObject({
+      name: 'minAdmittedSuccess', verdict: 'passed', actual: 0.9,
+      message: '90% of the admitted storm calls succeeded (9.0/s of 10.0/s; deadline exceeded 1.0/s, errors 0.0/s) >= 30%',
+    });
+    // A slower machine: fewer admitted calls finish in time, the agent still serves them.
+    const slow = variant('pre', { okRps: 4.3, deadlineExceededRps: 5.7 });
+    expect(evaluateExpectations(slow, { minAdmittedSuccess: 0.3, minOkRps: 7 }, [slow]).map((e) => [e.name, e.verdict])).toEqual([['minOkRps', 'failed'], ['minAdmittedSuccess', 'passed']]);
+    const collapsed = variant('disabled', { okRps: 2, deadlineExceededRps: 97, rejectedRps: 0 });
+    expect(evaluateExpectations(collapsed, { minAdmittedSuccess: 0.3 }, [collapsed])[0]).toMatchObject({ verdict: 'failed', actual: 0.0202 });
+  });
+
+  it('nothing admitted is inconclusive, not a failure', () => {
+    const none = variant('pre', { okRps: 0, deadlineExceededRps: 0, errorRps: 0 });
+    expect(evaluateExpectations(none, { minAdmittedSuccess: 0.3 }, [none])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
+  });
+});
+
+describe('minOfferedRps: the storm intensity a shape needs', () => {
+  it('met: a passed precondition first, the rules judged as usual', () => {
+    const v = variant('pre', { oomKills: 1, peakMemoryBytes: 128 * MiB });
+    const r = evaluateExpectations(v, { minOfferedRps: 50, oomKilled: false }, [v]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'passed'], ['oomKilled', 'failed']]);
+    expect(r[0]!.message).toBe('the storm offered 400.0/s >= the 50.0/s this shape needs');
+  });
+
+  it('not met: inconclusive with the measured numbers; a failure becomes not judged; a pass cannot pass the variant', () => {
+    const weak = variant('pre', { storm: storm(62), oomKills: 0, okRps: 1, deadlineExceededRps: 9 });
+    const [variants, verdict] = ((vs) => [vs, applyExpectations(vs, { pre: { minOfferedRps: 150, oomKilled: false, minAdmittedSuccess: 0.3 } })] as const)([weak]);
+    const r = variants[0]!.expectations;
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'inconclusive'], ['oomKilled', 'passed'], ['minAdmittedSuccess', 'inconclusive']]);
+    expect(r[0]!.message).toBe(
+      `storm too weak to judge: the storm offered 62.0/s, this variant's shape needs >= 150.0/s: 96 of 96 workers started, generator CPU 18% of the machine, agent 0.40 cores, machine 2.00 of ${cpus().length} cores busy, load average 31.0`,
+    );
+    expect(r[2]!.message).toMatch(/^not judged \(storm too weak\): 10% of the admitted storm calls succeeded/);
+    expect(variants[0]!.verdict).toBe('inconclusive');
+    expect(variants[0]!.passed).toBe(true);
+    expect(verdict).toBe('inconclusive');
+  });
+
+  it('a ratio to a variant whose storm was too weak is not judged; without a storm record the precondition is inconclusive', () => {
+    const pre = variant('pre', { peakMemoryBytes: 60 * MiB });
+    const unbounded = variant('unbounded', { peakMemoryBytes: 70 * MiB, storm: storm(40) });
+    applyExpectations([pre, unbounded], { pre: { maxPeakRatio: { to: 'unbounded', value: 0.75 } }, unbounded: { minOfferedRps: 80, minPeakMemory: '100Mi' } });
+    expect(pre.expectations[0]).toMatchObject({ name: 'maxPeakRatio', verdict: 'inconclusive' });
+    expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\): peak 0\.86× unbounded/);
+    expect(unbounded.expectations.map((e) => e.verdict)).toEqual(['inconclusive', 'inconclusive']);
+    const bare = variant('x');
+    delete bare.storm;
+    expect(evaluateExpectations(bare, { minOfferedRps: 10 }, [bare])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none', message: "storm too weak to judge: the storm's offered rate was not measured (no generator figures recorded)" });
+  });
+});
