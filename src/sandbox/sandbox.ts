@@ -2,7 +2,7 @@
 // the way the kubelet names them, a kubelet emulator serving them, churn, and the owner that reaps it all.
 import type { ChildProcess, SpawnOptions } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Cgroup, procsFiles, removeIfEmpty, removeTree, spawnInCgroup } from '../cgroup/index.js';
 import { setUpCgroups, type CgroupSetup } from './sandbox-cgroups.js';
@@ -218,8 +218,10 @@ class LocalSandbox extends EventEmitter implements Sandbox {
       if (!this.#setpriv) throw new PlatformError('sandbox.uidMode "per-pod" and sandbox.bystanders.uid "own" on cgroup v2 need setpriv (util-linux) in PATH to start pod processes as their uid');
     }
     mkdirSync(this.#tempDir, { recursive: true, mode: 0o755 });
-    // Whatever the umask: pods of another uid load their bundles from here (shareWithPods).
+    // Whatever the umask: pods of another uid load their bundles from here (shareWithPods). The
+    // shared temp root too, where this user made it (a umask of 077 would close it).
     chmodSync(this.#tempDir, 0o755);
+    if (statSync(dirname(this.#tempDir)).uid === process.getuid?.()) chmodSync(dirname(this.#tempDir), 0o755);
     const problem = podUidProblem(this.#uidSettings, this.#tempDir);
     if (problem) throw new PlatformError(`sandbox.${problem}`);
     this.#tempFiles.push(writeOwnerFile(this.runId));
