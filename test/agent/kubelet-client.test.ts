@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createKubeletClient, KubeletError, type KubeletClient, type KubeletClientOptions } from '../../src/agent/kubelet-client.js';
 import { ConfigError } from '../../src/errors.js';
+import { generateServingCert } from '../../src/sandbox/self-signed.js';
 import { makePod, startFakeKubelet, type FakeKubelet } from './fake-kubelet.js';
 
 const UID = '2c48913c-b29f-11e7-9350-020968147796';
@@ -244,13 +244,11 @@ describe('KubeletClient', () => {
   });
 
   it('https: verifies with the CA file, refuses an unknown CA, skipVerify accepts', async () => {
-    const key = join(tmp, 'tls.key');
+    // The project's own self-signed serving certificate (no openssl needed on the machine).
     const cert = join(tmp, 'tls.crt');
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-      '-subj', '/CN=fake-kubelet', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert,
-    ], { stdio: 'ignore' });
-    const k = await kubelet({ key: readFileSync(key), cert: readFileSync(cert) });
+    const served = await generateServingCert('127.0.0.1', 'fake-kubelet');
+    writeFileSync(cert, served.certPem);
+    const k = await kubelet({ key: Buffer.from(served.keyPem), cert: Buffer.from(served.certPem) });
     k.pods = [makePod({ uid: UID })];
     expect(await client({ url: k.url, caFile: cert }).waitFor(byUid(UID), 'pod')).toBeDefined();
     const err = await failure(client({ url: k.url }).waitFor(byUid(UID), 'pod'));
