@@ -6,15 +6,24 @@
 // Like for like: one generator worker (its own process, one call in flight) against one plain
 // process with one call loop; repetitions alternate the clients and the median is kept, because the
 // CPU cost of a call on a shared two-core machine drifts with whatever else runs.
-// Run: npx tsx bench/load.ts [--json] [--memory-only]. Each measurement is bounded to a few seconds.
-import { fork, spawn } from 'node:child_process';
+// Run: npx tsx bench/load.ts [--json] [--memory-only] [--no-memory] [--clients h2,native] [--targets bare-server]. Each measurement is bounded to a few seconds.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAgentConfig, startAgent } from '../src/agent/index.js';
 import { PROJECT_ROOT } from '../src/util/index.js';
 import { LOAD_CLIENTS, WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readPssAndPrivate, runLoad, type ConnectionMode, type LoadClient, type WorkerConfig } from '../src/load/index.js';
+import { nativeWorkerArgs } from '../src/load/worker/native-args.js';
 import { startBareServer } from '../test/load/support/bare-server.js';
+
+const argOf = (flag: string) => {
+  const i = process.argv.indexOf(flag);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+};
+/** --clients h2,native: the worker clients to measure (default all); --targets bare-server: the servers. */
+const CLIENTS = (argOf('--clients')?.split(',') ?? LOAD_CLIENTS) as LoadClient[];
+const TARGETS = argOf('--targets')?.split(',') ?? ['bare-server', 'reference-agent'];
 
 const WORKERS = 1;
 const DURATION_MS = 3000;
@@ -123,7 +132,11 @@ async function bare(target: string, socket: string, mode: ConnectionMode): Promi
 async function idleWorkerMemory(client: LoadClient, k: number): Promise<Array<{ pss: number; uss: number }>> {
   const { worker } = await loadBundles(client);
   const config: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client, connection: 'per-call', rate: null, deadlineMs: 1000, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
-  const kids = Array.from({ length: k }, () => fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env: { ...process.env, ...WORKER_ENV }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
+  const env = { ...process.env, ...WORKER_ENV };
+  const kids: ChildProcess[] = Array.from({ length: k }, () =>
+    client === 'native' ? spawn(worker, nativeWorkerArgs(config), { env, stdio }) : fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env, stdio }),
+  );
   try {
     await Promise.all(kids.map((c) => new Promise((resolve, reject) => {
       c.once('message', resolve);
@@ -149,7 +162,7 @@ function median(list: Row[]): Row {
   const sorted = [...list].sort((a, b) => a.callsPerCpuSecond - b.callsPerCpuSecond);
   return sorted[sorted.length >> 1]!;
 }
-const targets = [['bare-server', server.socket], ['reference-agent', agentSocket]] as const;
+const targets = ([['bare-server', server.socket], ['reference-agent', agentSocket]] as const).filter(([t]) => TARGETS.includes(t));
 interface MemoryRow {
   client: LoadClient;
   idlePssMedianMiB: number;
@@ -161,16 +174,16 @@ const memory: MemoryRow[] = [];
 try {
   for (const mode of process.argv.includes('--memory-only') ? [] : MODES) {
     for (const [target, socket] of targets) {
-      const g: Record<string, Row[]> = { h2: [], 'grpc-js': [] };
+      const g: Record<string, Row[]> = Object.fromEntries(CLIENTS.map((c) => [c, []]));
       const b: Row[] = [];
       for (let i = 0; i < REPS; i++) {
-        for (const client of LOAD_CLIENTS) g[client]!.push(await generator(target, socket, mode, client));
+        for (const client of CLIENTS) g[client]!.push(await generator(target, socket, mode, client));
         b.push(await bare(target, socket, mode));
       }
-      rows.push(...LOAD_CLIENTS.map((c) => median(g[c]!)), median(b));
+      rows.push(...CLIENTS.map((c) => median(g[c]!)), median(b));
     }
   }
-  for (const client of LOAD_CLIENTS) {
+  for (const client of process.argv.includes('--no-memory') ? [] : CLIENTS) {
     const idle = await idleWorkerMemory(client, MEMORY_WORKERS);
     const storm: MemoryRow['storm'] = {};
     for (const [target, socket] of targets) {
@@ -193,7 +206,7 @@ try {
 const ratios = (rows.length ? MODES : []).flatMap((mode) =>
   targets.flatMap(([target]) => {
     const b = rows.find((r) => r.mode === mode && r.target === target && r.client === 'bare')!;
-    return LOAD_CLIENTS.map((client) => {
+    return CLIENTS.map((client) => {
       const g = rows.find((r) => r.mode === mode && r.target === target && r.client === client)!;
       return { target, mode, client, generatorOverBare: +(g.callsPerCpuSecond / b.callsPerCpuSecond).toFixed(2) };
     });
@@ -207,7 +220,7 @@ const header = ['target', 'mode', 'client', 'calls', 'ok', 'cpu s', 'calls/cpu-s
 const lines = rows.map((r) => [r.target, r.mode, r.client, String(r.calls), r.okRatio.toFixed(2), r.cpuSeconds.toFixed(2), String(r.callsPerCpuSecond), String(r.workerPssMedianMiB ?? '-'), String(r.workerPssMaxMiB ?? '-')]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
 const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-process.stderr.write(`load generator: ${WORKERS} worker (client h2 or grpc-js) vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`);
+process.stderr.write(`load generator: ${WORKERS} worker (client ${CLIENTS.join(', ')}) vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`);
 process.stderr.write(`${fmt(header)}\n${lines.map(fmt).join('\n')}\n`);
 for (const r of ratios) process.stderr.write(`generator (${r.client})/bare grpc-js loop, calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
 for (const m of memory) {

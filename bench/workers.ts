@@ -4,14 +4,14 @@
 // first pod spawn until every worker reported ready, CPU seconds the workers and pods used to get
 // there (from /proc/<pid>/stat), and each worker's PSS and USS (/proc/<pid>/smaps_rollup) once all
 // are idle. Workers never call (they are never told to go), so only start-up is measured.
-// Run: npx tsx bench/workers.ts [--json] [--sizes 100,400,1200] [--pods 4] [--start-limit 240] [--exec-argv "<node flags>"]
+// Run: npx tsx bench/workers.ts [--json] [--client h2|grpc-js|native] [--sizes 100,400,1200] [--pods 4] [--start-limit 240] [--exec-argv "<node flags>"]
 // (--exec-argv replaces the generator's worker flags, to compare candidates; --format esm bundles the
 // pod and worker entries as ES modules, as before they were CommonJS, for a before/after). Bounded: each size has a
 // time limit, and every pod and worker is killed before the next size and on exit.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readCpuSeconds, readPssAndPrivate, type PodConfig, type WorkerConfig } from '../src/load/index.js';
+import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readCpuSeconds, readPssAndPrivate, type LoadClient, type PodConfig, type WorkerConfig } from '../src/load/index.js';
 import { bundleEntry } from '../src/util/index.js';
 
 const json = process.argv.includes('--json');
@@ -21,6 +21,12 @@ const arg = (flag: string) => {
   return i >= 0 ? process.argv[i + 1] : undefined;
 };
 const SIZES = (arg('--sizes') ?? '100,400,1200').split(',').map(Number);
+/** --client h2|grpc-js|native: which workers to start (native: the C worker binary, spawned by the pod process). */
+const CLIENT = (arg('--client') ?? 'h2') as LoadClient;
+if (!['h2', 'grpc-js', 'native'].includes(CLIENT)) {
+  process.stderr.write(`--client must be h2, grpc-js or native, got ${CLIENT}\n`);
+  process.exit(2);
+}
 const PODS = Number(arg('--pods') ?? 4);
 if (SIZES.some((n) => !(Number.isInteger(n) && n >= PODS)) || !(Number.isInteger(PODS) && PODS >= 1)) {
   process.stderr.write(`--sizes must be integers of at least --pods (${PODS}), got ${arg('--sizes')}\n`);
@@ -32,10 +38,13 @@ if (!(START_LIMIT_MS >= 1000)) {
   process.stderr.write(`--start-limit must be a number of seconds, got ${arg('--start-limit')}\n`);
   process.exit(2);
 }
-/** Memory a size needs available before it is tried, per worker (an idle worker holds about 10 MiB), so the bench never pushes the machine into swap or OOM. */
-const NEED_PER_WORKER = 14 * 2 ** 20;
+/**
+ * Memory a size needs available before it is tried, per worker (an idle Node worker holds about 10
+ * MiB, a native one well under 1 MiB), so the bench never pushes the machine into swap or OOM.
+ */
+const NEED_PER_WORKER = (CLIENT === 'native' ? 2 : 14) * 2 ** 20;
 
-const WORKER: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client: 'h2', connection: 'per-call', rate: null, deadlineMs: 200, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
+const WORKER: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client: CLIENT, connection: 'per-call', rate: null, deadlineMs: 200, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
 
 function memAvailable(): number {
   const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
@@ -79,10 +88,39 @@ async function stopPods(pods: ChildProcess[]): Promise<void> {
   );
 }
 
+/** Processes on the machine now (every /proc/<pid>), to check a size against the pid limit. */
+function processCount(): number {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).length;
+}
+
+function readNumber(path: string): number {
+  try {
+    return Number(readFileSync(path, 'utf8').trim()) || Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+/** Why the machine cannot hold `total` more processes (pid limit, file descriptors), or null. */
+function limitProblem(total: number): string | null {
+  const pidMax = Math.min(readNumber('/proc/sys/kernel/pid_max'), readNumber('/proc/sys/kernel/threads-max'));
+  // Each Node pod process also runs ~10 threads; each worker one (native) or ~10 (Node).
+  const perWorker = CLIENT === 'native' ? 1 : 11;
+  const need = processCount() + total * perWorker + PODS * 11 + 100;
+  if (need > pidMax) return `needs about ${need} pids/threads, the kernel allows ${pidMax}`;
+  // Every pod process holds one IPC descriptor per worker.
+  const perPod = Math.ceil(total / PODS) + 100;
+  const nofile = readNumber(`/proc/${process.pid}/limits`) === Infinity ? Infinity : Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${process.pid}/limits`, 'utf8'))?.[1] ?? Infinity);
+  if (perPod > nofile) return `each pod process needs ${perPod} file descriptors, the limit is ${nofile}`;
+  return null;
+}
+
 async function measure(total: number, bundles: { pod: string; worker: string }, execArgv: string[]): Promise<SizeResult> {
   const empty = { workers: total, pods: PODS, startSeconds: null, startCpuSeconds: null, startCpuMsPerWorker: null, pssMedianMiB: null, pssTotalMiB: null, ussMedianMiB: null, ussTotalMiB: null };
   const free = memAvailable();
   if (free < total * NEED_PER_WORKER) return { ...empty, skipped: `needs ${mib(total * NEED_PER_WORKER)} MiB available, the machine has ${mib(free)} MiB` };
+  const limit = limitProblem(total);
+  if (limit) return { ...empty, skipped: limit };
   const pods: ChildProcess[] = [];
   const workerPids: number[] = [];
   const t0 = performance.now();
@@ -145,11 +183,15 @@ if (!['default', 'esm', 'cjs'].includes(format)) {
 }
 const bundles =
   format === 'default'
-    ? await loadBundles('h2')
+    ? await loadBundles(CLIENT)
     : {
         pod: await bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: format as 'esm' | 'cjs' }),
         worker: await bundleEntry('src/load/worker/worker-main-h2.ts', { minify: true, format: format as 'esm' | 'cjs' }),
       };
+if ('fallback' in bundles && bundles.fallback) {
+  process.stderr.write(`${bundles.fallback}\n`);
+  process.exit(1);
+}
 const execArgv = arg('--exec-argv') !== undefined ? arg('--exec-argv')!.split(/\s+/).filter(Boolean) : WORKER_EXEC_ARGV;
 const load = loadavg()[0]!;
 const results: SizeResult[] = [];
@@ -162,5 +204,5 @@ for (const n of SIZES) {
       : `${n} workers (${PODS} pods): all ready in ${r.startSeconds} s wall, ${r.startCpuSeconds} CPU-s (${r.startCpuMsPerWorker} ms per worker); idle PSS median ${r.pssMedianMiB} MiB, total ${r.pssTotalMiB} MiB; USS median ${r.ussMedianMiB} MiB, total ${r.ussTotalMiB} MiB`,
   );
 }
-say(`node ${process.version}; bundles ${bundles.worker.split('/').pop()}; worker flags ${execArgv.join(' ')}; env ${Object.entries(WORKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}; 1-min load average at start ${load.toFixed(2)}`);
-if (json) process.stdout.write(`${JSON.stringify({ bench: 'workers', node: process.version, pods: PODS, workerBundle: bundles.worker.split('/').pop(), workerExecArgv: execArgv, loadAverage1m: +load.toFixed(2), sizes: results })}\n`);
+say(`client ${CLIENT}; node ${process.version}; bundles ${bundles.worker.split('/').pop()}; worker flags ${execArgv.join(' ')}; env ${Object.entries(WORKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}; 1-min load average at start ${load.toFixed(2)}`);
+if (json) process.stdout.write(`${JSON.stringify({ bench: 'workers', client: CLIENT, node: process.version, pods: PODS, workerBundle: bundles.worker.split('/').pop(), workerExecArgv: execArgv, loadAverage1m: +load.toFixed(2), sizes: results })}\n`);

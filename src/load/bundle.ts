@@ -1,30 +1,47 @@
 // The pod-process and worker entries, bundled once into plain JavaScript so that hundreds of
 // workers start with plain node: no TypeScript loader in each of them, one file to parse.
 import { bundleEntry } from '../util/index.js';
+import { buildNativeWorker, type NativeBuildOptions } from './native/build.js';
 import type { LoadClient } from './worker/messages.js';
 
 export interface LoadBundles {
   pod: string;
+  /** The worker bundle (node), or for the native client the worker binary. */
   worker: string;
+  /** The client the workers really run: h2 where native was asked for and could not be built. */
+  client: LoadClient;
+  /** Why native was asked for but h2 runs instead (absent otherwise). */
+  fallback?: string;
 }
 
 // One worker entry per client, so an h2 worker's bundle holds no grpc-js (nor protobufjs, which
 // grpc-js pulls in): the source of every module bundled stays in each worker's heap.
-const WORKER_ENTRIES: Record<LoadClient, string> = {
+const WORKER_ENTRIES: Record<Exclude<LoadClient, 'native'>, string> = {
   h2: 'src/load/worker/worker-main-h2.ts',
   'grpc-js': 'src/load/worker/worker-main-grpc-js.ts',
 };
 
 const cached = new Map<LoadClient, Promise<LoadBundles>>();
 
+/**
+ * The native worker where it can be built (the system C compiler, once, then cached), otherwise the
+ * h2 bundles with the reason, which the caller prints and records.
+ */
+export async function loadNativeBundles(opts: NativeBuildOptions = {}): Promise<LoadBundles> {
+  const [built, h2] = await Promise.all([buildNativeWorker(opts), loadBundles('h2')]);
+  if (built.ok) return { pod: h2.pod, worker: built.binary, client: 'native' };
+  return { ...h2, fallback: `client native unavailable, running h2 workers instead: ${built.reason}` };
+}
+
 export function loadBundles(client: LoadClient): Promise<LoadBundles> {
+  if (client === 'native') return loadNativeBundles();
   let p = cached.get(client);
   if (!p) {
     // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
     // worker PSS 17.4 → 15.4 MiB).
     // CommonJS: each of hundreds of processes skips initialising node's ESM loader at start-up.
     p = Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: 'cjs' }), bundleEntry(WORKER_ENTRIES[client], { minify: true, format: 'cjs' })]).then(
-      ([pod, worker]) => ({ pod, worker }),
+      ([pod, worker]) => ({ pod, worker, client }),
       (err: unknown) => {
         cached.delete(client);
         throw err;

@@ -14,6 +14,8 @@ export class PodHandle {
   calls = 0;
   /** Load-phase CPU of the pod's workers (ms), from its final 'done'. */
   cpuMs = 0;
+  /** Workers of this pod that crashed (died without reporting done), from its final 'done'. */
+  crashes = 0;
   /** Its workers' longest time without a successful call, from its final 'done'; null until then. */
   longestOkGapMs: number | null = null;
   readonly ready: Promise<number[]>;
@@ -82,6 +84,7 @@ export class PodHandle {
             this.calls = msg.calls;
             this.cpuMs = msg.cpuMs;
             this.longestOkGapMs = msg.longestOkGapMs;
+            this.crashes = msg.crashes ?? 0;
             finish();
             break;
           case 'fatal':

@@ -3,6 +3,7 @@
 // by itself at the end time, at maxCalls, or when aborted — returning whatever was collected.
 // Bystander pods, when asked for, run beside the storm with their own options and are counted apart.
 // While it runs the storm can grow: a wave of extra pods (a burst fault) joins and leaves on command.
+import { accessSync, chmodSync, constants } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
 import { ConfigError, RunError, TimeoutError } from '../errors.js';
@@ -36,8 +37,12 @@ export interface LoadSummary {
   workerMemoryBytes: MemoryStats | null;
   /** Worker processes started (replacement pods and a burst's extra pods included). */
   workers: number;
-  /** The workers' gRPC client. */
+  /** The workers' gRPC client (the one that ran: h2 when native was asked for but unavailable). */
   client: LoadClient;
+  /** Why the native client was asked for but h2 ran instead; absent when the asked-for client ran. */
+  clientFallback?: string;
+  /** Workers that died without reporting done (a crash, an error exit): counted, never restarted. */
+  workerCrashes: number;
   /** CPU seconds (user+system) the workers spent in the load phase, as they reported it on exit. */
   workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
@@ -103,11 +108,14 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     );
   }
   const built = await loadBundles(opts.client);
+  if (built.fallback) process.stderr.write(`attestorm load: ${built.fallback}\n`);
   const share = (file: string) => host.shareWithPods?.(file) ?? file;
   const bundles = { pod: share(built.pod), worker: share(built.worker) };
+  // A shared copy of the native binary must stay executable for the pods' uid.
+  if (built.client === 'native' && bundles.worker !== built.worker) ensureExecutable(bundles.worker);
   const bystanderWorkers = bys ? bys.pods * bys.workersPerPod : 0;
   const startTimeoutMs = podStartTimeoutMs(Math.max(opts.workersPerPod, bys?.workersPerPod ?? 0), opts.pods * opts.workersPerPod + bystanderWorkers);
-  const { podConfig, bystanderConfig } = podConfigs(opts, bundles, startTimeoutMs);
+  const { podConfig, bystanderConfig } = podConfigs({ ...opts, client: built.client }, bundles, startTimeoutMs);
 
   const agg = new LoadAggregator();
   const bysAgg = bys ? new LoadAggregator() : null;
@@ -290,7 +298,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   for (const s of emitSeconds(Math.max(agg.lastSecond(), bysAgg?.lastSecond() ?? -1))) env.onSecond?.(s);
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
   const late = { calls: agg.lateCalls + (bysAgg?.lateCalls ?? 0), maxSeconds: Math.max(agg.maxLateSeconds, bysAgg?.maxLateSeconds ?? 0) };
-  const summary = stormSummary(agg, opts, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false, late });
+  const summary = stormSummary(agg, { ...opts, client: built.client }, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false, late });
+  if (built.fallback) summary.clientFallback = built.fallback;
   if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
@@ -312,6 +321,14 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       }
     }
     return seconds;
+  }
+}
+
+function ensureExecutable(file: string): void {
+  try {
+    accessSync(file, constants.X_OK);
+  } catch {
+    chmodSync(file, 0o755);
   }
 }
 
@@ -414,6 +431,7 @@ function stormSummary(
     workers: run.workers,
     client: opts.client,
     workerCpuSeconds: run.storm.reduce((s, h) => s + h.cpuMs, 0) / 1000,
+    workerCrashes: run.storm.reduce((n, h) => n + h.crashes, 0),
     aborted: run.aborted,
     late: run.late,
   };

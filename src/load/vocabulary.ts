@@ -5,4 +5,4 @@ import type { ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './work
 export const LOAD_METHODS: readonly LoadMethod[] = ['FetchJWTSVID', 'FetchX509SVID', 'FetchX509Bundles', 'FetchJWTBundles', 'ValidateJWTSVID'];
 export const CONNECTION_MODES: readonly ConnectionMode[] = ['per-call', 'per-worker', 'per-retry'];
 export const RETRY_POLICIES: readonly RetryPolicy[] = ['immediate', 'backoff'];
-export const LOAD_CLIENTS: readonly LoadClient[] = ['h2', 'grpc-js'];
+export const LOAD_CLIENTS: readonly LoadClient[] = ['h2', 'grpc-js', 'native'];

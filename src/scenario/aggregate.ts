@@ -22,8 +22,22 @@ export interface RepMeasurement {
   peakInflightAttestations: number | null;
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
-  /** Calls started, workers started, worker CPU seconds (absent when the load did not run). */
-  generator?: { calls: number; workersStarted: number; workerCpuSeconds: number; offeredWorkers: number; cores: number; lateCalls: number; maxLateSeconds: number };
+  /**
+   * Calls started, workers started, worker CPU seconds (absent when the load did not run); the
+   * workers' client as it ran, why it is not the one asked for (clientFallback), crashed workers.
+   */
+  generator?: {
+    calls: number;
+    workersStarted: number;
+    workerCpuSeconds: number;
+    offeredWorkers: number;
+    cores: number;
+    lateCalls: number;
+    maxLateSeconds: number;
+    client?: string;
+    clientFallback?: string;
+    workerCrashes?: number;
+  };
   /** The bystander pods' run (load.bystanders). */
   bystanders?: BystanderRun;
   /**

@@ -55,6 +55,9 @@ export const stormLoadDriver: LoadDriver = {
       calls: summary.totals.calls,
       workersStarted: summary.workers,
       workerCpuSeconds: summary.workerCpuSeconds,
+      client: summary.client,
+      ...(summary.clientFallback ? { clientFallback: summary.clientFallback } : {}),
+      workerCrashes: summary.workerCrashes,
       late: summary.late,
       ...(summary.bystanders ? { bystanders: summary.bystanders } : {}),
     };

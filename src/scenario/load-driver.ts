@@ -34,6 +34,10 @@ export interface LoadPhaseResult {
   calls?: number;
   workersStarted?: number;
   workerCpuSeconds?: number;
+  /** The workers' client as it ran; why it differs from the one asked for; workers that crashed. */
+  client?: string;
+  clientFallback?: string;
+  workerCrashes?: number;
   /** Calls the generator's series counts in a later second than they ended in (it fell behind). */
   late?: { calls: number; maxSeconds: number };
   /** The bystander pods' run, when the scenario has load.bystanders. */

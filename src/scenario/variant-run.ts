@@ -261,6 +261,9 @@ async function loadPhase(r: Repetition): Promise<void> {
       maxLateSeconds: result.late?.maxSeconds ?? 0,
       offeredWorkers: offeredWorkers(s),
       cores: cpus().length,
+      ...(result.client ? { client: result.client } : {}),
+      ...(result.clientFallback ? { clientFallback: result.clientFallback } : {}),
+      ...(result.workerCrashes !== undefined ? { workerCrashes: result.workerCrashes } : {}),
     };
   }
   m.bystanders = result.bystanders;

@@ -37,9 +37,10 @@ describe('validateLoadOptions', () => {
     expect(problems({ socket: `/${'x'.repeat(120)}` }).join('\n')).toMatch(/at most 107 bytes/);
   });
 
-  it('takes either worker client and names the choices otherwise', () => {
+  it('takes any worker client and names the choices otherwise', () => {
     expect(validateLoadOptions({ socket: '/s', client: 'grpc-js' }).client).toBe('grpc-js');
-    expect(problems({ socket: '/s', client: 'grpc-go' }).join('\n')).toMatch(/load\.client: must be one of h2, grpc-js, got "grpc-go"/);
+    expect(validateLoadOptions({ socket: '/s', client: 'native' }).client).toBe('native');
+    expect(problems({ socket: '/s', client: 'grpc-go' }).join('\n')).toMatch(/load\.client: must be one of h2, grpc-js, native, got "grpc-go"/);
     expect(loadOptionsSchema.shape.client.description).toMatch(/node:http2/);
   });
 

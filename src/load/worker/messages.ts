@@ -12,8 +12,8 @@ export function zeroCounts(): Record<Outcome, number> {
 
 export type ConnectionMode = 'per-call' | 'per-worker' | 'per-retry';
 export type RetryPolicy = 'immediate' | 'backoff';
-/** The worker's client: gRPC written on node:http2 (lean), or a real grpc-js client. */
-export type LoadClient = 'h2' | 'grpc-js';
+/** The worker's client: gRPC written on node:http2 (lean), a real grpc-js client, or the native C worker. */
+export type LoadClient = 'h2' | 'grpc-js' | 'native';
 export type LoadMethod = 'FetchJWTSVID' | 'FetchX509SVID' | 'FetchX509Bundles' | 'FetchJWTBundles' | 'ValidateJWTSVID';
 
 /** What every worker of a run is told (argv[2] of a worker, JSON). */
@@ -37,7 +37,7 @@ export interface WorkerConfig {
 export interface PodConfig {
   worker: WorkerConfig;
   workers: number;
-  /** Absolute path of the worker bundle, run with plain node. */
+  /** Absolute path of the worker bundle, run with plain node (client native: the worker binary, run as it is). */
   workerBundle: string;
   /** How long each worker may take to report ready. */
   startTimeoutMs: number;
@@ -94,6 +94,9 @@ export type FromPod =
    * the pod had no calls in it, so a quiet pod does not hold the emission of a second back).
    */
   | { type: 'progress'; second: number }
-  /** longestOkGapMs: the largest of its workers' (0 when no worker reported one). */
-  | { type: 'done'; calls: number; cpuMs: number; longestOkGapMs: number }
+  /**
+   * longestOkGapMs: the largest of its workers' (0 when no worker reported one). crashes: workers
+   * that died after starting without reporting done (absent from older pod processes).
+   */
+  | { type: 'done'; calls: number; cpuMs: number; longestOkGapMs: number; crashes?: number }
   | { type: 'fatal'; message: string };

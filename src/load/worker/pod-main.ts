@@ -1,10 +1,11 @@
 // A pod's main process: started inside the pod's cgroup as the pod's user, it forks the pod's
 // workers (which inherit both), merges their per-second data and forwards it to the generator.
 // Plain node, bundled: it loads hdr-histogram-js only.
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { IntervalMerger } from './interval.js';
 import type { FromPod, FromWorker, GoMessage, IntervalData, PodConfig, ToPod, ToWorker } from './messages.js';
+import { nativeWorkerArgs } from './native-args.js';
 
 const config = JSON.parse(process.argv[2] ?? '{}') as PodConfig;
 if (!process.send) {
@@ -24,6 +25,8 @@ let t0 = 0;
 let calls = 0;
 let cpuMs = 0;
 let longestOkGapMs = 0;
+/** Workers that died after starting without reporting done (a signal or an error exit): never restarted. */
+let crashes = 0;
 let doneWorkers = 0;
 let closed = 0;
 let goMsg: GoMessage | null = null;
@@ -93,7 +96,7 @@ function end(): void {
   ended = true;
   clearTimeout(forwardTimer);
   forward(Number.MAX_SAFE_INTEGER);
-  send({ type: 'done', calls, cpuMs, longestOkGapMs });
+  send({ type: 'done', calls, cpuMs, longestOkGapMs, crashes });
 }
 
 function workerGone(): void {
@@ -101,14 +104,20 @@ function workerGone(): void {
   if ((goMsg || stopRequested) && doneWorkers >= workers.length) end();
 }
 
+// The native worker is a binary of its own: spawned (fork + exec of a small static program) with
+// the same IPC channel node gives a forked script, so every message below is the same.
+const nativeArgs = config.worker.client === 'native' ? nativeWorkerArgs(config.worker) : null;
+
+function startWorker(): ChildProcess {
+  const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
+  if (nativeArgs) return spawn(config.workerBundle, nativeArgs, { env: workerEnv, stdio });
+  return fork(config.workerBundle, [JSON.stringify(config.worker)], { execArgv: config.workerExecArgv, env: workerEnv, stdio });
+}
+
 function startWorkers(): Promise<number[]> {
   const pids: Promise<number>[] = [];
   for (let i = 0; i < config.workers; i++) {
-    const w = fork(config.workerBundle, [JSON.stringify(config.worker)], {
-      execArgv: config.workerExecArgv,
-      env: workerEnv,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    const w = startWorker();
     workers.push(w);
     flushed.push(-1);
     if (config.workerNice !== null && w.pid !== undefined) {
@@ -121,6 +130,8 @@ function startWorkers(): Promise<number[]> {
     }
     w.on('error', () => {}); // spawn failures surface as 'exit' before ready
     let counted = false;
+    let reportedDone = false;
+    let wasReady = false;
     const gone = () => {
       if (counted) return;
       counted = true;
@@ -140,6 +151,7 @@ function startWorkers(): Promise<number[]> {
           switch (msg.type) {
             case 'ready':
               clearTimeout(timer);
+              wasReady = true;
               resolve(msg.pid);
               break;
             case 'interval':
@@ -150,6 +162,7 @@ function startWorkers(): Promise<number[]> {
               maybeProgress();
               break;
             case 'done':
+              reportedDone = true;
               calls += msg.calls;
               cpuMs += msg.cpuMs;
               longestOkGapMs = Math.max(longestOkGapMs, msg.longestOkGapMs);
@@ -162,6 +175,13 @@ function startWorkers(): Promise<number[]> {
         });
       }),
     );
+    // A worker that dies on its own (a crash, an error exit) is counted and reported once; our own
+    // SIGTERM/SIGKILL (the pod ending) is not a crash.
+    w.once('exit', (code, signal) => {
+      if (!wasReady || reportedDone || signal === 'SIGTERM' || signal === 'SIGKILL' || (signal === null && code === 0)) return;
+      crashes++;
+      process.stderr.write(`attestorm worker ${w.pid}: crashed (${signal ?? `exit code ${code}`}); counted, not restarted\n`);
+    });
     // 'close' comes after the worker's last IPC message; 'exit' may come before it.
     w.once('close', () => {
       closed++;
