@@ -138,7 +138,11 @@ describe('native worker against the reference agent', () => {
       const metrics = await agent.metrics.registry.getSingleMetricAsString('workload_api_calls_total');
       const perMethod = Object.fromEntries(Object.keys(methods).map((m) => [m, Number(new RegExp(`method="${m}",code="OK"} (\\d+)`).exec(metrics)?.[1] ?? 0)]));
       for (const m of Object.keys(methods)) expect(perMethod[m], `${m} calls seen by the agent (${connection})`).toBeGreaterThan(0);
-      expect(Object.values(perMethod).reduce((a, b) => a + b, 0)).toBe(ok);
+      // The agent may have answered OK a call whose connection then ended before the worker read the
+      // answer (counted UNAVAILABLE above): its count lies between the worker's ok and ok + unavailable.
+      const served = Object.values(perMethod).reduce((a, b) => a + b, 0);
+      expect(served).toBeGreaterThanOrEqual(ok);
+      expect(served).toBeLessThanOrEqual(ok + unavailable);
     }
   });
 });
