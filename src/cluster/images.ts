@@ -6,14 +6,14 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, appendFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PlatformError } from '../errors.js';
+import { PROJECT_ROOT } from '../util/index.js';
 import { kubernetesModuleDir } from './build.js';
 import { PAUSE_IMAGE, PROJECT_IMAGE, VERSIONS, type ClusterLayout } from './layout.js';
 import { sh } from './sh.js';
 
-export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const NODE_BASE_IMAGE = `localhost/attestorm-node-base:${VERSIONS.node}`;
+const EXTRA_CA = 'usr/local/share/attestorm-host-extra-ca.pem';
 
 /** `docker.io/library/name:tag` → `{ base: 'docker.io/library/name', tag }`: ctr import names an OCI archive's tag after --base-name. */
 export function splitImage(ref: string): { base: string; tag: string } {
@@ -116,6 +116,10 @@ async function nodeBaseRootfs(l: ClusterLayout, log: (s: string) => void): Promi
   appendFileSync(join(rootfs, 'etc/passwd'), 'node:x:1000:1000::/home/node:/bin/sh\n');
   mkdirSync(join(rootfs, 'home/node'), { recursive: true });
   await sh('chown', ['1000:1000', join(rootfs, 'home/node')]);
+  // A host behind a TLS-inspecting proxy trusts it through NODE_EXTRA_CA_CERTS; the base (made for
+  // this host only) trusts the same, or `npm ci` in the Dockerfile cannot reach the registry.
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  if (extra && existsSync(extra)) cpSync(extra, join(rootfs, EXTRA_CA));
   return rootfs;
 }
 
@@ -128,7 +132,8 @@ async function ensureNodeBase(l: ClusterLayout, log: (s: string) => void): Promi
     const rootfs = await nodeBaseRootfs(l, log);
     const layout = join(l.imagesDir, `node-base-${VERSIONS.node}.oci`);
     try {
-      await umociImage(layout, VERSIONS.node, rootfs, ['--config.env', 'PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin', '--config.env', `NODE_VERSION=${VERSIONS.node}`, '--config.cmd', 'node']);
+      const env = ['PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_VERSION=${VERSIONS.node}`, ...(existsSync(join(rootfs, EXTRA_CA)) ? [`NODE_EXTRA_CA_CERTS=/${EXTRA_CA}`] : [])];
+      await umociImage(layout, VERSIONS.node, rootfs, [...env.flatMap((e) => ['--config.env', e]), '--config.cmd', 'node']);
       await tarLayout(layout, archive);
     } finally {
       rmSync(layout, { recursive: true, force: true });
