@@ -35,3 +35,4 @@ export type { MemoryReading, MemorySamplerOptions, RunningMemorySampler } from '
 export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from './node-cgroup-reader.js';
 export { PodMemorySampler } from './sampler-pod-memory.js';
 export { renderMemorySampler } from './render-memory-sampler.js';
+export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-run.js';

@@ -52,6 +52,8 @@ export interface RunVariantInClusterOptions {
   onSample?(line: SampleLine): void;
   /** Cluster and node facts for results.json (platform kind). */
   onPreflight?(facts: PreflightResult): void;
+  /** The agent node's cgroup version, once known (the node's cgroup on this host, or the memory-sampler pod's answer). */
+  onCgroupVersion?(version: 'v1' | 'v2'): void;
   timeouts?: { agentReadyMs?: number; generatorsReadyMs?: number };
   /** Leave the namespace for inspection (--keep). */
   keep?: boolean;
@@ -229,6 +231,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     watch.stop();
     // One peak from the one source this cluster has; null when nothing could be read (never 0).
     m.peakMemoryBytes = o.nodeCgroup ? memory.peakBytes() : podMemory?.peakBytes() ?? null;
+    const cgroupVersion = o.nodeCgroup?.version ?? podMemory?.flavour ?? null;
+    if (cgroupVersion) o.onCgroupVersion?.(cgroupVersion);
     m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
     // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
     if (podMemory && m.peakMemoryBytes === null) event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
