@@ -36,3 +36,4 @@ export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from 
 export { PodMemorySampler } from './sampler-pod-memory.js';
 export { renderMemorySampler } from './render-memory-sampler.js';
 export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-run.js';
+export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';

@@ -249,7 +249,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();
-    if (!o.keep) await teardownVariant(o.kc, ctx.namespace).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    if (!o.keep) await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
 }
 
