@@ -13,6 +13,17 @@ import { sh } from './sh.js';
 import { isOurs, procfs, readState, type ClusterState } from './state.js';
 import { restoreSysctls } from './sysctl.js';
 
+const SOCKET_PARENT = '/run/attestorm';
+
+/** Kubernetes-mode runs' socket directories on this node (hostPath /run/attestorm/<namespace>). */
+function runSocketDirs(): string[] {
+  try {
+    return readdirSync(SOCKET_PARENT).filter((n) => n.startsWith('atst-')).map((n) => join(SOCKET_PARENT, n));
+  } catch {
+    return [];
+  }
+}
+
 /** What is still on the host of a cluster; empty when nothing is. */
 export interface Leftovers {
   daemons: string[];
@@ -22,6 +33,8 @@ export interface Leftovers {
   links: string[];
   cgroups: string[];
   chains: string[];
+  /** Runs' socket directories (/run/attestorm/atst-*): hostPaths on this node. */
+  socketDirs: string[];
 }
 
 export function leftoverCount(l: Leftovers): number {
@@ -37,6 +50,7 @@ export function describeLeftovers(l: Leftovers): string[] {
   if (l.links.length) out.push(`network interfaces: ${l.links.join(', ')}`);
   if (l.cgroups.length) out.push(`cgroups: ${l.cgroups.join(', ')}`);
   if (l.chains.length) out.push(`firewall chains: ${l.chains.join(', ')}`);
+  if (l.socketDirs.length) out.push(`run socket directories: ${l.socketDirs.join(', ')}`);
   return out;
 }
 
@@ -73,6 +87,7 @@ export async function findLeftovers(l: ClusterLayout, state = readState(l.stateF
     links: await clusterLinks(),
     cgroups: kubepodsCgroups(),
     chains: (await addedChains(state?.firewallChains)).names,
+    socketDirs: runSocketDirs(),
   };
 }
 
@@ -157,6 +172,13 @@ export async function teardownCluster(l: ClusterLayout, log: (s: string) => void
   for (const link of (await clusterLinks()).filter((n) => n !== BRIDGE)) await sh('ip', ['link', 'delete', link], { allowFail: true });
   if ((await clusterLinks()).includes(BRIDGE)) await sh('ip', ['link', 'delete', BRIDGE], { allowFail: true });
   await clearPodCgroups(log);
+  // The node goes: so do the runs' hostPath socket directories on it.
+  for (const d of runSocketDirs()) rmSync(d, { recursive: true, force: true });
+  try {
+    rmdirSync(SOCKET_PARENT);
+  } catch {
+    // not empty (someone else's) or absent
+  }
   const chains = await addedChains(state?.firewallChains);
   for (const args of chains.v4) await sh('iptables', args, { allowFail: true });
   for (const args of chains.v6) await sh('ip6tables', args, { allowFail: true });
