@@ -165,6 +165,19 @@ export async function projectArchive(l: ClusterLayout, log: (s: string) => void,
 /** Imports an OCI archive into the node's containerd under its normalised name. */
 export async function importImage(l: ClusterLayout, archive: string, ref: string): Promise<void> {
   await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'import', '--base-name', splitImage(ref).base, archive]);
-  const ls = await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'ls', '-q']);
-  if (!ls.stdout.split('\n').includes(ref)) throw new PlatformError(`ctr images import ${archive} did not make ${ref} (containerd has: ${ls.stdout.trim().split('\n').join(', ')})`);
+  const ls = await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'ls']);
+  const digest = digestOf(ls.stdout, ref);
+  if (!digest) throw new PlatformError(`ctr images import ${archive} did not make ${ref} (containerd has: ${ls.stdout.trim().split('\n').slice(1).map((x) => x.split(/\s+/)[0]).join(', ')})`);
+  // A pull leaves a repo@sha256 name beside the tag, which the kubelet lists in the node's images (the
+  // preflight records it as the image's digest); an import does not: add it.
+  await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'tag', ref, `${splitImage(ref).base}@${digest}`], { allowFail: true });
+}
+
+/** The manifest digest of `ref` in `ctr images ls` output (columns REF TYPE DIGEST …). */
+export function digestOf(ctrImagesLs: string, ref: string): string | null {
+  for (const line of ctrImagesLs.split('\n')) {
+    const [name, , digest] = line.trim().split(/\s+/);
+    if (name === ref && digest?.startsWith('sha256:')) return digest;
+  }
+  return null;
 }

@@ -8,7 +8,7 @@ import { etcdWrapperGoMod, k8sLdflags, k8sWrapperGoMod, STAGING_MODULES, toolsGo
 import { makeClusterPki, subjectOf } from '../../src/cluster/certs.js';
 import { clusterLayout, CONTEXT_NAME, PAUSE_IMAGE, PORTS } from '../../src/cluster/layout.js';
 import { cniConfig, containerdConfig, daemonSpecs, kubeconfig, kubeletConfig } from '../../src/cluster/render-config.js';
-import { splitImage } from '../../src/cluster/images.js';
+import { digestOf, splitImage } from '../../src/cluster/images.js';
 
 const l = clusterLayout({ ATTESTORM_CLUSTER_CACHE: '/c', ATTESTORM_CLUSTER_STATE: '/s', ATTESTORM_CLUSTER_RUN: '/r' }, 'Build_Host.example');
 
@@ -114,6 +114,13 @@ describe('images', () => {
   it('splits a normalised name into ctr import’s base name and tag', () => {
     expect(splitImage('docker.io/library/attestorm:dev')).toEqual({ base: 'docker.io/library/attestorm', tag: 'dev' });
     expect(() => splitImage('localhost:5000/x')).toThrow(/needs a tag/);
+  });
+  it('finds an image’s manifest digest in ctr images ls', () => {
+    const ls = `REF                             TYPE                                       DIGEST                                                                  SIZE      PLATFORMS   LABELS
+docker.io/library/attestorm:dev application/vnd.oci.image.manifest.v1+json sha256:b43da8643a738ef9c713f62ce39156cd807c7340e7121a728088a4e0834949e8 134.8 MiB linux/amd64 -
+sha256:46126d79bfcca0fb509bce26 application/vnd.oci.image.manifest.v1+json sha256:b43da8643a738ef9c713f62ce39156cd807c7340e7121a728088a4e0834949e8 134.8 MiB linux/amd64 -`;
+    expect(digestOf(ls, 'docker.io/library/attestorm:dev')).toBe('sha256:b43da8643a738ef9c713f62ce39156cd807c7340e7121a728088a4e0834949e8');
+    expect(digestOf(ls, 'docker.io/library/other:dev')).toBeNull();
   });
 });
 
