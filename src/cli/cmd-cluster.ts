@@ -35,8 +35,9 @@ const statusCommand: CommandModule<object, StatusArgs> = {
     const s = await clusterStatus();
     if (args.json) {
       process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
-    } else if (!s.daemons.length) {
-      process.stdout.write(`no cluster${s.leftovers.length ? `; left behind: ${s.leftovers.join('; ')} (attestorm cluster down removes it)` : ''}\n`);
+    } else if (!s.daemons.some((d) => d.running)) {
+      const crashed = s.daemons.length ? ` (the one started ${s.startedAt} is gone)` : '';
+      process.stdout.write(`no cluster running${crashed}${s.leftovers.length ? `; left behind: ${s.leftovers.join('; ')} (attestorm cluster down removes it)` : ''}\n`);
     } else {
       process.stdout.write(`cluster ${s.running ? 'running' : 'partly running'} since ${s.startedAt}\n`);
       for (const d of s.daemons) process.stdout.write(`  ${d.name.padEnd(24)} pid ${String(d.pid).padEnd(7)} ${d.running ? 'running' : 'not running'}\n`);
