@@ -83,6 +83,12 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
   if (running.length) {
     throw new PlatformError(`a cluster is already running (started ${earlier!.startedAt}: ${running.map((d) => `${d.name} pid ${d.pid}`).join(', ')}): use it (KUBECONFIG=${earlier!.kubeconfig}, context ${earlier!.context}), or stop it with \`attestorm cluster down\``);
   }
+  // A port in use may be another cluster's (another state folder): its pods and bridge look like
+  // leftovers, so nothing is cleaned then — the ports are named instead.
+  const busy = Object.entries(PORTS).filter(([, port]) => readListeningPorts().has(port));
+  if (busy.length) {
+    throw new PlatformError(`cannot start the local cluster: port(s) in use: ${busy.map(([what, port]) => `${port} (${what})`).join(', ')}. Stop what listens there (ss -ltnp), or \`attestorm cluster down\` if it is an earlier cluster`);
+  }
   if (process.getuid?.() === 0 && (await anythingLeft(l))) {
     const before = describeLeftovers(await findLeftovers(l));
     log(`cleaning what an earlier cluster left${before.length ? ` (${before.join('; ')})` : ''}`);
