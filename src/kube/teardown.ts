@@ -50,7 +50,7 @@ export async function teardownVariant(kc: KubeConfig, namespace: string, opts: {
  * Every namespace and cluster-scoped object attestorm created, in any run (or in one run), and the
  * runs' socket directories on the nodes (from a janitor namespace of its own, also labelled).
  */
-export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; runId?: string; image?: string } = {}): Promise<string[]> {
+export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number } = {}): Promise<string[]> {
   const selector = opts.runId ? `${MANAGED_SELECTOR},${RUN_LABEL}=${opts.runId}` : MANAGED_SELECTOR;
   const core = kc.makeApiClient(CoreV1Api);
   const removed: string[] = [];
@@ -58,23 +58,33 @@ export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; r
   // Directories of runs whose namespaces are long gone have no name in the API: without a run id,
   // every run's directory goes but those of namespaces that stay.
   const staying = opts.runId ? [] : (await core.listNamespace()).items.map((n) => n.metadata!.name!).filter((n) => !doomed.includes(n) && n.startsWith('atst-'));
-  if (!opts.dryRun) {
-    const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
-    await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(opts.runId ?? 'cleanup', 'janitor') } }]);
-    try {
-      const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: opts.image ?? DEFAULT_IMAGES.project, remove: opts.runId ? doomed : { allExcept: staying }, runId: opts.runId ?? 'cleanup' });
-      warn(problems);
-      if (!problems.length) removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
-    } finally {
-      await core.deleteNamespace({ name: janitorNs }).catch(() => undefined);
-    }
-  } else {
-    removed.push(opts.runId ? `socket directories /run/attestorm/{${doomed.join(',')}} on the nodes` : 'socket directories /run/attestorm/atst-* on the nodes');
-  }
   for (const name of doomed) {
     removed.push(`namespace/${name}`);
     if (!opts.dryRun) await core.deleteNamespace({ name }).catch((e) => void (notFound(e) || Promise.reject(e)));
   }
   removed.push(...(await deleteClusterRbac(kc, selector, opts.dryRun ?? false)));
+  if (opts.dryRun) {
+    removed.push(opts.runId ? `socket directories /run/attestorm/{${doomed.join(',')}} on the nodes` : 'socket directories /run/attestorm/atst-* on the nodes');
+    return removed;
+  }
+  // A killed run's pods may still be starting, and the kubelet (re)creates their hostPath directory
+  // when one does: the janitor runs once their namespaces are gone.
+  const until = Date.now() + (opts.namespaceGoneMs ?? 180_000);
+  let left = doomed;
+  while (left.length && Date.now() < until) {
+    const now = new Set((await core.listNamespace()).items.map((n) => n.metadata!.name!));
+    left = left.filter((n) => now.has(n));
+    if (left.length) await new Promise((r) => setTimeout(r, 1000));
+  }
+  if (left.length) warn([`namespace(s) ${left.join(', ')} still terminating after ${(opts.namespaceGoneMs ?? 180_000) / 1000} s`]);
+  const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
+  await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(opts.runId ?? 'cleanup', 'janitor') } }]);
+  try {
+    const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: opts.image ?? DEFAULT_IMAGES.project, remove: opts.runId ? doomed : { allExcept: staying }, runId: opts.runId ?? 'cleanup' });
+    warn(problems);
+    if (!problems.length) removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
+  } finally {
+    await core.deleteNamespace({ name: janitorNs }).catch(() => undefined);
+  }
   return removed;
 }
