@@ -2,8 +2,11 @@
 # The project's image for kind mode: the reference agent (entrypoint `attestorm agent`) and the
 # generator pods (`attestorm kind generator`), as bundled JavaScript on plain node (no tsx).
 # Build: docker build -t attestorm:dev .   Load: kind load docker-image attestorm:dev --name <cluster>
+# BASE: the Node 20 image every stage starts from; `attestorm cluster up` builds with a locally made
+# one (no registry there). The default is the public image users pull.
+ARG BASE=node:20-bookworm-slim
 
-FROM node:20-bookworm-slim AS build
+FROM ${BASE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -16,12 +19,12 @@ COPY proto ./proto
 RUN npx esbuild src/cli/main.ts src/cli/agent-main.ts --bundle --platform=node --format=esm \
       --target=node20 --packages=external --outdir=dist/cli --out-extension:.js=.mjs
 
-FROM node:20-bookworm-slim AS deps
+FROM ${BASE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM ${BASE}
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json ./

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { clusterFaultProblems, kindVariant, openCluster, runVariantInCluster } from '../kube/index.js';
-import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, variantDirName, type LoadedScenario, type VariantRunContext } from '../scenario/index.js';
+import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster } from '../kube/index.js';
+import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
@@ -20,6 +20,7 @@ interface RunArgs {
   placements?: string;
   cluster?: string;
   context?: string;
+  kubeconfig?: string;
   duration?: string;
   repetitions?: number;
   agentCpus?: string;
@@ -52,6 +53,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
       .option('cluster', { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' })
       .option('context', { type: 'string', describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)" })
+      .option('kubeconfig', { type: 'string', describe: 'Kubeconfig file for --cluster/--context. Default: KUBECONFIG, else ~/.kube/config' })
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
@@ -109,7 +111,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     }
     if (problems.length) throw new ConfigError(problems);
     // The cluster is checked (context, API server) before anything is applied; failures exit 3.
-    const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}) }) : null;
+    const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) }) : null;
     if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
     for (const l of loaded) stormLoadDriver.validate(l.scenario);
     // CI flags too: the baseline is read and checked against each scenario here.
@@ -123,26 +125,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
-      const inCluster = cluster
-        ? {
-            platform: { name: cluster.target.kindName ? ('kind' as const) : ('cluster' as const), detail: { cluster: cluster.clusterName } as Record<string, unknown> },
-            faultProblems: (s: LoadedScenario['scenario']) => clusterFaultProblems(s.faults),
-            runRepetition: (ctx: VariantRunContext) =>
-              runVariantInCluster({
-                kc: cluster.kc,
-                clusterName: cluster.clusterName,
-                scenario: ctx.scenario,
-                variant: kindVariant(ctx.variant),
-                runId: ctx.runId,
-                rep: ctx.rep,
-                runDir: ctx.runDir,
-                dirName: variantDirName(ctx.variant.name, ctx.rep),
-                nodeCgroup: cluster.nodeCgroup,
-                signal: ctx.signal,
-                ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
-              }),
-          }
-        : {};
+      const inCluster = cluster ? clusterRunOptions(cluster) : {};
       const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, ...(outDir ? { outDir } : {}), ...inCluster });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));

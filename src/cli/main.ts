@@ -14,6 +14,7 @@ import { stabilityCommand } from './cmd-stability.js';
 import { sweepCommand } from './cmd-sweep.js';
 import { historyCommand } from './cmd-history.js';
 import { kindCommand } from './cmd-kind.js';
+import { clusterCommand } from './cmd-cluster.js';
 
 try {
   await yargs(hideBin(process.argv))
@@ -29,7 +30,8 @@ try {
     .command(stabilityCommand)
     .command(sweepCommand)
     .command(kindCommand)
-    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup, stability or kind.')
+    .command(clusterCommand)
+    .demandCommand(1, 'Name a command: run, sweep, agent, load, report, debug, cleanup, stability, kind or cluster.')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {

@@ -35,3 +35,5 @@ export type { MemoryReading, MemorySamplerOptions, RunningMemorySampler } from '
 export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from './node-cgroup-reader.js';
 export { PodMemorySampler } from './sampler-pod-memory.js';
 export { renderMemorySampler } from './render-memory-sampler.js';
+export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-run.js';
+export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';

@@ -52,6 +52,8 @@ export interface RunVariantInClusterOptions {
   onSample?(line: SampleLine): void;
   /** Cluster and node facts for results.json (platform kind). */
   onPreflight?(facts: PreflightResult): void;
+  /** The agent node's cgroup version, once known (the node's cgroup on this host, or the memory-sampler pod's answer). */
+  onCgroupVersion?(version: 'v1' | 'v2'): void;
   timeouts?: { agentReadyMs?: number; generatorsReadyMs?: number };
   /** Leave the namespace for inspection (--keep). */
   keep?: boolean;
@@ -229,6 +231,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     watch.stop();
     // One peak from the one source this cluster has; null when nothing could be read (never 0).
     m.peakMemoryBytes = o.nodeCgroup ? memory.peakBytes() : podMemory?.peakBytes() ?? null;
+    const cgroupVersion = o.nodeCgroup?.version ?? podMemory?.flavour ?? null;
+    if (cgroupVersion) o.onCgroupVersion?.(cgroupVersion);
     m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
     // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
     if (podMemory && m.peakMemoryBytes === null) event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
@@ -245,7 +249,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();
-    if (!o.keep) await teardownVariant(o.kc, ctx.namespace).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    if (!o.keep) await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
 }
 

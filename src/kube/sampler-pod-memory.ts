@@ -18,6 +18,8 @@ export class PodMemorySampler {
   #emit: ((line: MemorySample) => void) | null = null;
   #clock: ((at: number) => number) | null = null;
   failures = 0;
+  /** The node's cgroup version, as the sampler pod found it; null until it answered. */
+  flavour: 'v1' | 'v2' | null = null;
 
   constructor(kc: KubeConfig, namespace: string, limitBytes: number) {
     this.#api = kc.makeApiClient(CoreV1Api);
@@ -49,10 +51,11 @@ export class PodMemorySampler {
   /** Pulls the new readings; each becomes a MemorySample with t from `clock(at)`. */
   async pull(emit: (line: MemorySample) => void, clock: (at: number) => number): Promise<void> {
     await this.#sendTarget();
-    let r: { readings: MemoryReading[] };
+    let r: { readings: MemoryReading[]; flavour?: 'v1' | 'v2' | null };
     try {
       const text = await this.#api.connectGetNamespacedPodProxyWithPath({ name: this.#name(), namespace: this.#namespace, path: `readings-from-${this.#next}` });
-      r = (typeof text === 'string' ? JSON.parse(text) : text) as { readings: MemoryReading[] };
+      r = (typeof text === 'string' ? JSON.parse(text) : text) as typeof r;
+      if (r.flavour) this.flavour = r.flavour;
     } catch {
       this.failures++;
       return;

@@ -2,7 +2,10 @@
 // and its cluster-scoped RBAC, found by label. `cleanupCluster` does the same for every run that
 // left something behind (killed runner, lost connection).
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { MANAGED_SELECTOR, RUN_LABEL } from './names.js';
+import { labels, MANAGED_SELECTOR, RUN_LABEL } from './names.js';
+import { removeSocketDirs } from './socket-janitor.js';
+import { applyObjects } from './apply.js';
+import { DEFAULT_IMAGES } from './variant.js';
 
 const notFound = (err: unknown) => (err as { code?: number }).code === 404;
 
@@ -20,9 +23,16 @@ async function deleteClusterRbac(kc: KubeConfig, selector: string, dryRun: boole
   return removed;
 }
 
-/** Deletes one variant run's namespace and cluster-scoped objects. Idempotent. */
-export async function teardownVariant(kc: KubeConfig, namespace: string): Promise<void> {
+const warn = (problems: string[]) => {
+  for (const p of problems) process.stderr.write(`attestorm: ${p}; the socket directory stays on the node (attestorm kind cleanup removes it)\n`);
+};
+
+/** Deletes one variant run's socket directory on the nodes, its namespace and cluster-scoped objects. Idempotent. */
+export async function teardownVariant(kc: KubeConfig, namespace: string, opts: { image?: string; runId?: string } = {}): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
+  // While the namespace still takes pods: its janitor removes /run/attestorm/<namespace> on each node.
+  const exists = await core.readNamespace({ name: namespace }).then((n) => !n.metadata?.deletionTimestamp, () => false);
+  if (exists) warn(await removeSocketDirs(kc, { namespace, image: opts.image ?? DEFAULT_IMAGES.project, remove: [namespace], runId: opts.runId ?? 'teardown' }).catch((e: Error) => [`socket janitor in ${namespace}: ${e.message}`]));
   await core.deleteNamespace({ name: namespace }).catch((e) => {
     if (!notFound(e)) throw e;
   });
@@ -36,16 +46,45 @@ export async function teardownVariant(kc: KubeConfig, namespace: string): Promis
   }
 }
 
-/** Every namespace and cluster-scoped object attestorm created, in any run (or in one run). */
-export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; runId?: string } = {}): Promise<string[]> {
+/**
+ * Every namespace and cluster-scoped object attestorm created, in any run (or in one run), and the
+ * runs' socket directories on the nodes (from a janitor namespace of its own, also labelled).
+ */
+export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number } = {}): Promise<string[]> {
   const selector = opts.runId ? `${MANAGED_SELECTOR},${RUN_LABEL}=${opts.runId}` : MANAGED_SELECTOR;
   const core = kc.makeApiClient(CoreV1Api);
   const removed: string[] = [];
-  for (const ns of (await core.listNamespace({ labelSelector: selector })).items) {
-    const name = ns.metadata!.name!;
+  const doomed = (await core.listNamespace({ labelSelector: selector })).items.map((n) => n.metadata!.name!);
+  // Directories of runs whose namespaces are long gone have no name in the API: without a run id,
+  // every run's directory goes but those of namespaces that stay.
+  const staying = opts.runId ? [] : (await core.listNamespace()).items.map((n) => n.metadata!.name!).filter((n) => !doomed.includes(n) && n.startsWith('atst-'));
+  for (const name of doomed) {
     removed.push(`namespace/${name}`);
     if (!opts.dryRun) await core.deleteNamespace({ name }).catch((e) => void (notFound(e) || Promise.reject(e)));
   }
   removed.push(...(await deleteClusterRbac(kc, selector, opts.dryRun ?? false)));
+  if (opts.dryRun) {
+    removed.push(opts.runId ? `socket directories /run/attestorm/{${doomed.join(',')}} on the nodes` : 'socket directories /run/attestorm/atst-* on the nodes');
+    return removed;
+  }
+  // A killed run's pods may still be starting, and the kubelet (re)creates their hostPath directory
+  // when one does: the janitor runs once their namespaces are gone.
+  const until = Date.now() + (opts.namespaceGoneMs ?? 180_000);
+  let left = doomed;
+  while (left.length && Date.now() < until) {
+    const now = new Set((await core.listNamespace()).items.map((n) => n.metadata!.name!));
+    left = left.filter((n) => now.has(n));
+    if (left.length) await new Promise((r) => setTimeout(r, 1000));
+  }
+  if (left.length) warn([`namespace(s) ${left.join(', ')} still terminating after ${(opts.namespaceGoneMs ?? 180_000) / 1000} s`]);
+  const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
+  await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(opts.runId ?? 'cleanup', 'janitor') } }]);
+  try {
+    const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: opts.image ?? DEFAULT_IMAGES.project, remove: opts.runId ? doomed : { allExcept: staying }, runId: opts.runId ?? 'cleanup' });
+    warn(problems);
+    if (!problems.length) removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
+  } finally {
+    await core.deleteNamespace({ name: janitorNs }).catch(() => undefined);
+  }
   return removed;
 }

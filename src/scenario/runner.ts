@@ -4,7 +4,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree, throttledSeconds, type CpuBudget } from '../cgroup/index.js';
-import { currentRunner, RESULTS_SCHEMA_VERSION, type RunResults, type VariantResult } from '../contract/index.js';
+import { currentRunner, RESULTS_SCHEMA_VERSION, type RunEnvironment, type RunResults, type VariantResult } from '../contract/index.js';
 import { collectProvenance } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { builtinCapabilities, burstProblems, externalCapabilities, faultProblems, faultScheduleProblems } from '../fault/index.js';
@@ -53,6 +53,12 @@ export interface RunScenarioOptions {
   cpuBudget?: CpuBudget | null;
   /** Where the variants ran, for results.json ('local' unless a cluster runner is given). */
   platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
+  /**
+   * How the variants' agents were measured when they ran elsewhere (a cluster: the kernel's OOM
+   * kills, the kubelet's pod cgroups), in place of this host's; a repetition may complete it
+   * (onEnvironment). Default: this host's cgroups.
+   */
+  environment?: Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'>;
 }
 
 export interface RunScenarioOutcome {
@@ -122,11 +128,11 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     scenario: { name: s.name, description: s.description, file, resolved: s, written: opts.loaded.raw, modeledCosts: modeledCosts(s) },
     command: opts.command,
     environment: describeEnvironment({
-      cgroupVersion: host?.version ?? null,
-      oomFidelity: host ? 'cgroup-oom' : 'emulated-oom',
+      cgroupVersion: opts.environment ? opts.environment.cgroupVersion : host?.version ?? null,
+      oomFidelity: opts.environment?.oomFidelity ?? (host ? 'cgroup-oom' : 'emulated-oom'),
       // Filled from the first sandbox; the sandbox decides whether pods get real cgroups.
-      podFidelity: host ? 'cgroup-pods' : 'uid-only',
-      cpuShare: cpuModes.join(', ') || 'none',
+      podFidelity: opts.environment?.podFidelity ?? (host ? 'cgroup-pods' : 'uid-only'),
+      cpuShare: opts.environment?.cpuShare ?? (cpuModes.join(', ') || 'none'),
       ...(isolation.record ? { isolation: isolation.record } : {}),
       ...(opts.cpuBudget ? { cpuBudget: { cores: opts.cpuBudget.cores, throttledSeconds: null } } : {}),
     }),
@@ -207,6 +213,11 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
             results.environment.podFidelity = sb.fidelity;
           },
           onDescribe: (agent) => describedAgents.set(variant.name, agent),
+          onEnvironment: (patch) => Object.assign(results.environment, patch),
+          onPlatform: (detail) => {
+            const platform = results.platform ?? { name: 'cluster' };
+            results.platform = { ...platform, detail: { ...platform.detail, ...detail } };
+          },
         });
         reps.get(variant.name)!.push(m);
         progress.placementEnd(

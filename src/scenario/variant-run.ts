@@ -5,7 +5,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, FaultResult, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultResult, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
@@ -35,6 +35,10 @@ export interface VariantRunContext {
   onSandbox?(sandbox: Sandbox): void;
   /** What really ran (binary, version), once the agent has started. */
   onDescribe?(agent: VariantAgentRecord): void;
+  /** Runs elsewhere (a cluster): facts about where the variant ran, merged into results.json's environment. */
+  onEnvironment?(patch: Partial<Pick<RunEnvironment, 'cgroupVersion'>>): void;
+  /** Runs elsewhere (a cluster): facts about the platform (server version, nodes, image digests), merged into results.json's platform.detail. */
+  onPlatform?(detail: Record<string, unknown>): void;
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>

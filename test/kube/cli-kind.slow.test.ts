@@ -98,11 +98,19 @@ describe('attestorm kind', () => {
       fake.objects.set('/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent', { kind: 'ClusterRole', metadata: { name: 'atst-old-run-disabled-r1-agent', labels: managed } });
       const dry = await cli(['kind', 'cleanup', '--dry-run', '--kubeconfig', kubeconfig]);
       expect(dry.code, dry.stderr).toBe(0);
-      expect(dry.stdout).toBe('would delete namespace/atst-old-run-disabled-r1\nwould delete clusterrole/atst-old-run-disabled-r1-agent\n');
+      expect(dry.stdout).toBe('would delete namespace/atst-old-run-disabled-r1\nwould delete clusterrole/atst-old-run-disabled-r1-agent\nwould delete socket directories /run/attestorm/atst-* on the nodes\n');
+      expect(fake.janitors).toEqual([]);
       expect(fake.deleted).toEqual([]);
       const real = await cli(['kind', 'cleanup', '--kubeconfig', kubeconfig]);
       expect(real.code, real.stderr).toBe(0);
-      expect(fake.deleted.sort()).toEqual(['/api/v1/namespaces/atst-old-run-disabled-r1', '/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent']);
+      // Once the namespaces are gone, the runs' socket directories on the node, from a janitor namespace of
+      // its own (then deleted): every run's directory but those of run namespaces that stay (none here).
+      expect(fake.janitors).toEqual([expect.objectContaining({ node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_KEEP: '[]' }) })]);
+      const janitorNs = fake.janitors[0]!.namespace;
+      expect(janitorNs).toMatch(/^attestorm-janitor-/);
+      const nsDelete = fake.changes.find((c) => c.method === 'DELETE' && c.path === '/api/v1/namespaces/atst-old-run-disabled-r1')!;
+      expect(fake.janitors[0]!.at).toBeGreaterThanOrEqual(nsDelete.at);
+      expect(fake.deleted.sort()).toEqual([`/api/v1/namespaces/${janitorNs}/pods/socket-janitor-fake-control-plane`, '/api/v1/namespaces/atst-old-run-disabled-r1', `/api/v1/namespaces/${janitorNs}`, '/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent'].sort());
       expect(fake.objects.has('/api/v1/namespaces/someone-else')).toBe(true);
       const none = await cli(['kind', 'cleanup', '--cluster', 'kind:missing', '--kubeconfig', kubeconfig]);
       expect(none.code).toBe(3);

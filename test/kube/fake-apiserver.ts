@@ -78,6 +78,8 @@ export class FakeApiServer {
   readonly objects = new Map<string, Obj>();
   /** pod "ns/name" → base URL its proxy forwards to */
   readonly proxies = new Map<string, string>();
+  /** Socket janitor pods as they started: where, and which directories they were told to remove. */
+  readonly janitors: Array<{ at: number; namespace: string; node: string; env: Record<string, string>; hostPath: string }> = [];
   /** pod "ns/name/container[/previous]" → log text */
   readonly logs = new Map<string, string>();
   #server!: Server;
@@ -296,6 +298,12 @@ current-context: ${context}
 
   #startPod(pod: Obj, how: 'ready' | 'image-pull-backoff'): void {
     const c = pod.spec.containers[0];
+    if (pod.metadata.labels?.['attestorm.dev/role'] === 'socket-janitor') {
+      // A janitor runs to completion at once; the test reads what it was told from its spec (janitors).
+      pod.status = { phase: 'Succeeded', containerStatuses: [{ name: c.name, image: c.image, ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }] };
+      this.janitors.push({ at: Date.now(), namespace: pod.metadata.namespace, node: pod.spec.nodeName, env: Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])), hostPath: pod.spec.volumes?.[0]?.hostPath?.path });
+      return this.#notify('ADDED', pod);
+    }
     pod.status = {
       phase: how === 'ready' ? 'Running' : 'Pending',
       containerStatuses: [
@@ -333,7 +341,8 @@ current-context: ${context}
   }
 
   #proxy(req: IncomingMessage, res: ServerResponse, ns: string, pod: string, rest: string): void {
-    const target = this.proxies.get(`${ns}/${pod}`);
+    // `*/<pod>`: any namespace (a run whose namespace names the test cannot know beforehand).
+    const target = this.proxies.get(`${ns}/${pod}`) ?? this.proxies.get(`*/${pod}`);
     if (!target || !this.objects.has(`/api/v1/namespaces/${ns}/pods/${pod}`)) return this.#send(res, 503, status(503, `no endpoints for pod ${pod}`));
     const out = httpRequest(`${target}/${rest}`, { method: req.method }, (r) => {
       res.writeHead(r.statusCode ?? 502, { 'content-type': r.headers['content-type'] ?? 'application/json' });

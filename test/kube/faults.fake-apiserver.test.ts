@@ -137,7 +137,8 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
       expect(m.error).toBeUndefined();
       const go = fake.requests.find((r) => r.includes('/proxy/go-'))!;
       const t0 = Number(/go-(\d+)-/.exec(go)![1]);
-      const changes = fake.changes.filter((c) => c.at >= t0 && c.path.includes(`/namespaces/${ns}/pods/`));
+      // The teardown's socket janitor is not a fault's change.
+      const changes = fake.changes.filter((c) => c.at >= t0 && c.path.includes(`/namespaces/${ns}/pods/`) && !c.path.includes('/pods/socket-janitor-'));
       const pod = (c: { path: string }) => c.path.split('/pods/')[1];
 
       // The DELETEs and PATCHes the API server saw, in order, each no earlier than its fault's `at`.

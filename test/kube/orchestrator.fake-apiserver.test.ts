@@ -217,8 +217,8 @@ describe('a variant run against the fake API server, with a real agent and real 
     });
     await kubelet;
 
-    // Server-side apply with field manager attestorm, force, every object of the variant.
-    expect(fake.applies.length).toBe(renderVariant(renderContext(s, variant, { runId })).length);
+    // Server-side apply with field manager attestorm, force, every object of the variant (and, at teardown, the socket janitor).
+    expect(fake.applies.length).toBe(renderVariant(renderContext(s, variant, { runId })).length + 1);
     for (const a of fake.applies) {
       expect(a.contentType).toBe('application/apply-patch+yaml');
       expect(a.fieldManager).toBe('attestorm');
@@ -256,7 +256,11 @@ describe('a variant run against the fake API server, with a real agent and real 
     expect(lines).toContain('load');
     expect(readFileSync(join(runDir, 'pre-attestation.r1', 'agent.previous.log'), 'utf8')).toBe('agent log before the kill\n');
     expect(existsSync(join(runDir, 'pre-attestation.r1', 'agent.log'))).toBe(true);
-    // Teardown: the namespace and the cluster-scoped RBAC are gone.
+    // Teardown: the socket directory on the node first (a janitor pod per node, in the namespace while it
+    // still takes pods, the parent directory as its hostPath), then the namespace and the cluster-scoped RBAC.
+    expect(fake.janitors).toEqual([expect.objectContaining({ namespace: ns, node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_REMOVE: JSON.stringify([ns]) }) })]);
+    const nsDeleted = fake.changes.find((c) => c.method === 'DELETE' && c.path === `/api/v1/namespaces/${ns}`)!;
+    expect(fake.janitors[0]!.at).toBeLessThanOrEqual(nsDeleted.at);
     expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
     expect([...fake.objects.keys()].filter((k) => k.includes(ns))).toEqual([]);
   }, 120_000);

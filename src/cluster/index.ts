@@ -1,0 +1,7 @@
+// The local cluster: real Kubernetes components run directly on this Linux host (containerd, etcd,
+// the control plane, a kubelet), built from their Go modules into a cache, for Kubernetes mode
+// without kind or a registry. `attestorm cluster up|status|down`.
+export { clusterUp, type UpOptions, type UpResult } from './cluster-up.js';
+export { clusterStatus, type ClusterStatus } from './cluster-status.js';
+export { teardownCluster, findLeftovers, describeLeftovers, leftoverCount, type Leftovers } from './teardown.js';
+export { clusterLayout, CONTEXT_NAME, PROJECT_IMAGE, PAUSE_IMAGE, VERSIONS, type ClusterLayout } from './layout.js';

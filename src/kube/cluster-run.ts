@@ -1,0 +1,57 @@
+// What `attestorm run --cluster/--context` hands the scenario runner: where the variants ran (the
+// platform, with the preflight's facts: server version, nodes, image digests), how they were
+// measured (the kernel's OOM kills and the kubelet's pod cgroups on the node, not this host's), and
+// the repetition that runs in the cluster.
+import type { RunEnvironment } from '../contract/index.js';
+import type { LoadedScenario, RunScenarioOptions, VariantRunContext } from '../scenario/index.js';
+import { variantDirName } from '../scenario/index.js';
+import { clusterFaultProblems } from './fault-cluster.js';
+import type { OpenCluster } from './open-cluster.js';
+import type { PreflightResult } from './preflight.js';
+import { runVariantInCluster } from './run-variant.js';
+import { kindVariant } from './variant.js';
+
+/** How a cluster run measures: OOM kills are the node kernel's, pods have the kubelet's cgroups. */
+export function clusterEnvironment(cluster: Pick<OpenCluster, 'nodeCgroup'>): Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'> {
+  return {
+    // kind: known from the node container's cgroup now; other clusters: from the memory-sampler pod's answer.
+    cgroupVersion: cluster.nodeCgroup?.version ?? null,
+    oomFidelity: 'cgroup-oom',
+    podFidelity: 'cgroup-pods',
+    cpuShare: "the agent pod's CPU request, no CPU limit (the cluster's scheduling)",
+  };
+}
+
+/** The preflight's facts as results.json's platform.detail. */
+export function platformFacts(facts: PreflightResult): Record<string, unknown> {
+  return {
+    serverVersion: facts.serverVersion,
+    nodes: facts.nodes.map(({ images: _images, ...n }) => n),
+    imageDigests: facts.digests,
+    ...(facts.toPull.length ? { pulledByNode: facts.toPull } : {}),
+  };
+}
+
+export function clusterRunOptions(cluster: OpenCluster): Pick<RunScenarioOptions, 'platform' | 'environment' | 'faultProblems' | 'runRepetition'> {
+  return {
+    platform: { name: cluster.target.kindName ? 'kind' : 'cluster', detail: { cluster: cluster.clusterName, context: cluster.target.context } },
+    environment: clusterEnvironment(cluster),
+    faultProblems: (s: LoadedScenario['scenario']) => clusterFaultProblems(s.faults),
+    runRepetition: (ctx: VariantRunContext) =>
+      runVariantInCluster({
+        kc: cluster.kc,
+        clusterName: cluster.clusterName,
+        scenario: ctx.scenario,
+        variant: kindVariant(ctx.variant),
+        runId: ctx.runId,
+        rep: ctx.rep,
+        runDir: ctx.runDir,
+        dirName: variantDirName(ctx.variant.name, ctx.rep),
+        nodeCgroup: cluster.nodeCgroup,
+        signal: ctx.signal,
+        ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
+        onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),
+        onCgroupVersion: (version) => ctx.onEnvironment?.({ cgroupVersion: version }),
+      }),
+  };
+}
