@@ -39,13 +39,14 @@ const statusCommand: CommandModule<object, StatusArgs> = {
       const crashed = s.daemons.length ? ` (the one started ${s.startedAt} is gone)` : '';
       process.stdout.write(`no cluster running${crashed}${s.leftovers.length ? `; left behind: ${s.leftovers.join('; ')} (attestorm cluster down removes it)` : ''}\n`);
     } else {
-      process.stdout.write(`cluster ${s.running ? 'running' : 'partly running'} since ${s.startedAt}\n`);
+      const how = !s.ready ? 'partly started (`up` did not finish: `attestorm cluster down`, then up again)' : s.running ? 'running' : 'partly running';
+      process.stdout.write(`cluster ${how} since ${s.startedAt}\n`);
       for (const d of s.daemons) process.stdout.write(`  ${d.name.padEnd(24)} pid ${String(d.pid).padEnd(7)} ${d.running ? 'running' : 'not running'}\n`);
       process.stdout.write(`  API server ${s.serverVersion ?? 'not answering'}; node ${s.node ? `${s.node.name} ${s.node.ready ? 'Ready' : 'NotReady'} (kubelet ${s.node.kubeletVersion})` : 'not registered'}\n`);
       process.stdout.write(`  images: ${s.images.join(', ') || 'none'}\n`);
       process.stdout.write(`KUBECONFIG=${s.kubeconfig}\ncontext=${s.context}\n`);
     }
-    if (!s.running && s.daemons.length) process.exitCode = 3;
+    if ((!s.running || !s.ready) && s.daemons.some((d) => d.running)) process.exitCode = 3;
   },
 };
 

@@ -10,6 +10,8 @@ import { describeLeftovers, findLeftovers } from './teardown.js';
 
 export interface ClusterStatus {
   running: boolean;
+  /** `up` finished (node Ready); false: it failed or was killed part-way. */
+  ready: boolean;
   startedAt: string | null;
   daemons: Array<{ name: string; pid: number; running: boolean }>;
   serverVersion: string | null;
@@ -26,6 +28,7 @@ export async function clusterStatus(l: ClusterLayout = clusterLayout()): Promise
   const daemons = (state?.daemons ?? []).map((d) => ({ name: d.name, pid: d.pid, running: isOurs(d) }));
   const out: ClusterStatus = {
     running: daemons.length > 0 && daemons.every((d) => d.running),
+    ready: state?.ready === true,
     startedAt: state?.startedAt ?? null,
     daemons,
     serverVersion: null,

@@ -164,6 +164,8 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
     // Pods in a new namespace need its default service account, which the controller-manager makes.
     await waitFor('default service account', async () => ((await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : null), 60_000, () => true, kubelet.d.log);
     for (const d of state.daemons) if (!isOurs(d)) throw new PlatformError(`${d.name} exited during start-up; its log ${d.log}`);
+    state.ready = true;
+    writeState(l.stateFile, state);
     started = true;
     return { kubeconfig: l.kubeconfig, context: CONTEXT_NAME, seconds: (Date.now() - t0) / 1000, built, images };
   } catch (err) {

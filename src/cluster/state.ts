@@ -23,6 +23,8 @@ export interface ClusterState {
   kubeconfig: string;
   context: string;
   daemons: DaemonRecord[];
+  /** Set once `up` saw the node Ready; absent or false: start-up did not finish (it failed or was killed). */
+  ready?: boolean;
   /** Values before the kubelet changed them; restored by `down`. */
   sysctls: Record<string, string>;
   /** iptables/ip6tables chains (table:chain) that existed before `up`: `down` removes only chains added since. */
