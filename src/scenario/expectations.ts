@@ -146,7 +146,8 @@ export function stormTooWeak(self: VariantResult, minOffered: number | undefined
 function withIntensity(self: VariantResult, minOffered: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
   if (minOffered === undefined) return rules;
   const offered = self.storm?.offeredRps ?? null;
-  if (offered !== null && !stormTooWeak(self, minOffered)) {
+  // Only judged variants get here (evaluateExpectations returns early on an error), so this is stormTooWeak's rule.
+  if (offered !== null && offered >= minOffered) {
     return [result('minOfferedRps', minOffered, offered, 'passed', 'measured', `the storm offered ${rps(offered)} >= the ${rps(minOffered)} this shape needs`), ...rules];
   }
   const why = offered === null ? `the storm's offered rate was not measured (${stormConditions(self)})` : `the storm offered ${rps(offered)}, this variant's shape needs >= ${rps(minOffered)}: ${stormConditions(self)}`;
