@@ -98,3 +98,48 @@ export function throttledSeconds(b: Pick<CpuBudget, 'dir' | 'version'>): number 
     return null;
   }
 }
+
+/**
+ * The CPU quota this process runs under, in cores: the smallest CFS quota of its cpu cgroup and
+ * the ones above it (v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max); null when unlimited or
+ * unreadable. A --cpu-budget run reads its own budget here, and so does a process in a container.
+ */
+export function cpuQuotaCores(opts: { root?: string; selfCgroup?: string } = {}): number | null {
+  const root = opts.root ?? '/sys/fs/cgroup';
+  let self: Map<string, string>;
+  try {
+    self = parseSelfCgroup(opts.selfCgroup ?? readFileSync('/proc/self/cgroup', 'utf8'));
+  } catch {
+    return null;
+  }
+  const v1 = self.get('cpu');
+  const base = v1 !== undefined ? join(root, 'cpu') : self.has('') ? root : null;
+  const rel = v1 ?? self.get('');
+  if (base === null || rel === undefined) return null;
+  let best: number | null = null;
+  for (let p = rel; ; p = p.slice(0, Math.max(0, p.lastIndexOf('/')))) {
+    const cores = v1 !== undefined ? quotaV1(join(base, p)) : quotaV2(join(base, p));
+    if (cores !== null) best = best === null ? cores : Math.min(best, cores);
+    if (p === '' || p === '/') break;
+  }
+  return best;
+}
+
+function quotaV1(dir: string): number | null {
+  try {
+    const quota = Number(readFileSync(join(dir, 'cpu.cfs_quota_us'), 'utf8'));
+    const period = Number(readFileSync(join(dir, 'cpu.cfs_period_us'), 'utf8'));
+    return quota > 0 && period > 0 ? quota / period : null;
+  } catch {
+    return null;
+  }
+}
+
+function quotaV2(dir: string): number | null {
+  try {
+    const [quota, period] = readFileSync(join(dir, 'cpu.max'), 'utf8').trim().split(/\s+/);
+    return quota !== 'max' && Number(quota) > 0 && Number(period) > 0 ? Number(quota) / Number(period) : null;
+  } catch {
+    return null;
+  }
+}

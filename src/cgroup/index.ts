@@ -5,5 +5,5 @@ export { Cgroup, CgroupReadError, parseFlatKeyed, removeIfEmpty, removeTree } fr
 export type { MemoryReading } from './cgroup.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
 export { cpusAllowed, cpusetOf, createCpuset, effectiveCpus, formatCpuList, isCpusetDir, moveToCpuset, parseCpuList } from './cpuset.js';
-export { applyCpuBudget, checkCpuBudget, throttledSeconds, CPU_PERIOD_US } from './cpu-budget.js';
+export { applyCpuBudget, checkCpuBudget, cpuQuotaCores, throttledSeconds, CPU_PERIOD_US } from './cpu-budget.js';
 export type { CpuBudget, CpuBudgetOptions } from './cpu-budget.js';

@@ -6,6 +6,7 @@
 import { accessSync, chmodSync, constants } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
+import { cpuQuotaCores } from '../cgroup/index.js';
 import { ConfigError, RunError, TimeoutError } from '../errors.js';
 import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import { LoadAggregator, type PodTotals } from './aggregator.js';
@@ -86,12 +87,13 @@ const STOP_WAIT_MS = 3000;
 
 /**
  * Start timeout per pod: forking hundreds of node processes takes a while. Each worker's start-up
- * costs ~170 ms of CPU here (bench/workers.ts), spread over the CPUs this process may use: with the
- * agent isolated on a CPU of its own, the pods get the others only (cpus = availableParallelism(),
- * which follows the cpuset), so 1200 workers on one CPU get twice the time they get on two.
+ * costs ~170 ms of CPU here (bench/workers.ts), spread over the CPUs this process may use — the
+ * cpuset's (availableParallelism(); with the agent isolated on a CPU of its own the pods get the
+ * others) or a CPU quota's (--cpu-budget, a container), whichever is smaller. 600 ms per worker
+ * leaves room for a machine that is busy besides: a slow start is not a failed one.
  */
-export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number, cpus = availableParallelism()): number {
-  return 30_000 + Math.ceil((300 * Math.max(workersPerPod, totalWorkers)) / Math.max(1, cpus));
+export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number, cpus = Math.min(availableParallelism(), cpuQuotaCores() ?? Infinity)): number {
+  return 30_000 + Math.ceil((600 * Math.max(workersPerPod, totalWorkers)) / Math.max(0.5, cpus));
 }
 
 function perWorkerMaxCalls(opts: ResolvedLoadOptions): number | null {

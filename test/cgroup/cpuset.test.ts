@@ -67,10 +67,11 @@ describe('scenario isolation', () => {
 });
 
 describe('pod start timeout', () => {
-  it('scales with the workers per CPU the pods may use (2 CPUs: as before isolation existed)', () => {
-    expect(podStartTimeoutMs(100, 400, 2)).toBe(90_000);
-    expect(podStartTimeoutMs(100, 400, 1)).toBe(150_000);
-    expect(podStartTimeoutMs(300, 1200, 1)).toBe(390_000);
+  it('scales with the workers per CPU the pods may use, a CPU quota\'s share of a core included', () => {
+    expect(podStartTimeoutMs(100, 400, 2)).toBe(150_000);
+    expect(podStartTimeoutMs(100, 400, 1)).toBe(270_000);
+    expect(podStartTimeoutMs(96, 98, 1.2)).toBe(79_000);
+    expect(podStartTimeoutMs(300, 1200, 1)).toBe(750_000);
   });
 });
 
