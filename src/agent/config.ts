@@ -92,7 +92,7 @@ export const modelSchema = z
     cancelAbandoned: z
       .boolean()
       .default(true)
-      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up, the brief\'s second memory mechanism, named in reports'),
+      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up (a memory mechanism seen in the field), named in reports'),
   })
   .describe('Modeled costs and behaviours, each named in reports when turned on');
 
