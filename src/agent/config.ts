@@ -1,5 +1,5 @@
 // The agent's configuration: one zod schema for the YAML file and the CLI flags. Every key is
-// documented here (the README's reference is generated from these descriptions).
+// documented here (docs/cli.md, the command reference, is generated from these descriptions).
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
