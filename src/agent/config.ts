@@ -1,5 +1,5 @@
 // The agent's configuration: one zod schema for the YAML file and the CLI flags. Every key is
-// documented here (the README's reference is generated from these descriptions).
+// documented here (docs/cli.md, the command reference, is generated from these descriptions).
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -92,7 +92,7 @@ export const modelSchema = z
     cancelAbandoned: z
       .boolean()
       .default(true)
-      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up, the brief\'s second memory mechanism, named in reports'),
+      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up (a memory mechanism seen in the field), named in reports'),
   })
   .describe('Modeled costs and behaviours, each named in reports when turned on');
 

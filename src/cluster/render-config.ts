@@ -1,6 +1,6 @@
 // The cluster's configuration files and daemon command lines, rendered from the layout alone (pure:
 // unit-tested without a machine). The settings are the ones this host needs (cgroup v1, no
-// CAP_SYS_RESOURCE, no registry, no systemd): see docs/local-cluster.md.
+// CAP_SYS_RESOURCE, no registry, no systemd): see docs/kubernetes.md.
 import { join } from 'node:path';
 import { BRIDGE, CNI_NETWORK, CONTEXT_NAME, PAUSE_IMAGE, POD_SUBNET, PORTS, SERVICE_SUBNET, binaries, type ClusterLayout } from './layout.js';
 

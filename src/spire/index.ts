@@ -1,6 +1,6 @@
 // Real SPIRE beside attestorm: find the user's binaries, run a local spire-server and spire-agent
 // (configs generated, logs kept), register sandbox pods, prove a pod gets an SVID, read SPIRE's
-// metrics. attestorm ships no SPIRE; see the README, "Real SPIRE agents".
+// metrics. attestorm ships no SPIRE; see docs/spire.md.
 export { findSpireBinaries, spireVersion } from './binaries.js';
 export type { FindSpireOptions, SpireBinaries, SpireBinaryName } from './binaries.js';
 export { renderHcl, mergeHcl } from './hcl.js';
