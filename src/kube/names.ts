@@ -12,7 +12,7 @@ export const FIELD_MANAGER = 'attestorm';
 /** Selects everything attestorm created, in any run. */
 export const MANAGED_SELECTOR = `${MANAGED_BY}=${MANAGER}`;
 
-export type Role = 'agent' | 'spire-server' | 'generator' | 'bystander' | 'memory-sampler';
+export type Role = 'agent' | 'spire-server' | 'generator' | 'bystander' | 'memory-sampler' | 'filler';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -29,6 +29,7 @@ import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
+import { placeFillerPods } from './filler-pods.js';
 import { sleep, waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
 
@@ -151,6 +152,12 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       failure,
     });
     if (!agentReady) return m;
+    const agentNode = (agentPod as V1Pod | null)?.spec?.nodeName;
+    if (agentNode) {
+      const filler = await placeFillerPods(o.kc, ctx, agentNode, o.signal);
+      if (filler.count) event('note', `${filler.count} filler pods listed by the kubelet on ${agentNode} (${Math.round(filler.specBytes / 1024)} KiB of pod specs)`);
+    }
+    for (const k of o.variant.kubeletNotApplied) event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
     if (podMemory && tracker.podUid && tracker.containerID) await podMemory.follow(tracker.podUid, tracker.containerID);
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.

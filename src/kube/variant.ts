@@ -44,6 +44,10 @@ export interface KindVariant {
   /** Reference agent: its config YAML object (socket, kubelet and metrics are set by the renderer). */
   referenceConfig?: Record<string, unknown>;
   spire?: SpireImages;
+  /** agent.kubelet.fillerPods: the node's other pods (filler pods bound to the agent's node); null: up to a full node. */
+  fillerPods: number | null;
+  /** agent.kubelet settings of the local emulator a cluster's real kubelet does not take, each as "key value". */
+  kubeletNotApplied: string[];
 }
 
 export interface KindImages {
@@ -91,6 +95,18 @@ export function kindLoad(s: Scenario): KindLoad {
   };
 }
 
+/** The kubelet emulator's settings that differ from its defaults: a cluster's kubelet is the real one. */
+function kubeletNotApplied(k: Exclude<Variant['agent'], { kind: 'external' }>['kubelet']): string[] {
+  const out: string[] = [];
+  if (k.latency) out.push(`latency ${k.latency} ms`);
+  if (k.serviceTime) out.push(`serviceTime ${k.serviceTime} ms`);
+  if (k.failureRate) out.push(`failureRate ${k.failureRate}`);
+  if (k.visibilityDelay) out.push(`visibilityDelay ${k.visibilityDelay} ms`);
+  if (k.tls) out.push('tls true');
+  if (k.token !== undefined) out.push('token (set)');
+  return out;
+}
+
 /** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
 export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
   const a = v.agent;
@@ -109,6 +125,8 @@ export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEF
       key: limited ? 'selector-set' : null,
       rateLimits,
       spire: images,
+      fillerPods: a.kubelet.fillerPods ?? null,
+      kubeletNotApplied: kubeletNotApplied(a.kubelet),
     };
   }
   const cfg = buildAgentConfig(a, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250', tokenFile: null, caFile: null });
@@ -120,6 +138,9 @@ export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEF
     key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement],
     rateLimits: { ...a.rateLimits },
     referenceConfig: cfg,
+    // Only a k8s attestor reads the kubelet's /pods; a unix-only agent is not slowed by the node's other pods.
+    fillerPods: a.attestors.includes('k8s') ? a.kubelet.fillerPods ?? null : 0,
+    kubeletNotApplied: kubeletNotApplied(a.kubelet),
   };
 }
 
@@ -131,5 +152,5 @@ export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] 
 /** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
 export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
   const limited = Object.values(rateLimits).some((n) => n > 0);
-  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, placement: limited ? 'post-attestation' : 'disabled', key: limited ? 'selector-set' : null, rateLimits, spire: images };
+  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, placement: limited ? 'post-attestation' : 'disabled', key: limited ? 'selector-set' : null, rateLimits, spire: images, fillerPods: like.fillerPods, kubeletNotApplied: like.kubeletNotApplied };
 }

@@ -16,6 +16,10 @@ import { generateServingCert, type ServingCert } from '../../src/sandbox/self-si
 
 type Obj = Record<string, any>;
 
+/** The fake's one node, as a single-node cluster has it. */
+const FAKE_NODE = 'fake-control-plane';
+const FAKE_NODE_LABELS: Record<string, string> = { 'kubernetes.io/hostname': FAKE_NODE, 'kubernetes.io/os': 'linux' };
+
 const RESOURCES: Record<string, Array<{ name: string; kind: string; namespaced: boolean }>> = {
   '/api/v1': [
     { name: 'namespaces', kind: 'Namespace', namespaced: false },
@@ -235,7 +239,7 @@ current-context: ${context}
 
   #node(): Obj {
     return {
-      metadata: { name: 'fake-control-plane', uid: 'node-uid-1' },
+      metadata: { name: FAKE_NODE, uid: 'node-uid-1', labels: FAKE_NODE_LABELS },
       status: {
         nodeInfo: { kubeletVersion: 'v1.31.0-fake', containerRuntimeVersion: 'containerd://fake', kernelVersion: '6.1.0' },
         images: (this.#opts.nodeImages ?? []).map((n) => ({ names: Array.isArray(n) ? n : [n], sizeBytes: 1 })),
@@ -272,7 +276,8 @@ current-context: ${context}
         resourceVersion: String(++this.#rv),
         ownerReferences: [{ apiVersion: 'apps/v1', kind: 'DaemonSet', name: ds.metadata.name, uid: ds.metadata.uid }],
       },
-      spec: structuredClone(template.spec),
+      // A real DaemonSet's pods are bound to their node (the controller pins it, the scheduler binds it).
+      spec: { ...structuredClone(template.spec), nodeName: FAKE_NODE },
     };
     this.objects.set(`/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`, pod);
     this.#startPod(pod, this.#opts.agentStart ?? 'ready');
@@ -302,6 +307,13 @@ current-context: ${context}
       // A janitor runs to completion at once; the test reads what it was told from its spec (janitors).
       pod.status = { phase: 'Succeeded', containerStatuses: [{ name: c.name, image: c.image, ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }] };
       this.janitors.push({ at: Date.now(), namespace: pod.metadata.namespace, node: pod.spec.nodeName, env: Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])), hostPath: pod.spec.volumes?.[0]?.hostPath?.path });
+      return this.#notify('ADDED', pod);
+    }
+    // As a kubelet does: a pod bound to the node whose node selector the node does not match is
+    // rejected at admission, reported Failed, and still listed (filler pods rely on it).
+    const selector = Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>);
+    if (pod.spec.nodeName && selector.some(([k, v]) => FAKE_NODE_LABELS[k] !== v)) {
+      pod.status = { phase: 'Failed', reason: 'NodeAffinity', message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
       return this.#notify('ADDED', pod);
     }
     pod.status = {

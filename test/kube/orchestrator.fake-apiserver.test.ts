@@ -102,7 +102,7 @@ describe('preflight error paths, each naming its step', () => {
     try {
       const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'pull.yaml')));
       const s = scenario();
-      const ctx = renderContext(s, { name: 'spire', kind: 'spire', memoryLimitBytes: 64 * 2 ** 20, placement: null, key: null, rateLimits: {} }, { runId: 'p' });
+      const ctx = renderContext(s, { name: 'spire', kind: 'spire', memoryLimitBytes: 64 * 2 ** 20, placement: null, key: null, rateLimits: {}, fillerPods: null, kubeletNotApplied: [] }, { runId: 'p' });
       const r = await preflight(kc, renderVariant(ctx), { localImages: [PROJECT_IMAGE] });
       expect(r.serverVersion).toBe('v1.31.0-fake');
       expect(r.toPull.sort()).toEqual([ctx.images.spireAgent, ctx.images.spireServer].sort());
