@@ -29,6 +29,17 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        // A real Kubernetes cluster (named by ATTESTORM_TEST_KUBECONFIG and ATTESTORM_TEST_CONTEXT):
+        // `npm run test:cluster`, which .ci/run runs after `attestorm cluster up`.
+        test: {
+          name: 'cluster',
+          include: ['test/**/*.cluster.test.ts'],
+          fileParallelism: false,
+          testTimeout: 900_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });
