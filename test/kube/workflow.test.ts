@@ -52,4 +52,20 @@ describe(FILE, () => {
     const storm = kind.steps.find((s: any) => String(s.run ?? '').includes('--cluster'));
     expect(storm.run).toContain('--cluster "kind:$CLUSTER"');
   });
+
+  it('kind mode runs the real-cluster tests .ci/run runs on its local cluster, on the same scenario', () => {
+    const kind = wf.jobs.kind;
+    const tests = kind.steps.find((s: any) => String(s.run ?? '').includes('npm run test:cluster'));
+    expect(tests, 'a step running npm run test:cluster').toBeDefined();
+    expect(tests.env.ATTESTORM_TEST_CONTEXT).toBe('kind-${{ env.CLUSTER }}');
+    expect(tests.run).toContain('kind get kubeconfig --name "$CLUSTER" > "$ATTESTORM_TEST_KUBECONFIG"');
+    const ci = readFileSync(join(import.meta.dirname, '../..', '.ci/run'), 'utf8');
+    expect(ci).toContain('npm run --silent test:cluster');
+    // The storm of the job's summary is the scenario the cluster tests run, not a shortened one.
+    const storm = kind.steps.find((s: any) => String(s.run ?? '').includes('--cluster'));
+    expect(storm.run).toContain('scenarios/ci-kind.yaml');
+    expect(storm.run).not.toContain('--duration');
+    const cluster = readFileSync(join(import.meta.dirname, '../cluster/real-cluster.cluster.test.ts'), 'utf8');
+    expect(cluster).toContain("'scenarios/ci-kind.yaml'");
+  });
 });
