@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, Timeline, type DeathRecord, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
@@ -248,11 +248,8 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     m.rejectionsByKeyType = completeRejections(metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
-    m.deaths = deaths.map((d): DeathRecord => {
-      const phase = timeline.phaseAt(d.seenAt);
-      return { rep: o.rep, atMs: timeline.t(d.seenAt), phase, cause: d.cause, detail: d.detail, counted: d.cause === 'oom-kill' && (phase === 'load' || s.oomKillsOutsideLoad === 'count') };
-    });
-    m.oomKills = m.deaths.filter((d) => d.counted).length;
+    m.deaths = deaths.map((d) => deathRecord({ rep: o.rep, atMs: timeline.t(d.seenAt), phase: timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail }, s.oomKillsOutsideLoad));
+    m.oomKills = oomKillsOf(m.deaths);
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();

@@ -32,6 +32,7 @@ export type { RunScenarioOptions, RunScenarioOutcome } from './runner.js';
 export { runVariant } from './variant-run.js';
 export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
+export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
 export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 export { comparisonTable } from './summary-table.js';

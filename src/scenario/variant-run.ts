@@ -1,6 +1,7 @@
 // One repetition of one variant: sandbox and kubelet emulator, the agent under test (a target),
 // samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
 // marked on the timeline, and every agent death carries the phase it happened in.
+import { deathRecord, oomKillsOf } from './death-record.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -169,7 +170,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
   mkdirSync(r.tmpDir, { recursive: true, mode: 0o755 });
   const onDeath = (v: DeathVerdict) => {
     if (v.cause === 'stopped') return;
-    r.deaths.push({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail, counted: timeline.phase === 'load' || s.oomKillsOutsideLoad === 'count' });
+    r.deaths.push(deathRecord({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail }, s.oomKillsOutsideLoad));
   };
   const target = (r.target = createTarget(variant.agent, {
     variant: variant.name,
@@ -316,7 +317,7 @@ async function finishRepetition(r: Repetition): Promise<void> {
 /** OOM kills, restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */
 function recordAgentFigures(r: Repetition, target: AgentTarget): void {
   const { m, timeline, loop } = r;
-  m.oomKills = r.deaths.filter((d) => d.counted && (d.cause === 'oom-kill' || d.cause === 'emulated-oom')).length;
+  m.oomKills = oomKillsOf(r.deaths);
   m.restarts = target.restarts;
   // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
   let kernelPeak: number | null = null;
