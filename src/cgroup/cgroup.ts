@@ -403,8 +403,12 @@ function parseSelfCgroupLine(text: string, controller: string): string | null {
   return null;
 }
 
-/** Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. */
-export async function removeTree(dir: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. On a
+ * saturated machine a hundred killed workers take seconds to exit (a 5 s limit failed runs at a load
+ * average of 100): 30 s, which costs nothing when they exit at once.
+ */
+export async function removeTree(dir: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (existsSync(dir)) {
     for (const pid of collectPids(dir)) {
