@@ -14,6 +14,7 @@ const benches: Array<{ name: string; file: string; nodeArgs: string[]; onlyWhenN
   { name: 'limiter', file: 'limiter.ts', nodeArgs: ['--expose-gc'] },
   { name: 'agent', file: 'agent.ts', nodeArgs: [] },
   { name: 'load', file: 'load.ts', nodeArgs: [] },
+  { name: 'pod-list', file: 'pod-list.ts', nodeArgs: [] },
   { name: 'workers', file: 'workers.ts', nodeArgs: [], onlyWhenNamed: true },
 ];
 
@@ -189,5 +190,6 @@ function summarize(runsByBench: Record<string, unknown[]>) {
     range: nest(range),
     perRun: perRun.map(nest),
     ...(runsByBench.load ? { loadRaw: runsByBench.load } : {}),
+    ...(runsByBench['pod-list'] ? { podListRaw: runsByBench['pod-list'] } : {}),
   };
 }

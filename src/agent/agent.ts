@@ -2,10 +2,11 @@
 // names), identity issuer, pipeline, handlers, the Unix-socket server and the metrics endpoint.
 // Everything that can be wrong with the config is checked before anything listens.
 import { ConfigError } from '../errors.js';
-import { strictWorkloadService } from '../proto/index.js';
+import { healthService, strictWorkloadService } from '../proto/index.js';
 import { createAttestors } from './attestor.js';
 import { effectiveKeyStrategy, type AgentConfig } from './config.js';
 import { createHandlers } from './handlers.js';
+import { createHealthService } from './health.js';
 import { createIdentityIssuer } from './identity.js';
 import { createKeyStrategy } from './limiter-key.js';
 import { createRateLimiter } from './limiter.js';
@@ -36,6 +37,12 @@ export interface StartAgentOptions {
    * so no bucket refills during a test, whatever the machine's speed.
    */
   limiterNow?: () => number;
+  /**
+   * The pid whose calls are the agent's own — the fetch its health check makes on its own socket:
+   * exempt from the limiter and left out of call counts, as in SPIRE. Default process.pid; null
+   * when clients in this same process are workloads (in-process tests).
+   */
+  agentPid?: number | null;
 }
 
 // sun_path is 108 bytes on Linux, one of them the terminating NUL.
@@ -62,6 +69,7 @@ export function throttledStderrLog(perSecond = 10): (message: string) => void {
 export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {}): Promise<RunningAgent> {
   const log = opts.log ?? throttledStderrLog();
   const graceMs = opts.graceMs ?? 5000;
+  const agentPid = opts.agentPid === undefined ? process.pid : opts.agentPid;
 
   // Checks without side effects first.
   if (Buffer.byteLength(cfg.socket) > MAX_SOCKET_PATH_BYTES) {
@@ -92,10 +100,11 @@ export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {})
   try {
     attestors = createAttestors(cfg, { onKubeletFetch: (outcome, bytes) => metrics.kubeletFetch(outcome, bytes) });
     issuer = await createIdentityIssuer(cfg);
-    const pipeline = composePipeline({ cfg, attestors, issuer, metrics, limiter, keyStrategy, log });
+    const pipeline = composePipeline({ cfg, attestors, issuer, metrics, limiter, keyStrategy, log, agentPid });
     server = createWorkloadServer({ socketPath: cfg.socket, procRoot: cfg.procRoot, metrics, peerCred, log });
-    const handlers = createHandlers({ pipeline, issuer, metrics, callerOf: server.callerOf, log });
+    const handlers = createHandlers({ pipeline, issuer, metrics, callerOf: server.callerOf, log, agentPid });
     server.grpc.addService(strictWorkloadService(), handlers.implementation);
+    server.grpc.addService(healthService(), createHealthService({ socketPath: cfg.socket, log }));
     if (cfg.metrics !== undefined) {
       try {
         endpoint = await serveMetrics(metrics, cfg.metrics);

@@ -31,6 +31,8 @@ export interface HandlerDeps {
   /** The credentials of the connection a call arrived on (see server.ts). */
   callerOf(peer: string): CallerCreds | undefined;
   log?: (message: string) => void;
+  /** The pid whose calls are the agent's own (its health check): left out of the call counts. */
+  agentPid?: number | null;
 }
 
 export interface WorkloadHandlers {
@@ -100,6 +102,15 @@ interface Runtime {
   log: (m: string) => void;
   /** Each open stream's drain: ends it (call.end) and forgets it. */
   streams: Set<() => void>;
+  agentPid: number | null;
+}
+
+/**
+ * Whether a call is the agent's own (its health check's fetch). SPIRE leaves those out of its
+ * call metrics, so a probe does not show up as Workload API traffic; so does this agent.
+ */
+function isAgentCall(rt: Runtime, call: Call): boolean {
+  return rt.agentPid !== null && rt.callerOf(call.getPeer())?.pid === rt.agentPid;
 }
 
 function context(rt: Runtime, name: MethodName, call: Call, checkRequest?: (request: unknown) => void, request?: unknown): CallContext {
@@ -120,9 +131,9 @@ function context(rt: Runtime, name: MethodName, call: Call, checkRequest?: (requ
   };
 }
 
-function failUnary<Res>(rt: Runtime, name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown): void {
+function failUnary<Res>(rt: Runtime, name: MethodName, call: Call, callback: sendUnaryData<Res>, err: unknown, counted: boolean): void {
   const e = toCallError(err, rt.log);
-  rt.metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
+  if (counted) rt.metrics.callDone(name, call.cancelled ? 'CANCELLED' : statusName(e.code));
   callback({ code: e.code, details: e.message });
 }
 
@@ -143,22 +154,23 @@ function unary<Req, Res>(
     }
     // The pipeline runs synchronously up to its first await: a call refused by the header check
     // or a pre-attestation limiter is answered without a promise or a closure being made.
+    const counted = !isAgentCall(rt, call);
     let ctx: CallContext;
     let pending: void | Promise<void>;
     try {
       ctx = context(rt, name, call, check as ((request: unknown) => void) | undefined, req);
       pending = pipeline(ctx);
     } catch (err) {
-      failUnary(rt, name, call, callback, err);
+      failUnary(rt, name, call, callback, err, counted);
       return;
     }
     const answered = pending ? pending.then(() => answer(ctx, call.request)) : answer(ctx, call.request);
     answered.then(
       (res) => {
-        metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
+        if (counted) metrics.callDone(name, call.cancelled ? 'CANCELLED' : 'OK');
         callback(null, res);
       },
-      (err: unknown) => failUnary(rt, name, call, callback, err),
+      (err: unknown) => failUnary(rt, name, call, callback, err, counted),
     );
   };
 }
@@ -173,7 +185,8 @@ function stream<Res>(rt: Runtime, name: MethodName, message: (ctx: CallContext) 
       return;
     }
     let ended = false;
-    let counted = false;
+    // The agent's own stream starts out as counted, so it never is.
+    let counted = isAgentCall(rt, call);
     let unsubscribe = () => {};
     const count = (code: string) => {
       if (counted) return;
@@ -300,7 +313,15 @@ function implementationOf(rt: Runtime): UntypedServiceImplementation {
 
 export function createHandlers(deps: HandlerDeps): WorkloadHandlers {
   const streams = new Set<() => void>();
-  const rt: Runtime = { pipeline: deps.pipeline, issuer: deps.issuer, metrics: deps.metrics, callerOf: deps.callerOf, log: deps.log ?? (() => {}), streams };
+  const rt: Runtime = {
+    pipeline: deps.pipeline,
+    issuer: deps.issuer,
+    metrics: deps.metrics,
+    callerOf: deps.callerOf,
+    log: deps.log ?? (() => {}),
+    streams,
+    agentPid: deps.agentPid ?? null,
+  };
   return {
     implementation: implementationOf(rt),
     openStreams: () => streams.size,

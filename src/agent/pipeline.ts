@@ -87,6 +87,8 @@ export interface PipelineDeps {
   keyStrategy?: KeyStrategy;
   /** Diagnostics for failed attestations; throttled by the caller. */
   log?: (message: string) => void;
+  /** The pid whose calls are the agent's own (its health check): the limiter lets them through. */
+  agentPid?: number | null;
 }
 
 const HEADER_MISSING = 'security header missing from request';
@@ -111,7 +113,7 @@ export function composePipeline(deps: PipelineDeps): Pipeline {
   const slots: Record<'beforeAttestation' | 'afterAttestation', Stage[]> = { beforeAttestation: [], afterAttestation: [] };
   const slot = PLACEMENT_SLOTS[deps.cfg.rateLimit.placement];
   if (slot && deps.limiter && deps.keyStrategy) {
-    slots[slot].push(limitStage(deps.limiter, deps.keyStrategy, deps.cfg, deps.metrics, deps.issuer));
+    slots[slot].push(limitStage(deps.limiter, deps.keyStrategy, deps.cfg, deps.metrics, deps.issuer, deps.agentPid ?? null));
   }
   const stages: Stage[] = [
     checkSecurityHeader,
@@ -149,7 +151,9 @@ const checkRequest: Stage = (ctx) => ctx.checkRequest?.(ctx.request);
 
 /**
  * The one limiter stage, whichever slot it sits in. Methods whose limit is 0 skip it entirely
- * (ValidateJWTSVID by default, as in SPIRE), so exempt calls never pay for a key.
+ * (ValidateJWTSVID by default, as in SPIRE), so exempt calls never pay for a key. So do the
+ * agent's own calls (pid agentPid): as in SPIRE, a limit must not make the agent's health check,
+ * which fetches from its own socket, report it unhealthy.
  */
 export function limitStage(
   limiter: RateLimiter,
@@ -157,6 +161,7 @@ export function limitStage(
   cfg: AgentConfig,
   metrics: AgentMetrics,
   issuer: IdentityIssuer,
+  agentPid: number | null = null,
 ): Stage {
   const limited = new Set(
     (Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m),
@@ -171,7 +176,7 @@ export function limitStage(
     return e;
   };
   return (ctx) => {
-    if (!limited.has(ctx.limitKey)) return;
+    if (!limited.has(ctx.limitKey) || ctx.caller.pid === agentPid) return;
     const keyCtx: KeyContext = strategy.needsSelectors
       ? {
           caller: ctx.caller,

@@ -135,6 +135,21 @@ export interface StormRecord {
   late?: string;
 }
 
+/** The kubelet emulator's GET /pods answer as the storm met it. */
+export interface PodListRecord {
+  /** Items of the list: running pods (the run's own and the node's others) and terminated ones. */
+  items: number;
+  runningPods: number;
+  /** Ended pods still listed (not yet garbage-collected). */
+  terminatedPods: number;
+  /** Containers of each of the node's other pods when the scenario fixed it; null: each app's own. */
+  containersPerPod: number | null;
+  /** Body size in bytes when the calls started, median across repetitions. */
+  bytes: number;
+  /** Largest body the emulator built in any repetition (new storm pods grow the list). */
+  maxBytes: number;
+}
+
 export interface VariantResult {
   /** The variant's name as written in the scenario (placements shorthand: the placement's name). */
   name: string;
@@ -180,6 +195,8 @@ export interface VariantResult {
   storm?: StormRecord;
   /** The bystander pods' service level over the load phase, all repetitions merged; absent without load.bystanders. */
   bystanders?: BystanderSummary;
+  /** The /pods answer the agent parsed (absent for external agents and in older run folders). */
+  podList?: PodListRecord;
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;

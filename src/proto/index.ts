@@ -32,6 +32,17 @@ export type { ValidateJWTSVIDRequest, ValidateJWTSVIDRequest__Output } from './g
 export type { ValidateJWTSVIDResponse, ValidateJWTSVIDResponse__Output } from './gen/ValidateJWTSVIDResponse.js';
 export type { SpiffeWorkloadAPIClient, SpiffeWorkloadAPIHandlers, SpiffeWorkloadAPIDefinition } from './gen/SpiffeWorkloadAPI.js';
 export type { Struct, Struct__Output } from './gen/google/protobuf/Struct.js';
+export {
+  HEALTH_SERVICE_NAME,
+  healthClientConstructor,
+  healthProtoPath,
+  healthService,
+  type HealthCheckRequest,
+  type HealthCheckResponse,
+  type HealthClient,
+  type HealthClientConstructor,
+  type HealthServingStatus,
+} from './health.js';
 
 // From the sources this is ../../proto; from a bundle in node_modules/.cache/attestorm (child
 // processes run without the TypeScript loader) it is further up, so walk up until it is found.

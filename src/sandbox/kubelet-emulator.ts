@@ -1,5 +1,6 @@
 // The kubelet's read-only pod endpoint on loopback: GET /pods as a v1 PodList of the sandbox's pods
-// (each visible only visibilityDelayMs after it started) plus filler pods, with latency, failures and
+// (each visible only visibilityDelayMs after it started) plus filler pods (up to nodePods running
+// pods, each of containersPerPod containers when set) and terminatedPods ended ones, with latency, failures and
 // a bearer-token check. The document is serialized once per change of the visible pod set. Answers
 // wait a fixed latency plus, with a service time, their turn in a one-at-a-time queue (a busy kubelet
 // whose every later answer waits for the ones before it). Faults can be switched on and off at run
@@ -9,7 +10,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../errors.js';
-import { fillerPods } from './filler-pods.js';
+import { fillerPods, terminatedPods } from './filler-pods.js';
 import { DEFAULT_NODE_PODS, parseKubeletOptions, splitHostPort, type KubeletEmulatorOptions } from './options.js';
 import { podSeenAt, type PodDoc } from './pod-doc.js';
 import { generateServingCert } from './self-signed.js';
@@ -29,6 +30,8 @@ export interface KubeletEmulatorStats {
   bytesServed: number;
   /** Times the PodList was serialized (once per change of the visible pod set, not per request). */
   documents: number;
+  /** Size of the largest PodList document built so far (0 before the first). */
+  maxDocumentBytes: number;
   /** Requests held unanswered by a stall fault (their connections are destroyed when it clears). */
   stalled: number;
   /** Longest wait of a /pods request for its turn in the service queue (0 without a service time). */
@@ -72,8 +75,10 @@ export interface KubeletEmulator {
   readonly requests: number;
   readonly bytesServed: number;
   stats(): KubeletEmulatorStats;
-  /** Pods in the current document (filler + visible sandbox pods). */
+  /** Pods in the current document (visible sandbox pods, filler and terminated pods). */
   visiblePods(): PodDoc[];
+  /** What GET /pods would answer now: its pods by kind and its size in bytes. */
+  podList(): PodListSnapshot;
   /** Run-time faults (see KubeletFaultControls). */
   readonly faults: KubeletFaultControls;
   close(): Promise<void>;
@@ -88,6 +93,20 @@ export interface StartKubeletEmulatorOptions extends KubeletEmulatorOptions {
   podSource: () => readonly PodDoc[];
 }
 
+/** The /pods document at one moment. */
+export interface PodListSnapshot {
+  /** Items of the list: the sandbox's visible pods, filler pods and terminated pods. */
+  items: number;
+  /** Running pods listed (the sandbox's visible pods and the filler pods). */
+  runningPods: number;
+  /** Ended pods still listed. */
+  terminatedPods: number;
+  /** Containers of each filler and terminated pod when the shape fixes it; null: each app's own. */
+  containersPerPod: number | null;
+  /** The response body's size. */
+  bytes: number;
+}
+
 const jsonHeaders = { 'content-type': 'application/json' };
 
 function status(code: number, reason: string, message: string): Buffer {
@@ -100,12 +119,18 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const opts = parseKubeletOptions(rest);
   const hp = splitHostPort(opts.listen)!;
 
-  const fillerCount = opts.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - podSource().length);
-  const filler = fillerPods(fillerCount, opts.nodeName, Date.now());
-  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, stalled: 0, maxQueueWaitMs: 0 };
+  const fillerCount = opts.fillerPods ?? Math.max(0, (opts.nodePods ?? DEFAULT_NODE_PODS) - podSource().length);
+  const startedAt = Date.now();
+  const shape = { containersPerPod: opts.containersPerPod };
+  const filler = fillerPods(fillerCount, opts.nodeName, startedAt, shape);
+  const ended = terminatedPods(opts.terminatedPods, opts.nodeName, startedAt, shape);
+  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, maxDocumentBytes: 0, stalled: 0, maxQueueWaitMs: 0 };
   const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
   const stalledSockets = new Set<Socket>();
-  const podList = podListDocument(podSource, filler, opts.visibilityDelayMs, () => stats.documents++);
+  const podList = podListDocument(podSource, [...filler, ...ended], opts.visibilityDelayMs, (bytes) => {
+    stats.documents++;
+    stats.maxDocumentBytes = Math.max(stats.maxDocumentBytes, bytes);
+  });
   const documentBody = podList.body;
 
   const timers = new Set<NodeJS.Timeout>();
@@ -179,7 +204,12 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       return stats.bytesServed;
     },
     stats: () => ({ ...stats }),
-    visiblePods: () => [...podList.visible(), ...filler],
+    visiblePods: () => [...podList.visible(), ...filler, ...ended],
+    podList: () => {
+      const bytes = podList.body().length;
+      const visible = podList.visible().length;
+      return { items: visible + filler.length + ended.length, runningPods: visible + filler.length, terminatedPods: ended.length, containersPerPod: opts.containersPerPod ?? null, bytes };
+    },
     faults,
     close: () =>
       (closing ??= listenerChange.catch(() => {}).then(
@@ -198,9 +228,9 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
 
 /**
  * The /pods document: the pods visible now (a pod appears visibilityDelayMs after it started) and
- * the filler pods, rebuilt only when the visible set changes (`onBuild` counts the rebuilds).
+ * the filler pods, rebuilt only when the visible set changes (`onBuild` gets each rebuild's size).
  */
-function podListDocument(podSource: () => readonly PodDoc[], filler: readonly PodDoc[], visibilityDelayMs: number, onBuild: () => void): { body(): Buffer; visible(): PodDoc[] } {
+function podListDocument(podSource: () => readonly PodDoc[], filler: readonly PodDoc[], visibilityDelayMs: number, onBuild: (bytes: number) => void): { body(): Buffer; visible(): PodDoc[] } {
   // Filler pods never change: their JSON is made once and spliced into every document.
   const fillerJson = filler.map((p) => JSON.stringify(p));
   const itemJson = new WeakMap<PodDoc, string>();
@@ -227,7 +257,7 @@ function podListDocument(podSource: () => readonly PodDoc[], filler: readonly Po
       cachedBody = Buffer.from(`{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[${items.join(',')}]}`);
       cachedKey = key;
       cachedVisible = visible;
-      onBuild();
+      onBuild(cachedBody.length);
     }
     return cachedBody;
   };

@@ -8,6 +8,12 @@ import { parseOrThrow } from '../util/index.js';
 /** Total pods on the emulated node when fillerPods is not given: the kubelet's default max-pods. */
 export const DEFAULT_NODE_PODS = 110;
 
+/**
+ * Bounds of the pod list's shape. Far above real nodes (max-pods 110 by default, 250 where clouds
+ * raise it), and the container count bounds the document: at most 4000 containers, about 20 MiB.
+ */
+export const POD_LIST_LIMITS = { nodePods: 1000, containersPerPod: 20, terminatedPods: 2000, containers: 4000 } as const;
+
 const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost']);
 
 /** True for 127.0.0.0/8, ::1 and localhost: the emulator must never be reachable off the machine. */
@@ -63,6 +69,12 @@ export const kubeletEmulatorOptionsSchema = z.strictObject({
   failureRate: z.number().min(0).max(1).default(0),
   visibilityDelayMs: zNonNegInt.max(3_600_000).default(0),
   fillerPods: zNonNegInt.max(10_000).optional(),
+  /** Running pods the node lists, the pod source's included; filler pods make up the rest. Default DEFAULT_NODE_PODS. */
+  nodePods: z.number().int().min(1).max(POD_LIST_LIMITS.nodePods).optional(),
+  /** Containers of every filler and terminated pod; default: each app's own (one, or a main and a sidecar). */
+  containersPerPod: z.number().int().min(1).max(POD_LIST_LIMITS.containersPerPod).optional(),
+  /** Pods that ended (Succeeded or Failed) and are still listed, not yet garbage-collected. */
+  terminatedPods: zNonNegInt.max(POD_LIST_LIMITS.terminatedPods).default(0),
   nodeName: zDnsSubdomain.default('attestorm-node'),
 });
 

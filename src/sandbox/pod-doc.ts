@@ -48,6 +48,11 @@ export interface PodDocInput {
   startedAt: number;
   /** Extra env vars per container, to give pods the bulk real workloads have. */
   extraEnv?: number;
+  /**
+   * A pod whose containers have all exited (a finished Job, an evicted or failed pod), listed until
+   * the pod garbage collector removes it: phase Succeeded (exit code 0) or Failed.
+   */
+  ended?: { at: number; exitCode: number };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
@@ -91,19 +96,24 @@ function containerSpec(c: PodContainerSpec, input: PodDocInput): Record<string, 
   };
 }
 
-function containerStatus(c: PodContainerSpec, startedAt: number, init: boolean): Record<string, unknown> {
+function containerStatus(c: PodContainerSpec, startedAt: number, init: boolean, ended?: PodDocInput['ended']): Record<string, unknown> {
+  const exited = (exitCode: number, from: number, to: number) => ({
+    terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: iso(from), finishedAt: iso(to), containerID: `containerd://${c.containerID}` },
+  });
   const status: Record<string, unknown> = {
     name: c.name,
     state: init
-      ? { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(startedAt - 2000), finishedAt: iso(startedAt - 1000), containerID: `containerd://${c.containerID}` } }
-      : { running: { startedAt: iso(startedAt) } },
+      ? exited(0, startedAt - 2000, startedAt - 1000)
+      : ended
+        ? exited(ended.exitCode, startedAt, ended.at)
+        : { running: { startedAt: iso(startedAt) } },
     lastState: {},
-    ready: !init,
+    ready: !init && !ended,
     restartCount: 0,
     image: c.image,
     imageID: c.imageID,
     containerID: `containerd://${c.containerID}`,
-    started: !init,
+    started: !init && !ended,
   };
   return status;
 }
@@ -202,7 +212,8 @@ export function buildPodDoc(input: PodDocInput): PodDoc {
       ],
       ...(init.length ? { initContainers: init.map((c) => containerSpec(c, input)) } : {}),
       containers: input.containers.map((c) => containerSpec(c, input)),
-      restartPolicy: 'Always',
+      // A pod that can end for good is a Job's (a Deployment's would be restarted).
+      restartPolicy: input.ended ? 'Never' : 'Always',
       terminationGracePeriodSeconds: 30,
       dnsPolicy: 'ClusterFirst',
       serviceAccountName: input.serviceAccount,
@@ -219,20 +230,19 @@ export function buildPodDoc(input: PodDocInput): PodDoc {
       preemptionPolicy: 'PreemptLowerPriority',
     },
     status: {
-      phase: 'Running',
-      conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) => ({
-        type,
-        status: 'True',
-        lastProbeTime: null,
-        lastTransitionTime: created,
-      })),
+      phase: input.ended ? (input.ended.exitCode === 0 ? 'Succeeded' : 'Failed') : 'Running',
+      conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) =>
+        input.ended && type !== 'Initialized' && type !== 'PodScheduled'
+          ? { type, status: 'False', lastProbeTime: null, lastTransitionTime: iso(input.ended.at), ...(type === 'Ready' || type === 'ContainersReady' ? { reason: 'PodCompleted' } : {}) }
+          : { type, status: 'True', lastProbeTime: null, lastTransitionTime: created },
+      ),
       hostIP: input.hostIP,
       hostIPs: [{ ip: input.hostIP }],
       podIP: input.podIP,
       podIPs: [{ ip: input.podIP }],
       startTime: created,
       ...(init.length ? { initContainerStatuses: init.map((c) => containerStatus(c, input.startedAt, true)) } : {}),
-      containerStatuses: input.containers.map((c) => containerStatus(c, input.startedAt, false)),
+      containerStatuses: input.containers.map((c) => containerStatus(c, input.startedAt, false, input.ended)),
       qosClass: input.qosClass,
     },
   };

@@ -228,7 +228,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
     const k = this.#opts.kubelet;
     this.kubelet = await startKubeletEmulator({
       ...k,
-      fillerPods: k.fillerPods ?? Math.max(0, DEFAULT_NODE_PODS - this.#opts.pods - this.bystanderPods),
+      fillerPods: k.fillerPods ?? Math.max(0, (k.nodePods ?? DEFAULT_NODE_PODS) - this.#opts.pods - this.bystanderPods),
       podSource: () => this.#docs,
     });
     if (k.token !== undefined) this.tokenFile = this.#writeTemp('kubelet-token', k.token);

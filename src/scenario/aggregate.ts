@@ -2,7 +2,7 @@
 // summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
-import type { DeathRecord, FaultResult, LatencySummary, Outcome, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type { DeathRecord, FaultResult, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -40,6 +40,8 @@ export interface RepMeasurement {
   };
   /** The bystander pods' run (load.bystanders). */
   bystanders?: BystanderRun;
+  /** The kubelet's /pods answer when the calls started (bytes) and its largest size over the repetition (maxBytes). */
+  podList?: PodListRecord;
   /**
    * The machine over the load phase: busy cores (all processes, from /proc/stat), the agent's
    * CPU in cores, and the 1-minute load average at the load's end. null fields: unreadable.
@@ -134,6 +136,8 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   if (faults.length) result.faults = faults;
   const storm = stormOf(measured);
   if (storm) result.storm = storm;
+  const lists = reps.flatMap((r) => (r.podList ? [r.podList] : []));
+  if (lists.length) result.podList = { ...lists[0]!, bytes: median(lists.map((l) => l.bytes)), maxBytes: Math.max(...lists.map((l) => l.maxBytes)) };
   // A variant with no measured repetition failed to run; partial failures are noted but the data kept.
   if (errors.length && measured.length === 0) result.error = errors.join('; ');
   else if (errors.length) result.error = `${errors.length} of ${reps.length} repetition(s) failed: ${errors.join('; ')}`;

@@ -20,6 +20,7 @@ import {
   type RetryPolicy,
 } from '../load/index.js';
 import { parseBytes, zBytes, zDuration } from '../util/index.js';
+import { podListConflict, podListSchema } from './schema-pod-list.js';
 
 export const PLACEMENT_NAMES = ['pre-attestation', 'post-attestation', 'disabled'] as const;
 /** The single column used when the target is an external agent: placements then mean nothing. */
@@ -66,6 +67,11 @@ const kubeletSchema = z
       .describe('Other pods on the emulated node, padding the /pods document (about 1 MiB at 110 pods); default: up to the kubelet\'s 110'),
     tls: z.boolean().default(false).describe('Serve the kubelet API over HTTPS with a per-run self-signed CA'),
     token: z.string().min(1).optional().describe('Bearer token the kubelet requires (written to a token file the agent reads)'),
+    podList: podListSchema.optional(),
+  })
+  .superRefine((k, ctx) => {
+    const problem = podListConflict(k);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['podList', 'pods'], message: problem });
   })
   .describe('The kubelet emulator the k8s attestor talks to');
 

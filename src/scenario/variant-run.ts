@@ -14,6 +14,7 @@ import { createTarget, type AgentTarget, type DeathVerdict } from '../target/ind
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { completeRejections, RejectionTotals } from './rejection-totals.js';
+import { podListEmulatorOptions } from './schema-pod-list.js';
 import { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
@@ -161,6 +162,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
             visibilityDelayMs: kubelet.visibilityDelay,
             tls: kubelet.tls,
             ...(kubelet.fillerPods !== undefined ? { fillerPods: kubelet.fillerPods } : {}),
+            ...podListEmulatorOptions(kubelet.podList),
             ...(kubelet.token !== undefined ? { token: kubelet.token } : {}),
           },
         }
@@ -233,6 +235,8 @@ async function loadPhase(r: Repetition): Promise<void> {
     onCallsStarted: (at, storm) => {
       callsAt = at;
       r.machineAtCalls = readMachineCpu();
+      // The list the storm meets; an external agent asks its own kubelet, not this one.
+      if (ctx.variant.agent.kind !== 'external') m.podList = { ...sandbox.kubelet.podList(), maxBytes: 0 };
       timeline.enter('load', at);
       // Faults count from the moment the calls start: pods take a while to come up here.
       if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
@@ -307,6 +311,7 @@ async function finishRepetition(r: Repetition): Promise<void> {
   // The generator's count (storm and bystanders) is complete; the scrapes only give key types.
   m.rejectionsByKeyType = completeRejections(r.rejections.scraped(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
   r.writer.close();
+  if (m.podList && r.sandbox) m.podList.maxBytes = Math.max(m.podList.bytes, r.sandbox.kubelet.stats().maxDocumentBytes);
   await r.sandbox?.close().catch(() => {});
   const cg = target?.cgroup();
   const external = ctx.variant.agent.kind === 'external';

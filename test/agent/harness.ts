@@ -22,11 +22,17 @@ export function tempDir(prefix = 'attestorm-agent-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startTestAgent(input: Partial<AgentConfigInput> = {}, logs: string[] = [], opts: Pick<StartAgentOptions, 'limiterNow'> = {}): Promise<TestAgent> {
+export async function startTestAgent(
+  input: Partial<AgentConfigInput> = {},
+  logs: string[] = [],
+  opts: Pick<StartAgentOptions, 'limiterNow' | 'agentPid'> = {},
+): Promise<TestAgent> {
   const dir = tempDir();
   const cfg = parseAgentConfig({ socket: join(dir, 'agent.sock'), metrics: '127.0.0.1:0', ...input });
   const socketPath = cfg.socket;
-  const agent = await startAgent(cfg, { log: (m) => logs.push(m), graceMs: 1000, ...opts });
+  // The test's own clients run in the agent's process: they are workloads here, not the agent's
+  // own calls, unless a test says otherwise.
+  const agent = await startAgent(cfg, { log: (m) => logs.push(m), graceMs: 1000, agentPid: null, ...opts });
   const clients: SpiffeWorkloadAPIClient[] = [];
   return {
     agent,

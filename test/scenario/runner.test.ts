@@ -132,6 +132,27 @@ describe('the runner through the LoadDriver seam', () => {
     expect(offResult.okRps + offResult.errorRps + offResult.rejectedRps + offResult.deadlineExceededRps).toBe(1.5);
   });
 
+  it('records the /pods answer each variant met in results.json: its pods and byte size, as the scenario shaped it', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(1)));
+    const { results } = await run('pod-list', load, {
+      variants: [
+        { name: 'node', agent: { placement: 'disabled' } },
+        { name: 'small', agent: { placement: 'disabled', kubelet: { podList: { pods: 10 } } } },
+        { name: 'busy', agent: { placement: 'disabled', kubelet: { podList: { pods: 60, containersPerPod: 3, terminatedPods: 20 } } } },
+      ],
+    });
+    const byName = Object.fromEntries(results.variants.map((v) => [v.name, v.podList]));
+    // The node's other pods make room for the run's one pod (which a scripted load never starts):
+    // unshaped, 109 of them, about 1 MiB, as it always was.
+    expect(byName.node).toMatchObject({ items: 109, runningPods: 109, terminatedPods: 0, containersPerPod: null });
+    expect(byName.small).toMatchObject({ items: 9, runningPods: 9, terminatedPods: 0, containersPerPod: null });
+    expect(byName.busy).toMatchObject({ items: 79, runningPods: 59, terminatedPods: 20, containersPerPod: 3 });
+    expect(byName.node!.bytes).toBeGreaterThan(0.9 * 2 ** 20);
+    expect(byName.small!.bytes).toBeLessThan(byName.node!.bytes / 5);
+    expect(byName.busy!.bytes).toBeGreaterThan(byName.node!.bytes);
+    for (const l of Object.values(byName)) expect(l!.maxBytes).toBeGreaterThanOrEqual(l!.bytes);
+  });
+
   it('an agent killed during the load is restarted, its death is in the load phase, maxRestarts fails with the count', async () => {
     const load = scriptedLoad(async ({ burst }) => {
       await burst(2);
