@@ -104,6 +104,7 @@ function kubeletNotApplied(k: Exclude<Variant['agent'], { kind: 'external' }>['k
   if (k.visibilityDelay) out.push(`visibilityDelay ${k.visibilityDelay} ms`);
   if (k.tls) out.push('tls true');
   if (k.token !== undefined) out.push('token (set)');
+  if (k.podList) out.push(`podList ${JSON.stringify(k.podList)} (the node's pods are its own, plus filler pods: agent.kubelet.fillerPods)`);
   return out;
 }
 
