@@ -6,7 +6,7 @@ import type { TableRow, Verdict } from './report-model.js';
 
 const MiB = 2 ** 20;
 
-/** The field's reported ratios (brief §2): pre/disabled ≈ 0.41, post/disabled ≈ 0.90. */
+/** The ratios published load tests of the two placements reported: pre/disabled ≈ 0.41, post/disabled ≈ 0.90. */
 export const FIELD_RATIOS = { preToDisabled: 0.41, postToDisabled: 0.9 } as const;
 
 export function deriveRows(run: string, results: RunResults): TableRow[] {
@@ -83,13 +83,13 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const served = bystandersServedSentence(results.variants);
   let text = `${served ? `${served[0]!.toUpperCase()}${served.slice(1)}. ` : ''}${parts.join('; ')}.`;
   const ratioText: string[] = [];
-  if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
-  if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (field ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
+  if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
+  if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
     text += ` Peak memory ratios (to ${disabled!.placement}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
     text += ratios.disabledCapped
-      ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the field's.`
+      ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the published ones.`
       : '.';
   }
   const failed = rows.reduce((n, r) => n + r.expectationsFailed, 0);
@@ -117,5 +117,6 @@ function describeRow(row: TableRow): string {
 }
 
 export function formatLimit(mib: number): string {
+  if (mib >= 1024 && Number.isInteger(mib / 1024)) return `${mib / 1024} GiB`;
   return Number.isInteger(mib) ? `${mib} MiB` : `${mib.toFixed(1)} MiB`;
 }

@@ -9,9 +9,7 @@ import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
-
-
+import { DELTA_COLUMNS, FAULT_COLUMNS, SUMMARY_COLUMNS, detailColumns, type Column } from './table-columns.js';
 
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
@@ -27,7 +25,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
   if (data.comparison && data.comparison.length > 0) {
     body.push('<h2 id="comparison">Comparison with the baseline</h2>');
     body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per placement: baseline → run: change (percent).</p>`);
-    body.push(table(DELTA_COLUMNS, data.comparison, () => '', undefined, 'deltas'));
+    body.push(table(DELTA_COLUMNS, data.comparison, () => '', 'deltas'));
   }
   for (const run of data.runs) body.push(runSummary(run, several));
   for (const x of extra) body.push(`<h2>${escapeHtml(x.title)}</h2>\n${x.html}`);
@@ -65,10 +63,13 @@ function runSummary(run: RunReport, several: boolean): string {
   if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
   const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
-  out.push(table(tableColumns(false), run.rows, rowClass, expectationsHtml, 'placements'));
+  out.push(table(SUMMARY_COLUMNS, run.rows, rowClass, 'placements'));
+  out.push(expectationsList(run.rows));
+  out.push(`<details class="more"><summary>More figures per variant: agent, restarts, downtime, load generator CPU, latency</summary>`);
+  out.push(table(detailColumns(run.rows), run.rows, rowClass, 'placement-details'), '</details>');
   if (run.faults.length > 0) {
     out.push('<h3>Faults</h3>', '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>');
-    out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), undefined, 'faults'));
+    out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), 'faults'));
   }
   if (run.warnings.length > 0) {
     out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
@@ -81,35 +82,70 @@ function rowClass(row: TableRow): string {
   return row.expectationsInconclusive > 0 ? 'inconclusive' : 'passed';
 }
 
-function expectationsHtml(row: TableRow): string | null {
-  if (row.expectations.length === 0) return null;
-  const items = row.expectations
-    .map((e) => `<li class="${e.verdict === 'passed' ? 'pass' : e.verdict === 'failed' ? 'fail' : 'inconclusive'}">${e.verdict === 'passed' ? '✓' : e.verdict === 'failed' ? '✗' : '?'} ${escapeHtml(e.message)}${e.verdict === 'inconclusive' ? ' <em>(inconclusive)</em>' : ''}</li>`)
-    .join('');
-  return `<ul class="expect">${items}</ul>`;
+const MARK = { passed: '✓', failed: '✗', inconclusive: '?' } as const;
+
+function expectationItem(variant: string, e: TableRow['expectations'][number]): string {
+  const cls = e.verdict === 'passed' ? 'pass' : e.verdict === 'failed' ? 'fail' : 'inconclusive';
+  const verdict = e.verdict === 'passed' ? '' : ` <em>(${e.verdict})</em>`;
+  return `<li class="${cls}">${MARK[e.verdict]} <strong>${escapeHtml(variant)}</strong> · <code>${escapeHtml(e.name)}</code>: ${escapeHtml(e.message)}${verdict}</li>`;
 }
 
-function table<R>(
-  columns: Column<R>[],
-  rows: R[],
-  classOf: (row: R) => string,
-  lastCellHtml?: (row: R) => string | null,
-  testId?: string,
-): string {
-  const head = columns.map((c) => `<th scope="col">${escapeHtml(c.header)}</th>`).join('');
+/**
+ * The expectations under the table, where their sentences have the page's width: the failed and
+ * inconclusive ones in view, the met ones one click away.
+ */
+function expectationsList(rows: TableRow[]): string {
+  const all = rows.flatMap((r) => r.expectations.map((e) => ({ variant: r.placement, e })));
+  if (all.length === 0) return '';
+  const open = all.filter((x) => x.e.verdict !== 'passed');
+  const met = all.filter((x) => x.e.verdict === 'passed');
+  const out: string[] = [];
+  if (open.length > 0) out.push(`<ul class="expect" data-testid="expectations-open">${open.map((x) => expectationItem(x.variant, x.e)).join('')}</ul>`);
+  if (met.length > 0) {
+    out.push(
+      `<details class="more"><summary>${met.length} of ${all.length} expectations met</summary>` +
+        `<ul class="expect" data-testid="expectations-met">${met.map((x) => expectationItem(x.variant, x.e)).join('')}</ul></details>`,
+    );
+  }
+  return out.join('\n');
+}
+
+/** A table that reads as a table on a wide screen and as one card per row on a phone (CSS, via data-label). */
+function table<R>(columns: Column<R>[], rows: R[], classOf: (row: R) => string, testId?: string): string {
   const body = rows
     .map((row) => {
       const cells = columns.map((c, i) => {
-        const rich = i === columns.length - 1 && lastCellHtml ? lastCellHtml(row) : null;
-        const content = rich ?? escapeHtml(c.cell(row));
-        return i === 0 ? `<th scope="row">${content}</th>` : `<td${c.numeric ? ' class="num"' : ''}>${content}</td>`;
+        const content = escapeHtml(c.cell(row));
+        const label = ` data-label="${escapeHtml(c.group ? `${c.header} (${c.group})` : c.header)}"`;
+        const cls = c.numeric ? ' class="num"' : c.nowrap ? ' class="nowrap"' : '';
+        return i === 0 ? `<th scope="row"${label}>${content}</th>` : `<td${label}${cls}>${content}</td>`;
       });
       const cls = classOf(row);
       return `<tr${cls ? ` class="${cls}"` : ''}>${cells.join('')}</tr>`;
     })
     .join('\n');
   const attr = testId ? ` data-testid="${escapeHtml(testId)}"` : '';
-  return `<div class="table-wrap"><table${attr}><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table></div>`;
+  return `<div class="table-wrap"><table class="cards"${attr}><thead>${headerRows(columns)}</thead><tbody>\n${body}\n</tbody></table></div>`;
+}
+
+/** One header row, or two when columns share a group header (the group above, each column below it). */
+function headerRows<R>(columns: Column<R>[]): string {
+  if (!columns.some((c) => c.group)) return `<tr>${columns.map((c) => `<th scope="col">${escapeHtml(c.header)}</th>`).join('')}</tr>`;
+  const top: string[] = [];
+  const below: string[] = [];
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    if (!c.group) {
+      top.push(`<th scope="col" rowspan="2">${escapeHtml(c.header)}</th>`);
+      continue;
+    }
+    let n = 1;
+    while (columns[i + n]?.group === c.group) n++;
+    top.push(`<th scope="colgroup" colspan="${n}" class="group">${escapeHtml(c.group)}</th>`);
+    for (const member of columns.slice(i, i + n)) below.push(`<th scope="col">${escapeHtml(member.header)}</th>`);
+    i += n - 1;
+  }
+  return `<tr>${top.join('')}</tr><tr>${below.join('')}</tr>`;
 }
 
 function runDetails(run: RunReport, several: boolean): string {

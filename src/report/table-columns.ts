@@ -6,6 +6,10 @@ export interface Column<R> {
   /** Plain text of the cell; renderers escape it for their format. */
   cell: (row: R) => string;
   numeric: boolean;
+  /** A header over several adjacent columns that share it (HTML only): "storm calls/s" over ok, rejected, … */
+  group?: string;
+  /** Keep the cell on one line (short text). Numeric cells always are. */
+  nowrap?: boolean;
 }
 
 export function fmt(value: number | null, digits = 1): string {
@@ -33,39 +37,91 @@ function agentCell(r: TableRow): string {
   return `${r.agent.kind} ${r.agent.placement ?? ''}${key}`.trim();
 }
 
+// Each column once; the tables below pick from them.
+const C = {
+  variant: { header: 'variant', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
+  agent: { header: 'agent', cell: agentCell, numeric: false },
+  limit: { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
+  peak: { header: 'peak memory (MiB)', cell: (r) => `${peakCell(r)}${rangeCell(r) ? ` [${rangeCell(r)}]` : ''}`, numeric: true },
+  peakShort: { header: 'peak memory (MiB)', cell: peakCell, numeric: true },
+  peakRange: { header: 'peak memory over repetitions (MiB)', cell: (r) => rangeCell(r) ?? '—', numeric: true },
+  oomKills: { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
+  restarts: { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
+  downtime: { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
+  offered: {
+    header: 'offered → answered calls/s',
+    cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`),
+    numeric: true,
+  },
+  offeredShort: { header: 'offered → answered calls/s', cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}`), numeric: true },
+  generatorCpu: { header: 'load generator CPU (% of the machine)', cell: (r) => (r.generatorCpuShare === null ? '—' : String(Math.round(100 * r.generatorCpuShare))), numeric: true },
+  bystanders: {
+    header: 'bystanders served (longest gap)',
+    cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls} (${(r.bystanders.longestGapMs / 1000).toFixed(1)} s)`),
+    numeric: true,
+  },
+  bystandersShort: { header: 'bystander calls served', cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls}`), numeric: true },
+  bystanderGap: { header: 'bystanders\' longest gap (s)', cell: (r) => (r.bystanders === null ? '—' : (r.bystanders.longestGapMs / 1000).toFixed(1)), numeric: true },
+  bystanderP99: { header: 'bystander p99 (ms)', cell: (r) => fmtMs(r.bystanders?.p99Ms ?? null), numeric: true },
+  ok: { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
+  rejected: { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
+  deadline: { header: 'deadline exceeded/s', cell: (r) => fmt(r.deadlineExceededRps), numeric: true },
+  errors: { header: 'other errors/s', cell: (r) => fmt(r.errorRps), numeric: true },
+  p50: { header: 'ok p50 (ms)', cell: (r) => fmtMs(r.okP50Ms), numeric: true },
+  p99: { header: 'ok p99 (ms)', cell: (r) => fmtMs(r.okP99Ms), numeric: true },
+  inflight: { header: 'peak attestations in flight', cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)), numeric: true },
+  expectations: { header: 'expectations', cell: expectationsCell, numeric: false },
+  expectationsShort: { header: 'expectations', cell: expectationsCount, numeric: false },
+} satisfies Record<string, Column<TableRow>>;
+
+function peakCell(r: TableRow): string {
+  if (r.peakMemoryMiB === null) return 'unmeasured';
+  return `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}`;
+}
+
+function rangeCell(r: TableRow): string | null {
+  return r.peakRangeMiB ? `${fmt(r.peakRangeMiB.min)}–${fmt(r.peakRangeMiB.max)}, ${r.repetitions} repetitions` : null;
+}
+
+/** "3 of 3 met", "1 of 5 failed, 2 inconclusive": the count only; the messages are listed under the table. */
+export function expectationsCount(row: TableRow): string {
+  const n = row.expectations.length;
+  if (n === 0) return 'none set';
+  if (row.expectationsFailed === 0 && row.expectationsInconclusive === 0) return `${n} of ${n} met`;
+  const parts: string[] = [];
+  if (row.expectationsFailed) parts.push(`${row.expectationsFailed} of ${n} failed`);
+  if (row.expectationsInconclusive) parts.push(`${row.expectationsInconclusive}${parts.length ? '' : ` of ${n}`} inconclusive`);
+  return parts.join(', ');
+}
+
+/** Every column, for the Markdown summary (a job summary scrolls sideways; a page should not). */
 export function tableColumns(withRun: boolean): Column<TableRow>[] {
-  const cols: Column<TableRow>[] = [
-    { header: 'variant', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
-    { header: 'agent', cell: agentCell, numeric: false },
-    { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
-    {
-      header: 'peak memory (MiB)',
-      cell: (r) =>
-        r.peakMemoryMiB === null ? 'unmeasured' : `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}${r.peakRangeMiB ? ` [${fmt(r.peakRangeMiB.min)}–${fmt(r.peakRangeMiB.max)}, ${r.repetitions} reps]` : ''}`,
-      numeric: true,
-    },
-    { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
-    { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
-    { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
-    {
-      header: 'offered → answered calls/s',
-      cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`),
-      numeric: true,
-    },
-    {
-      header: 'bystanders served (longest gap)',
-      cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls} (${(r.bystanders.longestGapMs / 1000).toFixed(1)} s)`),
-      numeric: true,
-    },
-    { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
-    { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
-    { header: 'deadline exceeded/s', cell: (r) => fmt(r.deadlineExceededRps), numeric: true },
-    { header: 'other errors/s', cell: (r) => fmt(r.errorRps), numeric: true },
-    { header: 'ok p50 (ms)', cell: (r) => fmtMs(r.okP50Ms), numeric: true },
-    { header: 'ok p99 (ms)', cell: (r) => fmtMs(r.okP99Ms), numeric: true },
-    { header: 'expectations', cell: expectationsCell, numeric: false },
-  ];
+  const cols: Column<TableRow>[] = [C.variant, C.agent, C.limit, C.peak, C.oomKills, C.restarts, C.downtime, C.offered, C.bystanders, C.ok, C.rejected, C.deadline, C.errors, C.p50, C.p99, C.expectations];
   if (withRun) cols.unshift({ header: 'run', cell: (r) => r.run, numeric: false });
+  return cols;
+}
+
+/** The page's comparison table: what decides between the variants, narrow enough for a laptop. */
+const perSecond = (c: Column<TableRow>, header: string): Column<TableRow> => ({ ...c, header, group: 'storm calls/s' });
+export const SUMMARY_COLUMNS: Column<TableRow>[] = [
+  C.variant,
+  C.limit,
+  C.peakShort,
+  C.oomKills,
+  C.bystandersShort,
+  perSecond(C.offeredShort, 'offered → answered'),
+  perSecond(C.ok, 'ok'),
+  perSecond(C.rejected, 'rejected'),
+  perSecond(C.deadline, 'deadline exceeded'),
+  perSecond(C.errors, 'other errors'),
+  C.p99,
+  { ...C.expectationsShort, nowrap: true },
+];
+
+/** The rest of each variant's figures, in a second table the reader opens. */
+export function detailColumns(rows: TableRow[]): Column<TableRow>[] {
+  const cols: Column<TableRow>[] = [C.variant, C.agent, C.restarts, C.downtime, C.generatorCpu, C.bystanderGap, C.bystanderP99, C.p50, C.inflight];
+  if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, C.peakRange);
   return cols;
 }
 

@@ -75,7 +75,7 @@ describe('verdict', () => {
     expect(verdict.ratios.preToDisabled).toBeCloseTo(rows[0]!.peakMemoryMiB! / rows[2]!.peakMemoryMiB!, 10);
     expect(Math.abs(verdict.ratios.preToDisabled! - 0.41)).toBeLessThan(0.02);
     expect(Math.abs(verdict.ratios.postToDisabled! - 0.9)).toBeLessThan(0.02);
-    expect(verdict.text).toMatch(/pre\/disabled 0\.4\d \(field ≈0\.41\), post\/disabled 0\.\d\d \(field ≈0\.90\)\./);
+    expect(verdict.text).toMatch(/pre\/disabled 0\.4\d \(published load tests ≈0\.41\), post\/disabled 0\.\d\d \(published load tests ≈0\.90\)\./);
     expect(verdict.expectationsPassed).toBe(true);
   });
 });
