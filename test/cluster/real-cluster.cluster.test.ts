@@ -63,6 +63,7 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     const r = await cli(['run', 'scenarios/ci-kind.yaml', ...target(), '--out', out, '--no-report']);
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     const results = readResults(out);
+    for (const v of results.variants) console.log(`ci-kind on ${context}: ${v.name} peak ${(v.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB, OOM kills ${v.oomKills}, restarts ${v.restarts}, ok ${v.okRps}/s, bystanders ${v.bystanders?.ok}/${v.bystanders?.calls}`);
     expect(results.status).toBe('complete');
     expect(results.platform.detail.serverVersion).toMatch(/^v1\.\d+\.\d+/);
     expect(results.platform.detail.nodes.length).toBeGreaterThan(0);
@@ -131,6 +132,7 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     const faults: any[] = v.faults ?? [];
     expect(faults.map((f) => f.action)).toEqual(['agent-kill', 'memory-squeeze', 'pod-churn']);
     const [kill, squeeze, churn] = faults;
+    for (const f of faults) console.log(`fault on ${context}: ${f.action} ${f.error ? `not applied: ${f.error}` : `applied at ${f.startedAtMs} ms`}, agent answered again after ${f.recovery.agentReadyMs} ms, bystanders ok again after ${f.recovery.bystanderOkMs} ms`);
     // agent-kill: the pod deleted, its DaemonSet's replacement answered a real call again.
     expect(kill.error, JSON.stringify(kill)).toBeUndefined();
     expect(kill.startedAtMs).not.toBeNull();
