@@ -13,6 +13,7 @@ import { LoadAggregator, type PodTotals } from './aggregator.js';
 import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
 import { bystanderRunOf, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE, loadBundles } from './bundle.js';
+import { checkLoadCapacity, loadPlanSize } from './capacity.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
@@ -111,6 +112,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   }
   const built = await loadBundles(opts.client);
   if (built.fallback) process.stderr.write(`attestorm load: ${built.fallback}\n`);
+  // Refused before any pod starts: the machine must hold the workers of the client that will run.
+  checkLoadCapacity(loadPlanSize({ ...opts, client: built.client }));
   const share = (file: string) => host.shareWithPods?.(file) ?? file;
   const bundles = { pod: share(built.pod), worker: share(built.worker) };
   // A shared copy of the native binary must stay executable for the pods' uid.

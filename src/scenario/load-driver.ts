@@ -45,8 +45,11 @@ export interface LoadPhaseResult {
 }
 
 export interface LoadDriver {
-  /** Validates the scenario's load block with the generator's own rules (before anything starts). */
-  validate(scenario: Scenario): void;
+  /**
+   * Validates the scenario's load block with the generator's own rules (before anything starts);
+   * where the load runs on this machine, also that the machine can hold its processes.
+   */
+  validate(scenario: Scenario, where?: 'local' | 'cluster'): void;
   run(opts: LoadPhaseOptions): Promise<LoadPhaseResult>;
   /** Merges encoded histograms of several repetitions and summarizes them. */
   summarize(encoded: string[]): LatencySummary | null;
