@@ -63,6 +63,7 @@ export const stormLoadDriver: LoadDriver = {
       client: summary.client,
       ...(summary.clientFallback ? { clientFallback: summary.clientFallback } : {}),
       workerCrashes: summary.workerCrashes,
+      cpu: summary.cpu,
       late: summary.late,
       ...(summary.bystanders ? { bystanders: summary.bystanders } : {}),
     };

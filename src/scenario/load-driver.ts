@@ -38,6 +38,8 @@ export interface LoadPhaseResult {
   client?: string;
   clientFallback?: string;
   workerCrashes?: number;
+  /** Mean CPU of the generator's processes, the runner and the machine over the load, in cores. */
+  cpu?: { generatorCores: number | null; runnerCores: number | null; machineBusyCores: number | null } | null;
   /** Calls the generator's series counts in a later second than they ended in (it fell behind). */
   late?: { calls: number; maxSeconds: number };
   /** The bystander pods' run, when the scenario has load.bystanders. */
