@@ -41,12 +41,13 @@ function findGhz(): { path: string } | { reason: string } {
   };
 }
 
-const ghz = findGhz();
-if ('reason' in ghz) {
-  process.stderr.write(`bench/ghz.ts skipped: ${ghz.reason}\n`);
-  if (json) process.stdout.write(`${JSON.stringify({ skipped: ghz.reason })}\n`);
+const found = findGhz();
+if ('reason' in found) {
+  process.stderr.write(`bench/ghz.ts skipped: ${found.reason}\n`);
+  if (json) process.stdout.write(`${JSON.stringify({ skipped: found.reason })}\n`);
   process.exit(0);
 }
+const ghz = found;
 
 interface Row {
   client: string;
