@@ -70,9 +70,13 @@ export function stormLimit(s: CpuShares): StormLimit | null {
   const harnessText = `the generator's processes used ${c(s.generatorCores)} cores${s.runnerCores !== null ? ` and the runner ${c(s.runnerCores)}` : ''}`;
   if (s.agentCpus !== null) {
     const room = cores - s.agentCpus;
-    const genFull = room > 0 && harness >= SATURATED * room;
+    // Other processes (not pinned) run on every CPU: their part of the generator's CPUs, spread evenly.
+    const others = s.machineBusyCores === null ? 0 : Math.max(0, s.machineBusyCores - harness - agent);
+    const othersThere = (others * room) / cores;
+    const genFull = room > 0 && harness + othersThere >= SATURATED * room;
     const agentFull = agent >= SATURATED * s.agentCpus;
-    const text = `${harnessText} of the ${room} CPU${room === 1 ? '' : 's'} left to them, the agent ${c(agent)} of its ${s.agentCpus}`;
+    const crowded = othersThere >= 0.25 * room ? ` (other processes took about ${c(othersThere)} of them)` : '';
+    const text = `${harnessText} of the ${room} CPU${room === 1 ? '' : 's'} left to them${crowded}, the agent ${c(agent)} of its ${s.agentCpus}`;
     if (genFull && !agentFull) return { by: 'generator', detail: text };
     if (agentFull && !genFull) return { by: 'agent', detail: text };
     if (agentFull && genFull) return { by: 'machine', detail: `${text}: both at their CPUs' limit` };

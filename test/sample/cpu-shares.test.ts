@@ -5,14 +5,19 @@ import { CumulativeCpuSeries, stormLimit } from '../../src/sample/index.js';
 describe('stormLimit', () => {
   const base = { runnerCores: 0.05, machineBusyCores: 1.9, cores: 2 };
   it('the agent alone on a CPU: the generator at the limit of the other is the limit, not the agent', () => {
-    expect(stormLimit({ ...base, generatorCores: 0.9, agentCores: 0.3, agentCpus: 1 })).toEqual({
+    expect(stormLimit({ ...base, generatorCores: 0.9, agentCores: 0.3, machineBusyCores: 1.3, agentCpus: 1 })).toEqual({
       by: 'generator',
       detail: "the generator's processes used 0.90 cores and the runner 0.05 of the 1 CPU left to them, the agent 0.30 of its 1",
     });
     expect(stormLimit({ ...base, generatorCores: 0.4, agentCores: 0.95, agentCpus: 1 })?.by).toBe('agent');
     expect(stormLimit({ ...base, generatorCores: 0.9, agentCores: 0.95, agentCpus: 1 })?.by).toBe('machine');
     // Neither at its limit: the storm's own shape (workers, deadlines, the agent's latency) set the rate.
-    expect(stormLimit({ ...base, generatorCores: 0.3, agentCores: 0.2, agentCpus: 1 })).toBeNull();
+    expect(stormLimit({ ...base, generatorCores: 0.3, agentCores: 0.2, machineBusyCores: 0.6, agentCpus: 1 })).toBeNull();
+    // The generator's CPU taken by other processes (a build beside the run): still the generator's limit, said so.
+    expect(stormLimit({ ...base, generatorCores: 0.01, runnerCores: 0.03, agentCores: 0.25, machineBusyCores: 2, agentCpus: 1 })).toEqual({
+      by: 'generator',
+      detail: "the generator's processes used 0.01 cores and the runner 0.03 of the 1 CPU left to them (other processes took about 0.86 of them), the agent 0.25 of its 1",
+    });
   });
 
   it('shared CPUs: on a busy machine the side that took the larger part; an idle one limits nobody', () => {
