@@ -16,7 +16,7 @@ describe('stormLimit', () => {
     // The generator's CPU taken by other processes (a build beside the run): still the generator's limit, said so.
     expect(stormLimit({ ...base, generatorCores: 0.01, runnerCores: 0.03, agentCores: 0.25, machineBusyCores: 2, agentCpus: 1 })).toEqual({
       by: 'generator',
-      detail: "the generator's processes used 0.01 cores and the runner 0.03 of the 1 CPU left to them (other processes took about 0.86 of them), the agent 0.25 of its 1",
+      detail: "the generator's processes used 0.01 cores and the runner 0.03 of the 1 CPU left to them (other processes took about 0.85 of them), the agent 0.25 of its 1",
     });
   });
 
