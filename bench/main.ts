@@ -15,6 +15,8 @@ const benches: Array<{ name: string; file: string; nodeArgs: string[]; onlyWhenN
   { name: 'agent', file: 'agent.ts', nodeArgs: [] },
   { name: 'load', file: 'load.ts', nodeArgs: [] },
   { name: 'pod-list', file: 'pod-list.ts', nodeArgs: [] },
+  // Skips, printing why, when ghz is not installed (GHZ_BIN, else PATH).
+  { name: 'ghz', file: 'ghz.ts', nodeArgs: [] },
   { name: 'workers', file: 'workers.ts', nodeArgs: [], onlyWhenNamed: true },
 ];
 

@@ -113,7 +113,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     // The cluster is checked (context, API server) before anything is applied; failures exit 3.
     const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) }) : null;
     if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
-    for (const l of loaded) stormLoadDriver.validate(l.scenario);
+    for (const l of loaded) stormLoadDriver.validate(l.scenario, cluster ? 'cluster' : 'local');
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(
       { baseline: args.baseline, tolerance: args.tolerance, junit: args.junit, stepSummary: args.stepSummary },

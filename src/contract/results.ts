@@ -124,6 +124,18 @@ export interface StormRecord {
   agentCpuCores?: number | null;
   /** The machine's 1-minute load average at the end of the load phase. */
   loadAverage?: number | null;
+  /** The generator's pod processes and workers over the load phase, in cores (each second's: LoadSample.cpu). */
+  generatorCpuCores?: number | null;
+  /** The runner process over the load phase, in cores. */
+  runnerCpuCores?: number | null;
+  /**
+   * Who was at a CPU limit and so held the storm back, with the numbers; absent when nobody was
+   * (the storm's shape set its rate) or the figures are missing. `generator`: the harness's
+   * processes took what CPU they could while the agent had some to spare.
+   */
+  limitedBy?: { by: 'generator' | 'agent' | 'machine'; detail: string };
+  /** Storm workers that crashed (died without reporting), all repetitions: counted, never restarted. */
+  workerCrashes?: number;
   /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
   shrank?: string;
   /**
@@ -322,6 +334,20 @@ export interface LoadSample {
   stormWorkers?: number;
   /** The bystander pods' merged counts this second (every field above is the storm's alone). */
   bystanders?: BystanderSecond;
+  /** CPU during this second, in cores: who could have held the storm back. Absent in older folders. */
+  cpu?: SecondCpu;
+}
+
+/** LoadSample.cpu: one second's CPU in cores (CPU seconds per second); null where unreadable. */
+export interface SecondCpu {
+  /** The generator's pod processes and workers (storm and bystanders). */
+  generatorCores: number | null;
+  /** The runner process (merging the pods' seconds, sampling). */
+  runnerCores: number | null;
+  /** The agent under test (its cgroup's or process's CPU time). */
+  agentCores?: number | null;
+  /** Every process on the machine (/proc/stat). */
+  machineBusyCores: number | null;
 }
 
 /** LoadSample.bystanders: the bystander pods' merged counts for one second. */

@@ -38,6 +38,9 @@ export interface GeneratorFinal {
   /** Its workers' longest time without a successful call (worker-side), once the pod process is done; null before. */
   longestOkGapMs: number | null;
   failure: string | null;
+  /** The workers' client as it runs here (h2 where native could not be built in the image), and why it differs. */
+  client?: string;
+  clientFallback?: string;
 }
 
 /** GET parts-from-<i>: what the runner's collector pulls. */
@@ -61,11 +64,14 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   // durationMs only bounds validation here: the real end comes with the release.
   const load = validateLoadOptions({ ...opts.load, pods: 1, durationMs: 100 });
   const bundles = await loadBundles(load.client);
+  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  // The image may have no C compiler: the native client then runs as h2, said here and in every dump.
+  if (bundles.fallback) log(JSON.stringify({ event: 'client-fallback', pod: opts.podName, message: bundles.fallback }));
   const startTimeoutMs = podStartTimeoutMs(load.workersPerPod, load.workersPerPod);
   // Bounded by time alone: the runner releases and ends the load.
   // The generator container is the pod's cgroup: its workers yield to this server and the pod process.
-  const podConfig = { ...podConfigFor(load, bundles.worker, startTimeoutMs, null), workerNice: WORKER_NICE };
-  const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
+  // The client that runs (h2 where native fell back), so the pod process starts the bundle it was given.
+  const podConfig = { ...podConfigFor({ ...load, client: bundles.client }, bundles.worker, startTimeoutMs, null), workerNice: WORKER_NICE };
   const parts: IntervalData[] = [];
   /** The last second every worker has shipped all of (the pod process's progress). */
   let complete = -1;
@@ -110,6 +116,8 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
     parts: parts.length,
     longestOkGapMs: handle.longestOkGapMs,
     failure: handle.failure?.message ?? (probeFailure ? `no SVID within the probe time: ${probeFailure}` : null),
+    client: bundles.client,
+    ...(bundles.fallback ? { clientFallback: bundles.fallback } : {}),
   });
 
   const server: Server = createServer((req, res) => {

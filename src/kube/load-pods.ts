@@ -16,6 +16,8 @@ export interface LoadPodsResult {
   counts: Record<Outcome, number>;
   histograms: Partial<Record<Outcome, string>>;
   bystanders?: BystanderRun;
+  /** Why the generator pods run h2 where native was asked for (their image has no C compiler); absent otherwise. */
+  clientFallback?: string;
 }
 
 /** How long a re-created storm pod may take to fork its workers before it is given up. */
@@ -139,6 +141,8 @@ export class LoadPods {
     if (this.bystanders && this.#load.bystanders) {
       out.bystanders = bystanderRunOf(this.bystanders.agg, this.bystanders.longestOkGaps(), this.#load.bystanders.workersPerPod, durationMs);
     }
+    const fallback = this.#all().flatMap((c) => [...c.finals.values()]).find((f) => f.clientFallback)?.clientFallback;
+    if (fallback) out.clientFallback = fallback;
     return out;
   }
 

@@ -225,6 +225,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
       m.counts = r.counts;
       m.histograms = r.histograms;
       if (r.bystanders) m.bystanders = r.bystanders;
+      if (r.clientFallback) event('note', `generator pods: ${r.clientFallback}`);
     } finally {
       pods.destroy();
     }

@@ -29,3 +29,6 @@ export type { BystanderExpect } from './bystanders-verdict.js';
 export { LoadAggregator } from './aggregator.js';
 export { PodHandle } from './pod-handle.js';
 export type { IntervalData, PodConfig } from './worker/messages.js';
+// Whether the machine can hold a load's processes (memory, PIDs, file descriptors), before any starts.
+export { capacityProblems, checkLoadCapacity, loadPlanSize, readHostCapacity, WORKER_COSTS, POD_PROCESS_COST } from './capacity.js';
+export type { HostCapacity, LoadPlanSize, ProcessCost } from './capacity.js';

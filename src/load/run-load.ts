@@ -13,6 +13,8 @@ import { LoadAggregator, type PodTotals } from './aggregator.js';
 import type { ResolvedBystanderLoadOptions } from './bystanders-schema.js';
 import { bystanderRunOf, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from './bystanders-summary.js';
 import { WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE, loadBundles } from './bundle.js';
+import { checkLoadCapacity, loadPlanSize } from './capacity.js';
+import { GeneratorCpuMeter, type GeneratorCpuSecond } from './generator-cpu.js';
 import { summarizeDecoded } from './histograms.js';
 import { samplePss, type MemoryStats } from './memory.js';
 import { validateLoadOptions, type LoadOptions, type ResolvedLoadOptions } from './options.js';
@@ -44,6 +46,11 @@ export interface LoadSummary {
   clientFallback?: string;
   /** Workers that died without reporting done (a crash, an error exit): counted, never restarted. */
   workerCrashes: number;
+  /**
+   * Mean CPU over the load phase, in cores: the generator's pod processes and workers (storm and
+   * bystanders), this process, the machine; each second's is on its LoadSample as `cpu`.
+   */
+  cpu: GeneratorCpuSecond | null;
   /** CPU seconds (user+system) the workers spent in the load phase, as they reported it on exit. */
   workerCpuSeconds: number;
   /** True when the run ended early because the signal was aborted. */
@@ -111,6 +118,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   }
   const built = await loadBundles(opts.client);
   if (built.fallback) process.stderr.write(`attestorm load: ${built.fallback}\n`);
+  // Refused before any pod starts: the machine must hold the workers of the client that will run.
+  checkLoadCapacity(loadPlanSize({ ...opts, client: built.client }));
   const share = (file: string) => host.shareWithPods?.(file) ?? file;
   const bundles = { pod: share(built.pod), worker: share(built.worker) };
   // A shared copy of the native binary must stay executable for the pods' uid.
@@ -120,6 +129,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   const { podConfig, bystanderConfig } = podConfigs({ ...opts, client: built.client }, bundles, startTimeoutMs);
 
   const agg = new LoadAggregator();
+  // Every pod process and worker of the run, while it lives (a finished pod's CPU stays counted).
+  const cpuMeter = new GeneratorCpuMeter(() => handles.flatMap((h) => (h.isFinished ? [] : [...(h.child.pid !== undefined ? [h.child.pid] : []), ...h.workerPids])));
   const bysAgg = bys ? new LoadAggregator() : null;
   const handles: PodHandle[] = [];
   const bystanderHandles = new Set<PodHandle>();
@@ -249,6 +260,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     go = { type: 'go', t0, endAt };
     startedAt.setTime(t0);
     if (!stopping) for (const h of handles) if (h.isReady) startCalling(h);
+    cpuMeter.start(t0);
     env.onGo?.(t0, storm);
 
     const emit = (upTo: number) => {
@@ -288,6 +300,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     }
     loadEndedAt = Math.min(Date.now(), endAt);
   } finally {
+    cpuMeter.stop();
     for (const t of timers) clearTimeout(t);
     env.signal?.removeEventListener('abort', onAbort);
     stopping = true;
@@ -302,6 +315,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   const late = { calls: agg.lateCalls + (bysAgg?.lateCalls ?? 0), maxSeconds: Math.max(agg.maxLateSeconds, bysAgg?.maxLateSeconds ?? 0) };
   const summary = stormSummary(agg, { ...opts, client: built.client }, { startedAt, durationMs, memory, storm: stormHandles(), workers: stormHandles().reduce((n, h) => n + (workersOf.get(h) ?? 0), 0), aborted: env.signal?.aborted ?? false, late });
   if (built.fallback) summary.clientFallback = built.fallback;
+  summary.cpu = cpuMeter.means();
   if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, [...bystanderHandles].map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
   agg.destroy();
   bysAgg?.destroy();
@@ -314,6 +328,8 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
       const { pods, workers } = live.peak(startedAt.getTime() + s.t, startedAt.getTime() + s.t + 1000);
       s.stormPods = pods;
       s.stormWorkers = workers;
+      const cpu = cpuMeter.second(Math.round(s.t / 1000));
+      if (cpu) s.cpu = { ...cpu };
     }
     if (bysAgg) {
       const byT = new Map(bysAgg.emitUpTo(upTo).map((s) => [s.t, s]));
@@ -434,6 +450,7 @@ function stormSummary(
     client: opts.client,
     workerCpuSeconds: run.storm.reduce((s, h) => s + h.cpuMs, 0) / 1000,
     workerCrashes: run.storm.reduce((n, h) => n + h.crashes, 0),
+    cpu: null,
     aborted: run.aborted,
     late: run.late,
   };

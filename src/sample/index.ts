@@ -26,3 +26,5 @@ export type { ProcessMemory } from './procfs-memory.js';
 export { openExistingCgroup } from './existing-cgroup.js';
 export { busyCores, loadAverage1m, parseProcStat, readMachineCpu } from './machine-cpu.js';
 export type { MachineCpuReading } from './machine-cpu.js';
+export { CumulativeCpuSeries, SATURATED, stormLimit } from './cpu-shares.js';
+export type { CpuShares, StormLimit } from './cpu-shares.js';

@@ -2,6 +2,7 @@
 // summed OOM kills, restarts and downtime, every death with its phase, and latency from histograms
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
+import { stormLimit } from '../sample/index.js';
 import type { DeathRecord, FaultResult, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
@@ -46,7 +47,16 @@ export interface RepMeasurement {
    * The machine over the load phase: busy cores (all processes, from /proc/stat), the agent's
    * CPU in cores, and the 1-minute load average at the load's end. null fields: unreadable.
    */
-  machine?: { busyCores: number | null; agentCpuCores: number | null; loadAverage: number };
+  machine?: {
+    busyCores: number | null;
+    agentCpuCores: number | null;
+    loadAverage: number;
+    /** The generator's pod processes and workers, and the runner, in cores (absent: not measured). */
+    generatorCores?: number | null;
+    runnerCores?: number | null;
+    /** CPUs the agent had to itself (isolation); null: it shared them all. */
+    agentCpus?: number | null;
+  };
   deaths: DeathRecord[];
   faults?: FaultResult[];
   samplerErrors?: Record<string, { count: number; first: string }>;
@@ -148,13 +158,25 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
 const LATE_NOTE_SHARE = 0.01;
 
 /** The machine's figures over the load, medians across repetitions (absent when none recorded them). */
-function machineOf(reps: RepMeasurement[]): Pick<StormRecord, 'machineBusyCores' | 'agentCpuCores' | 'loadAverage'> {
-  const of = (pick: (m: NonNullable<RepMeasurement['machine']>) => number | null) => {
-    const xs = reps.flatMap((r) => (r.machine && pick(r.machine) !== null ? [pick(r.machine)!] : []));
+function machineOf(reps: RepMeasurement[]): Pick<StormRecord, 'machineBusyCores' | 'agentCpuCores' | 'loadAverage' | 'generatorCpuCores' | 'runnerCpuCores' | 'limitedBy'> {
+  const of = (pick: (m: NonNullable<RepMeasurement['machine']>) => number | null | undefined) => {
+    const xs = reps.flatMap((r) => (r.machine && pick(r.machine) != null ? [pick(r.machine)!] : []));
     return xs.length ? round(median(xs), 2) : null;
   };
   if (!reps.some((r) => r.machine)) return {};
-  return { machineBusyCores: of((m) => m.busyCores), agentCpuCores: of((m) => m.agentCpuCores), loadAverage: of((m) => m.loadAverage) };
+  const figures = { machineBusyCores: of((m) => m.busyCores), agentCpuCores: of((m) => m.agentCpuCores), loadAverage: of((m) => m.loadAverage) };
+  if (!reps.some((r) => r.machine?.generatorCores != null)) return figures;
+  const generatorCpuCores = of((m) => m.generatorCores);
+  const runnerCpuCores = of((m) => m.runnerCores);
+  const limit = stormLimit({
+    generatorCores: generatorCpuCores,
+    runnerCores: runnerCpuCores,
+    agentCores: figures.agentCpuCores,
+    machineBusyCores: figures.machineBusyCores,
+    ...(reps[0]!.generator ? { cores: reps[0]!.generator.cores } : {}),
+    agentCpus: reps[0]!.machine?.agentCpus ?? null,
+  });
+  return { ...figures, generatorCpuCores, runnerCpuCores, ...(limit ? { limitedBy: limit } : {}) };
 }
 
 /** Offered against delivered load, medians across repetitions; null when no repetition measured it. */
@@ -175,6 +197,13 @@ function stormOf(measured: RepMeasurement[]): StormRecord | null {
   };
   // Replacement pods (churn) start extra workers; fewer than offered means the storm shrank.
   if (startedWorkers < offeredWorkers * 0.9) record.shrank = `${startedWorkers} of ${offeredWorkers} offered workers started`;
+  // Workers that could not start, or crashed, are the generator's shortfall too.
+  const crashes = g.reduce((n, r) => n + (r.generator!.workerCrashes ?? 0), 0);
+  if (crashes > 0) record.workerCrashes = crashes;
+  const manyCrashed = crashes > 0.1 * offeredWorkers * g.length;
+  if (!record.limitedBy && (record.shrank || manyCrashed)) {
+    record.limitedBy = { by: 'generator', detail: [record.shrank, manyCrashed ? `${crashes} workers crashed in ${g.length} repetition(s) (counted, not restarted)` : null].filter(Boolean).join(', ') };
+  }
   const lateCalls = g.reduce((n, r) => n + r.generator!.lateCalls, 0);
   const calls = g.reduce((n, r) => n + r.generator!.calls + (r.bystanders?.totals.calls ?? 0), 0);
   if (lateCalls > 0) {

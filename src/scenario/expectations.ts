@@ -123,7 +123,9 @@ export function stormConditions(self: VariantResult): string {
   const st = self.storm;
   if (!st) return 'no generator figures recorded';
   const parts = [`${st.startedWorkers} of ${st.offeredWorkers} workers started`];
-  if (st.generatorCpuShare !== null) parts.push(`generator CPU ${pct(st.generatorCpuShare)} of the machine`);
+  if (st.workerCrashes) parts.push(`${st.workerCrashes} crashed`);
+  if (st.generatorCpuCores != null) parts.push(`generator ${st.generatorCpuCores.toFixed(2)} cores${st.runnerCpuCores != null ? ` (runner ${st.runnerCpuCores.toFixed(2)})` : ''}`);
+  else if (st.generatorCpuShare !== null) parts.push(`generator CPU ${pct(st.generatorCpuShare)} of the machine`);
   if (st.agentCpuCores != null) parts.push(`agent ${st.agentCpuCores.toFixed(2)} cores`);
   if (st.machineBusyCores != null) parts.push(`machine ${st.machineBusyCores.toFixed(2)} of ${cpus().length} cores busy`);
   if (st.loadAverage != null) parts.push(`load average ${st.loadAverage.toFixed(1)}`);
@@ -151,8 +153,12 @@ function withIntensity(self: VariantResult, minOffered: number | undefined, rule
     return [result('minOfferedRps', minOffered, offered, 'passed', 'measured', `the storm offered ${rps(offered)} >= the ${rps(minOffered)} this shape needs`), ...rules];
   }
   const why = offered === null ? `the storm's offered rate was not measured (${stormConditions(self)})` : `the storm offered ${rps(offered)}, this variant's shape needs >= ${rps(minOffered)}: ${stormConditions(self)}`;
-  const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', `storm too weak to judge: ${why}`);
-  return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (storm too weak): ${e.message}` } : e))];
+  // The shortfall is named for who caused it: a generator at its CPU limit is not the agent's doing.
+  const limit = self.storm?.limitedBy;
+  const headline = limit?.by === 'generator' ? `storm limited by the generator: ${limit.detail}; ${why}` : `storm too weak to judge: ${why}${limit ? ` (${limit.by === 'agent' ? 'the agent was at its CPU limit' : 'the machine was at its CPU limit'}: ${limit.detail})` : ''}`;
+  const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', headline);
+  const tag = limit?.by === 'generator' ? 'storm limited by the generator' : 'storm too weak';
+  return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${tag}): ${e.message}` } : e))];
 }
 
 /** The verdict of a set of expectations: any failure fails; else any inconclusive; else passed. */

@@ -38,6 +38,8 @@ export interface LoadPhaseResult {
   client?: string;
   clientFallback?: string;
   workerCrashes?: number;
+  /** Mean CPU of the generator's processes, the runner and the machine over the load, in cores. */
+  cpu?: { generatorCores: number | null; runnerCores: number | null; machineBusyCores: number | null } | null;
   /** Calls the generator's series counts in a later second than they ended in (it fell behind). */
   late?: { calls: number; maxSeconds: number };
   /** The bystander pods' run, when the scenario has load.bystanders. */
@@ -45,8 +47,11 @@ export interface LoadPhaseResult {
 }
 
 export interface LoadDriver {
-  /** Validates the scenario's load block with the generator's own rules (before anything starts). */
-  validate(scenario: Scenario): void;
+  /**
+   * Validates the scenario's load block with the generator's own rules (before anything starts);
+   * where the load runs on this machine, also that the machine can hold its processes.
+   */
+  validate(scenario: Scenario, where?: 'local' | 'cluster'): void;
   run(opts: LoadPhaseOptions): Promise<LoadPhaseResult>;
   /** Merges encoded histograms of several repetitions and summarizes them. */
   summarize(encoded: string[]): LatencySummary | null;

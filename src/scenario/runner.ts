@@ -106,7 +106,7 @@ export function exitCodeOf(results: RunResults): number {
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
   const { scenario: s, file } = opts.loaded;
   // The generator's own rules, and every fault against every variant, before anything starts.
-  opts.load.validate(s);
+  opts.load.validate(s, opts.runRepetition !== undefined ? 'cluster' : 'local');
   validateFaults(s, opts.faultProblems);
   const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, FaultResult, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
-import { busyCores, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
+import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
+import { parseCpuList } from '../cgroup/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
@@ -88,7 +89,7 @@ interface Repetition {
   loop: SamplerLoop | null;
   faults: FaultScheduler | null;
   /** The agent's CPU seconds counted during the load phase, and its last cumulative reading. */
-  agentCpu: { last: number | null; inLoad: number };
+  agentCpu: { last: number | null; inLoad: number; series: CumulativeCpuSeries };
   /** /proc/stat when the calls started, for the machine's busy cores over the load. */
   machineAtCalls: MachineCpuReading | null;
 }
@@ -135,7 +136,7 @@ function openRepetition(ctx: VariantRunContext): Repetition {
     target: null,
     loop: null,
     faults: null,
-    agentCpu: { last: null, inLoad: 0 },
+    agentCpu: { last: null, inLoad: 0, series: new CumulativeCpuSeries() },
     machineAtCalls: null,
   };
 }
@@ -202,7 +203,10 @@ async function warmUp(r: Repetition): Promise<void> {
   const loop = (r.loop = new SamplerLoop(r.target!.samplers(), r.writer, () => timeline.t()));
   loop.onSample((line) => {
     ctx.onSample?.(line);
-    if (line.kind === 'memory' && line.cpuSeconds !== null) countAgentCpu(r, line.cpuSeconds);
+    if (line.kind === 'memory' && line.cpuSeconds !== null) {
+      countAgentCpu(r, line.cpuSeconds);
+      r.agentCpu.series.add(line.t, line.cpuSeconds);
+    }
     if (line.kind === 'metrics') {
       if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
       r.rejections.observe(line);
@@ -242,6 +246,8 @@ async function loadPhase(r: Repetition): Promise<void> {
       if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
     },
     onSecond: (sample) => {
+      // The agent's CPU in the same second beside the generator's (its samples are every 100 ms).
+      if (sample.cpu) sample.cpu.agentCores = r.agentCpu.series.coresBetween(sample.t, sample.t + 1000);
       r.loop!.emit(sample);
       // Recovery after a fault is measured on the bystanders' seconds (t: the second's end, from the calls' start).
       if (r.faults && sample.bystanders && callsAt !== null) {
@@ -280,6 +286,8 @@ async function loadPhase(r: Repetition): Promise<void> {
     busyCores: machineBusy,
     agentCpuCores: r.agentCpu.last === null || result.loadSeconds <= 0 ? null : r.agentCpu.inLoad / result.loadSeconds,
     loadAverage: loadAverage1m(),
+    ...(result.cpu ? { generatorCores: result.cpu.generatorCores, runnerCores: result.cpu.runnerCores } : {}),
+    agentCpus: ctx.agentCpus !== undefined ? (parseCpuList(ctx.agentCpus)?.length ?? null) : null,
   };
 }
 

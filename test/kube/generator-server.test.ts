@@ -63,6 +63,31 @@ describe('generator server', () => {
       expect(calls).toBeGreaterThan(0);
       // By index: the parts after the first, whatever seconds they belong to.
       expect((await get(`${gen.url}/parts-from-1`)).body.parts).toEqual(all.parts.slice(1));
+      expect(final.client).toBe('h2');
+      expect(final.clientFallback).toBeUndefined();
+    } finally {
+      await gen.close();
+    }
+  });
+
+  it('client native in an image without a C compiler: h2 workers run, the reason is logged and in every dump', { timeout: 90_000 }, async () => {
+    const lines: string[] = [];
+    const saved = process.env.CC;
+    // The compiler the image lacks: a name that resolves to nothing.
+    process.env.CC = 'attestorm-no-such-cc';
+    let gen;
+    try {
+      gen = await startGenerator({ podName: 'gen-native', port: 0, host: '127.0.0.1', log: (l) => lines.push(l), load: { socket: agent.socketPath, workersPerPod: 1, client: 'native', deadlineMs: 500 } });
+    } finally {
+      if (saved === undefined) delete process.env.CC;
+      else process.env.CC = saved;
+    }
+    try {
+      await until(async () => (await get(`${gen.url}/ready`)).status === 200);
+      const ready = (await get(`${gen.url}/ready`)).body;
+      expect(ready.client).toBe('h2');
+      expect(ready.clientFallback).toMatch(/^client native unavailable, running h2 workers instead: no C compiler: "attestorm-no-such-cc"/);
+      expect(lines.map((l) => JSON.parse(l)).find((e) => e.event === 'client-fallback')).toMatchObject({ pod: 'gen-native', message: ready.clientFallback });
     } finally {
       await gen.close();
     }

@@ -184,6 +184,20 @@ describe('aggregation of repetitions', () => {
     expect(many.storm!.late).toBe('750 of 2000 calls (37.5%) reached the generator up to 14 s late and are counted in a later second of the rate series');
   });
 
+  it('the generator and agent CPU of the load phase name who held the storm back; crashed workers are counted', () => {
+    const gen = { calls: 1000, workersStarted: 1200, workerCpuSeconds: 1, offeredWorkers: 1200, cores: 2, lateCalls: 0, maxLateSeconds: 0 };
+    const machine = { busyCores: 1.99, agentCpuCores: 0.31, loadAverage: 900, generatorCores: 0.01, runnerCores: 0.05, agentCpus: 1 };
+    const held = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 2 }, machine }), rep({ runDir: 'disabled.r2', generator: gen, machine })], () => null);
+    expect(held.storm).toMatchObject({ generatorCpuCores: 0.01, runnerCpuCores: 0.05, agentCpuCores: 0.31, workerCrashes: 2, limitedBy: { by: 'generator' } });
+    expect(held.storm!.limitedBy!.detail).toMatch(/other processes took about 0\.8\d of them/);
+    // A quiet machine: nobody at a CPU limit, nothing claimed; crashes of a few workers limit nothing.
+    const quiet = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 2 }, machine: { ...machine, busyCores: 0.6, generatorCores: 0.2 } })], () => null);
+    expect(quiet.storm!.limitedBy).toBeUndefined();
+    // Most workers crashed: the generator's shortfall, with the count.
+    const crashed = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 900 } })], () => null);
+    expect(crashed.storm!.limitedBy).toEqual({ by: 'generator', detail: '900 workers crashed in 1 repetition(s) (counted, not restarted)' });
+  });
+
   it('one median definition: the middle value, or the mean of the two middle ones', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);

@@ -60,6 +60,20 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
     expect(verdict).toBe('inconclusive');
   });
 
+  it('a storm the generator held back says so in the verdict, with the CPU that shows it', () => {
+    const detail = "the generator's processes used 0.97 cores and the runner 0.02 of the 1 CPU left to them, the agent 0.31 of its 1";
+    const held = variant('post', { storm: storm(420, { generatorCpuCores: 0.97, runnerCpuCores: 0.02, limitedBy: { by: 'generator', detail } }), oomKills: 0 });
+    const r = evaluateExpectations(held, { minOfferedRps: 3000, oomKilled: true }, [held]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'inconclusive'], ['oomKilled', 'inconclusive']]);
+    expect(r[0]!.message).toBe(
+      `storm limited by the generator: ${detail}; the storm offered 420.0/s, this variant's shape needs >= 3000.0/s: 96 of 96 workers started, generator 0.97 cores (runner 0.02), agent 0.40 cores, machine 2.00 of ${cpus().length} cores busy, load average 31.0`,
+    );
+    expect(r[1]!.message).toMatch(/^not judged \(storm limited by the generator\): not OOM-killed/);
+    // The agent at its limit: still too weak to judge, and who was at the limit is named.
+    const busy = variant('post', { storm: storm(420, { limitedBy: { by: 'agent', detail: 'the agent 0.99 of its 1' } }) });
+    expect(evaluateExpectations(busy, { minOfferedRps: 3000 }, [busy])[0]!.message).toMatch(/^storm too weak to judge: .*\(the agent was at its CPU limit: the agent 0\.99 of its 1\)$/);
+  });
+
   it('a ratio to a variant whose storm was too weak is not judged; without a storm record the precondition is inconclusive', () => {
     const pre = variant('pre', { peakMemoryBytes: 60 * MiB });
     const unbounded = variant('unbounded', { peakMemoryBytes: 70 * MiB, storm: storm(40) });
