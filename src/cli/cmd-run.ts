@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster } from '../kube/index.js';
+import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster, waitForNodeImages } from '../kube/index.js';
 import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../cluster/index.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
@@ -120,6 +120,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) }) : null;
     if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
     const spireImages = spirePlan?.binDirs.size ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`)) : new Map();
+    if (cluster && spireImages.size) await waitForNodeImages(cluster.kc, [...spireImages.values()].flatMap((p) => [p.serverImage, p.agentImage]));
     for (const l of loaded) stormLoadDriver.validate(l.scenario);
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(

@@ -39,3 +39,4 @@ export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-
 export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';
 export { renderFillerPods, fillerCount, NODE_PODS, FILLER_SELECTOR } from './render-filler.js';
 export { placeFillerPods } from './filler-pods.js';
+export { waitForNodeImages } from './node-images.js';
