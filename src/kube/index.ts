@@ -24,7 +24,7 @@ export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';
 export { runVariantInCluster } from './run-variant.js';
 export type { RunVariantInClusterOptions } from './run-variant.js';
 export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cli.js';
-export { openCluster } from './open-cluster.js';
+export { openCluster, loopbackApiServer } from './open-cluster.js';
 export type { OpenCluster } from './open-cluster.js';
 export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';
 export { clusterFaultProblems, clusterVersionProblems, clusterFaultActions, CLUSTER_FAULT_REFUSALS, RESIZE_MIN_MINOR } from './fault-cluster.js';

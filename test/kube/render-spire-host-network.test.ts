@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { readScenarioFile } from '../../src/scenario/index.js';
-import { kindVariant, manifestProblems, renderContext, renderVariant, type KubeObject } from '../../src/kube/index.js';
+import { kindVariant, loopbackApiServer, manifestProblems, renderContext, renderVariant, type KubeObject } from '../../src/kube/index.js';
 
 const { scenario } = readScenarioFile(join(import.meta.dirname, '../cluster/fixtures/spire-cluster.yaml'));
 const variant = kindVariant(scenario.variants[0]!, { serverImage: 'docker.io/library/attestorm-spire-server:1.16.0-k', agentImage: 'docker.io/library/attestorm-spire-agent:1.16.0-k' });
@@ -43,5 +43,15 @@ describe('spire-server where the API server is on the node loopback', () => {
     expect(pod.hostNetwork).toBeUndefined();
     expect(pod.containers[0].env).toBeUndefined();
     expect(find(objects, 'ConfigMap', 'spire-agent-config').data['agent.conf']).toContain(`server_address = "spire-server.${ctx.namespace}.svc.cluster.local"`);
+  });
+});
+
+describe('loopbackApiServer', () => {
+  it('is set for an API server on loopback, null elsewhere', () => {
+    expect(loopbackApiServer('https://127.0.0.1:6443')).toEqual({ host: '127.0.0.1', port: 6443 });
+    expect(loopbackApiServer('https://localhost')).toEqual({ host: '127.0.0.1', port: 443 });
+    expect(loopbackApiServer('https://[::1]:6443')).toEqual({ host: '::1', port: 6443 });
+    expect(loopbackApiServer('https://10.0.0.1:6443')).toBeNull();
+    expect(loopbackApiServer(undefined)).toBeNull();
   });
 });
