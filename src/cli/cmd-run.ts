@@ -7,7 +7,8 @@ import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster } from '../kube/index.js';
+import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster, waitForNodeImages } from '../kube/index.js';
+import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../cluster/index.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
@@ -101,6 +102,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     }
     collect(() => checkCpuBudgetFlag(args.cpuBudget));
     if ((args.cluster !== undefined || args.context !== undefined) && args.cpuBudget !== undefined) problems.push('--cpu-budget applies to local runs (the cluster\'s node sets its own CPU): drop it or --cluster/--context');
+    let spirePlan: SpireImagePlan | null = null;
     if (args.cluster !== undefined || args.context !== undefined) {
       // Kind mode cannot run an agent that lives on this machine: named before anything starts.
       for (const l of loaded) {
@@ -108,11 +110,17 @@ export const runCommand: CommandModule<object, RunArgs> = {
         // Faults Kubernetes cannot express here are named, not ignored.
         problems.push(...clusterFaultProblems(l.scenario.faults, `${l.file ?? l.scenario.name}: `));
       }
+      // SPIRE variants on the local cluster run images made from the user's binaries (it cannot pull).
+      const context = args.context !== undefined ? `context ${args.context}` : `--cluster ${args.cluster}`;
+      spirePlan = planSpireImages(loaded.flatMap((l) => l.scenario.variants), { localCluster: args.context !== undefined && isLocalClusterContext(args.context), context });
+      problems.push(...spirePlan.problems);
     }
     if (problems.length) throw new ConfigError(problems);
     // The cluster is checked (context, API server) before anything is applied; failures exit 3.
     const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) }) : null;
     if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
+    const spireImages = spirePlan?.binDirs.size ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`)) : new Map();
+    if (cluster && spireImages.size) await waitForNodeImages(cluster.kc, [...spireImages.values()].flatMap((p) => [p.serverImage, p.agentImage]));
     for (const l of loaded) stormLoadDriver.validate(l.scenario, cluster ? 'cluster' : 'local');
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(
@@ -125,7 +133,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
-      const inCluster = cluster ? clusterRunOptions(cluster) : {};
+      const inCluster = cluster ? clusterRunOptions(cluster, spireImages) : {};
       const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, ...(outDir ? { outDir } : {}), ...inCluster });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));

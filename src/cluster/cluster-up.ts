@@ -14,6 +14,7 @@ import { readListeningPorts, parseChains } from './host-state.js';
 import { importImage, pauseArchive, projectArchive, projectImageKey } from './images.js';
 import { CONTEXT_NAME, PAUSE_IMAGE, PORTS, PROJECT_IMAGE, VERSIONS, clusterLayout, type ClusterLayout } from './layout.js';
 import { makeClusterPki } from './certs.js';
+import { ensureSpireImages, spireBinDirProblems } from './spire-images.js';
 import { cniConfig, containerdConfig, daemonSpecs, kubeconfig, kubeletConfig } from './render-config.js';
 import { sh } from './sh.js';
 import { isOurs, readState, writeState, type ClusterState } from './state.js';
@@ -100,6 +101,9 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
   const baseCached = existsSync(join(l.imagesDir, `node-base-${VERSIONS.node}.tar`));
   const projectCached = existsSync(join(l.imagesDir, `attestorm-${projectImageKey()}.tar`));
   const problems = hostProblems(probeHost(), { build: missingBinaries(l).length > 0, pauseImage: !pauseCached, baseImage: withProject && !projectCached && !baseCached, projectImage: withProject && !projectCached });
+  // With SPIRE_BIN_DIR, the SPIRE images are made from those binaries and imported too (runs make them otherwise).
+  const spireDir = process.env.SPIRE_BIN_DIR || null;
+  if (spireDir) problems.push(...spireBinDirProblems(spireDir, 'SPIRE_BIN_DIR'));
   if (problems.length) throw new PlatformError(`cannot start the local cluster:\n  - ${problems.join('\n  - ')}`);
 
   const built = await buildMissing(l, log);
@@ -143,6 +147,10 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
     const images = [PAUSE_IMAGE, ...(project ? [PROJECT_IMAGE] : [])];
     await importImage(l, pause, PAUSE_IMAGE);
     if (project) await importImage(l, project, PROJECT_IMAGE);
+    if (spireDir) {
+      const spire = await ensureSpireImages(l, spireDir, log);
+      images.push(spire.serverImage, spire.agentImage);
+    }
     log(`imported ${images.join(', ')}`);
 
     const etcd = await start('etcd');

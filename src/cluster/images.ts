@@ -124,7 +124,7 @@ async function nodeBaseRootfs(l: ClusterLayout, log: (s: string) => void): Promi
 }
 
 /** The Node base in buildah's storage (made once, cached as an OCI archive). */
-async function ensureNodeBase(l: ClusterLayout, log: (s: string) => void): Promise<void> {
+export async function ensureNodeBase(l: ClusterLayout, log: (s: string) => void): Promise<void> {
   const have = await sh('buildah', ['images', '--quiet', NODE_BASE_IMAGE], { allowFail: true });
   if (have.code === 0 && have.stdout.trim()) return;
   const archive = join(l.imagesDir, `node-base-${VERSIONS.node}.tar`);

@@ -9,7 +9,7 @@ import { clusterFaultProblems } from './fault-cluster.js';
 import type { OpenCluster } from './open-cluster.js';
 import type { PreflightResult } from './preflight.js';
 import { runVariantInCluster } from './run-variant.js';
-import { kindVariant } from './variant.js';
+import { kindVariant, type SpireImages } from './variant.js';
 
 /** How a cluster run measures: OOM kills are the node kernel's, pods have the kubelet's cgroups. */
 export function clusterEnvironment(cluster: Pick<OpenCluster, 'nodeCgroup'>): Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'> {
@@ -32,17 +32,21 @@ export function platformFacts(facts: PreflightResult): Record<string, unknown> {
   };
 }
 
-export function clusterRunOptions(cluster: OpenCluster): Pick<RunScenarioOptions, 'platform' | 'environment' | 'faultProblems' | 'runRepetition'> {
+/** `spireImages`: variant name → images made on this machine from the user's SPIRE build (the rest pull the public ones). */
+export function clusterRunOptions(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Pick<RunScenarioOptions, 'platform' | 'environment' | 'faultProblems' | 'runRepetition'> {
   return {
     platform: { name: cluster.target.kindName ? 'kind' : 'cluster', detail: { cluster: cluster.clusterName, context: cluster.target.context } },
     environment: clusterEnvironment(cluster),
     faultProblems: (s: LoadedScenario['scenario']) => clusterFaultProblems(s.faults),
-    runRepetition: (ctx: VariantRunContext) =>
-      runVariantInCluster({
+    runRepetition: (ctx: VariantRunContext) => {
+      const spire = spireImages.get(ctx.variant.name);
+      return runVariantInCluster({
         kc: cluster.kc,
         clusterName: cluster.clusterName,
         scenario: ctx.scenario,
-        variant: kindVariant(ctx.variant),
+        variant: kindVariant(ctx.variant, spire),
+        ...(spire ? { localImages: [spire.serverImage, spire.agentImage] } : {}),
+        hostApiServer: cluster.hostApiServer ?? null,
         runId: ctx.runId,
         rep: ctx.rep,
         runDir: ctx.runDir,
@@ -52,6 +56,7 @@ export function clusterRunOptions(cluster: OpenCluster): Pick<RunScenarioOptions
         ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
         onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),
         onCgroupVersion: (version) => ctx.onEnvironment?.({ cgroupVersion: version }),
-      }),
+      });
+    },
   };
 }

@@ -24,7 +24,7 @@ export type { NodeCgroupRoot, CgroupMemory } from './kind-cgroup.js';
 export { runVariantInCluster } from './run-variant.js';
 export type { RunVariantInClusterOptions } from './run-variant.js';
 export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './kind-cli.js';
-export { openCluster } from './open-cluster.js';
+export { openCluster, loopbackApiServer } from './open-cluster.js';
 export type { OpenCluster } from './open-cluster.js';
 export { fetchJwtSvidOnce, waitForSvid } from './svid-probe.js';
 export { clusterFaultProblems, clusterVersionProblems, clusterFaultActions, CLUSTER_FAULT_REFUSALS, RESIZE_MIN_MINOR } from './fault-cluster.js';
@@ -39,3 +39,4 @@ export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-
 export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';
 export { renderFillerPods, fillerCount, NODE_PODS, FILLER_SELECTOR } from './render-filler.js';
 export { placeFillerPods } from './filler-pods.js';
+export { waitForNodeImages } from './node-images.js';

@@ -22,6 +22,12 @@ export interface RenderContext {
   trustDomain: string;
   /** Render the memory-sampler pod (memory of the agent on clusters whose nodes this host cannot read). */
   memorySampler?: boolean;
+  /**
+   * The API server as the node's host network reaches it, for clusters whose API server listens on
+   * the node's loopback (no kube-proxy, no cluster DNS: the local cluster). spire-server then runs on
+   * the host network with this address, and the agent dials it on loopback. Absent: Service and DNS.
+   */
+  hostApiServer?: { host: string; port: number };
 }
 
 /** Port of the generator pods' stats endpoint (reached through the API server's pod proxy). */

@@ -13,13 +13,30 @@ export interface OpenCluster {
   /** null on clusters that are not kind on this host: a memory-sampler pod reads the agent's cgroup instead (stated in `note`). */
   nodeCgroup: NodeCgroupRoot | null;
   note: string | null;
+  /** Set when the API server listens on loopback (not kind): the runner is on the node, and host-network pods reach it there. */
+  hostApiServer?: { host: string; port: number } | null;
+}
+
+/** The kubeconfig's server when it is a loopback address: host-network pods on that node reach it at the same address. */
+export function loopbackApiServer(server: string | undefined): { host: string; port: number } | null {
+  if (!server) return null;
+  let u: URL;
+  try {
+    u = new URL(server);
+  } catch {
+    return null;
+  }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host)) return null;
+  return { host: host === 'localhost' ? '127.0.0.1' : host, port: Number(u.port || (u.protocol === 'https:' ? 443 : 80)) };
 }
 
 export async function openCluster(opts: { cluster?: string; context?: string; kubeconfig?: string }): Promise<OpenCluster> {
   const target = parseClusterTarget(opts);
   const kc = loadKubeConfig(target, opts.kubeconfig);
   if (!target.kindName) {
-    return { kc, target, clusterName: target.context, nodeCgroup: null, note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)` };
+    return { kc, target, clusterName: target.context, nodeCgroup: null, hostApiServer: loopbackApiServer(kc.getCurrentCluster()?.server), note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)` };
   }
-  return { kc, target, clusterName: target.kindName, nodeCgroup: await kindNodeCgroup(target.kindName), note: null };
+  // kind's loopback address is the Docker host's port mapping, not the node's own loopback.
+  return { kc, target, clusterName: target.kindName, nodeCgroup: await kindNodeCgroup(target.kindName), note: null, hostApiServer: null };
 }

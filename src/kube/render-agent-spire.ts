@@ -10,6 +10,17 @@ import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
 export const SPIRE_SERVER = 'spire-server';
 export const SPIRE_BUNDLE = 'spire-bundle';
 const SERVER_BIN = '/opt/spire/bin/spire-server';
+const SERVER_PORT = 8081;
+/** The agent's health port; on the host network the server's must differ (both pods share the node's ports). */
+const AGENT_HEALTH_PORT = 8080;
+function serverHealthPort(ctx: RenderContext): number {
+  return ctx.hostApiServer ? 8082 : 8080;
+}
+
+/** Where the agent dials the server: its Service by DNS, or loopback when the server shares the node's host network. */
+function serverAddress(ctx: RenderContext): string {
+  return ctx.hostApiServer ? '127.0.0.1' : `${SPIRE_SERVER}.${ctx.namespace}.svc.cluster.local`;
+}
 
 /** SPIRE's experimental Workload API limiter: only non-zero methods (0 means unlimited). */
 function rateLimitBlock(limits: Record<string, number>): string {
@@ -20,8 +31,8 @@ function rateLimitBlock(limits: Record<string, number>): string {
 
 export function spireServerConf(ctx: RenderContext): string {
   return `server {
-  bind_address = "0.0.0.0"
-  bind_port = "8081"
+  bind_address = "${ctx.hostApiServer ? '127.0.0.1' : '0.0.0.0'}"
+  bind_port = "${SERVER_PORT}"
   trust_domain = "${ctx.trustDomain}"
   data_dir = "/run/spire/data"
   log_level = "INFO"
@@ -55,7 +66,7 @@ plugins {
 health_checks {
   listener_enabled = true
   bind_address = "0.0.0.0"
-  bind_port = "8080"
+  bind_port = "${serverHealthPort(ctx)}"
   live_path = "/live"
   ready_path = "/ready"
 }
@@ -66,8 +77,8 @@ export function spireAgentConf(ctx: RenderContext): string {
   return `agent {
   data_dir = "/run/spire/agent-data"
   log_level = "INFO"
-  server_address = "${SPIRE_SERVER}.${ctx.namespace}.svc.cluster.local"
-  server_port = "8081"
+  server_address = "${serverAddress(ctx)}"
+  server_port = "${SERVER_PORT}"
   socket_path = "${SOCKET_DIR}/${SOCKET_FILE}"
   trust_bundle_path = "/run/spire/bundle/bundle.crt"
   trust_domain = "${ctx.trustDomain}"
@@ -93,11 +104,28 @@ plugins {
 health_checks {
   listener_enabled = true
   bind_address = "0.0.0.0"
-  bind_port = "8080"
+  bind_port = "${AGENT_HEALTH_PORT}"
   live_path = "/live"
   ready_path = "/ready"
 }
 `;
+}
+
+/**
+ * On a node whose API server listens on loopback, a pod network pod reaches neither it nor the
+ * Service IP (no kube-proxy): spire-server (TokenReview for k8s_psat, the bundle ConfigMap) runs on
+ * the host network, on the agent's node, with the API server's address in the variables client-go's
+ * in-cluster config reads (a container's own env wins over the kubelet's service variables).
+ */
+function serverNetwork(ctx: RenderContext): Record<string, unknown> {
+  return ctx.hostApiServer ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet', ...nodePlacement(ctx) } : {};
+}
+
+function apiServerEnv(api: { host: string; port: number }): Array<{ name: string; value: string }> {
+  return [
+    { name: 'KUBERNETES_SERVICE_HOST', value: api.host },
+    { name: 'KUBERNETES_SERVICE_PORT', value: String(api.port) },
+  ];
 }
 
 function spireServer(ctx: RenderContext): KubeObject[] {
@@ -136,15 +164,17 @@ function spireServer(ctx: RenderContext): KubeObject[] {
           spec: {
             serviceAccountName: SPIRE_SERVER,
             securityContext: { fsGroup: 1000 },
+            ...serverNetwork(ctx),
             containers: [
               {
                 name: SPIRE_SERVER,
                 image: images.serverImage,
                 imagePullPolicy: 'IfNotPresent',
                 args: ['-config', '/run/spire/config/server.conf'],
-                ports: [{ name: 'grpc', containerPort: 8081 }, { name: 'health', containerPort: 8080 }],
-                readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 2 },
-                livenessProbe: { httpGet: { path: '/live', port: 8080 }, periodSeconds: 10, failureThreshold: 6 },
+                ...(ctx.hostApiServer ? { env: apiServerEnv(ctx.hostApiServer) } : {}),
+                ports: [{ name: 'grpc', containerPort: SERVER_PORT }, { name: 'health', containerPort: serverHealthPort(ctx) }],
+                readinessProbe: { httpGet: { path: '/ready', port: serverHealthPort(ctx) }, periodSeconds: 2 },
+                livenessProbe: { httpGet: { path: '/live', port: serverHealthPort(ctx) }, periodSeconds: 10, failureThreshold: 6 },
                 volumeMounts: [
                   { name: 'config', mountPath: '/run/spire/config', readOnly: true },
                   { name: 'data', mountPath: '/run/spire/data' },
@@ -160,7 +190,7 @@ function spireServer(ctx: RenderContext): KubeObject[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: meta(ctx, SPIRE_SERVER, l),
-      spec: { selector: { 'attestorm.dev/role': 'spire-server' }, ports: [{ name: 'grpc', port: 8081, targetPort: 8081, protocol: 'TCP' }] },
+      spec: { selector: { 'attestorm.dev/role': 'spire-server' }, ports: [{ name: 'grpc', port: SERVER_PORT, targetPort: SERVER_PORT, protocol: 'TCP' }] },
     },
   ];
 }
@@ -197,7 +227,7 @@ function spireAgent(ctx: RenderContext): KubeObject[] {
                 args: ['-config', '/run/spire/config/agent.conf'],
                 resources: { requests: { memory: mem, cpu: '100m' }, limits: { memory: mem } },
                 securityContext: { runAsUser: 0 },
-                readinessProbe: { httpGet: { path: '/ready', port: 8080 }, periodSeconds: 1, failureThreshold: 2 },
+                readinessProbe: { httpGet: { path: '/ready', port: AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 2 },
                 volumeMounts: [
                   socketMount(false),
                   { name: 'config', mountPath: '/run/spire/config', readOnly: true },

@@ -19,6 +19,8 @@ export interface RenderOptions {
   trustDomain?: string;
   /** Add the memory-sampler pod (clusters that are not kind on this host). */
   memorySampler?: boolean;
+  /** The API server on the node's loopback (RenderContext.hostApiServer). */
+  hostApiServer?: { host: string; port: number };
   /** Add a SPIRE variant (real spire-server and spire-agent) after the scenario's own variants. */
   withSpire?: boolean;
 }
@@ -42,6 +44,7 @@ export function renderContext(s: Scenario, variant: KindVariant, opts: RenderOpt
     ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
     trustDomain: opts.trustDomain ?? 'example.org',
     ...(opts.memorySampler ? { memorySampler: true } : {}),
+    ...(opts.hostApiServer ? { hostApiServer: opts.hostApiServer } : {}),
   };
 }
 

@@ -47,6 +47,10 @@ export interface RunVariantInClusterOptions {
   /** Folder name of this repetition (the local runner's `<variant>.r<rep>`). */
   dirName: string;
   images?: Partial<KindImages>;
+  /** Images made on this machine and imported into the node (never pulled): missing ones fail the preflight. */
+  localImages?: string[];
+  /** The API server on the node's loopback (OpenCluster.hostApiServer). */
+  hostApiServer?: { host: string; port: number } | null;
   /** The node container's cgroup on this host (kind); null: no 100 ms memory series (other clusters). */
   nodeCgroup: NodeCgroupRoot | null;
   signal: AbortSignal;
@@ -66,7 +70,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
   const s = o.scenario;
   const images = { ...DEFAULT_IMAGES, ...o.images };
   // Without the node's cgroup on this host (not kind), a sampler pod on the agent's node reads it.
-  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null });
+  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null, ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}) });
   const all = renderChecked(ctx);
   const dir = join(o.runDir, o.dirName);
   mkdirSync(dir, { recursive: true });
@@ -97,7 +101,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     deaths: [],
   };
 
-  const facts = await preflight(o.kc, all, { localImages: [images.project] });
+  const facts = await preflight(o.kc, all, { localImages: [images.project, ...(o.localImages ?? [])] });
   o.onPreflight?.(facts);
   // Before anything is applied: a fault this cluster's version cannot carry out.
   const tooOld = clusterVersionProblems(s.faults, facts.serverVersion);
