@@ -2,6 +2,7 @@
 // one ExpectationResult: passed, failed, or inconclusive. An OOM-killed agent's recorded peak is the
 // kernel's high-water mark at its limit, so its true demand is only known to be at least that: a
 // bound. A bound that decides a rule passes or fails it; one that cannot decide it is inconclusive.
+import { cpuQuotaCores } from '../cgroup/index.js';
 import type { ExpectationResult, Verdict, VariantResult } from '../contract/index.js';
 import { evaluateBystanderExpectations } from '../load/index.js';
 import { cpus } from 'node:os';
@@ -104,7 +105,7 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
   }
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, weak));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, weak));
-  return withIntensity(self, expect.minOfferedRps, out);
+  return withAgentCpu(self, expect.minAgentCpuCores, withIntensity(self, expect.minOfferedRps, out));
 }
 
 function admittedSuccessCheck(self: VariantResult, min: number): ExpectationResult {
@@ -159,6 +160,32 @@ function withIntensity(self: VariantResult, minOffered: number | undefined, rule
   const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', headline);
   const tag = limit?.by === 'generator' ? 'storm limited by the generator' : 'storm too weak';
   return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${tag}): ${e.message}` } : e))];
+}
+
+/** A machine counts as saturated at this share of its cores busy. */
+const SATURATED_MACHINE = 0.95;
+
+/**
+ * The agent's CPU precondition: on a saturated machine, an agent that got less CPU than its shape
+ * needs was starved by its neighbours — what it measured may not fail. On a machine with CPU to
+ * spare the rules stand (an agent that idles on a free machine has a problem of its own).
+ */
+function withAgentCpu(self: VariantResult, minCores: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
+  if (minCores === undefined) return rules;
+  const agent = self.storm?.agentCpuCores ?? null;
+  const busy = self.storm?.machineBusyCores ?? null;
+  // Under a CPU budget (--cpu-budget, a container's quota) the run's share is what can be saturated.
+  const cores = Math.min(cpus().length, cpuQuotaCores() ?? Infinity);
+  if (agent === null) return [result('minAgentCpuCores', minCores, null, 'inconclusive', 'none', `the agent's CPU was not measured, so whether it got the ${minCores} cores its shape needs is unknown`), ...rules];
+  if (agent >= minCores) return [result('minAgentCpuCores', minCores, agent, 'passed', 'measured', `the agent got ${agent.toFixed(2)} cores >= the ${minCores} this shape needs`), ...rules];
+  if (busy === null || busy < SATURATED_MACHINE * cores) {
+    return [result('minAgentCpuCores', minCores, agent, 'passed', 'measured', `the agent got ${agent.toFixed(2)} cores (< ${minCores}) with ${busy === null ? 'an unmeasured share' : `${busy.toFixed(2)} of ${+cores.toFixed(2)}`} cores busy: CPU was there to take, its rules are judged`), ...rules];
+  }
+  const why = `the agent got ${agent.toFixed(2)} cores, this shape needs >= ${minCores}, on a saturated machine (${stormConditions(self)})`;
+  return [
+    result('minAgentCpuCores', minCores, agent, 'inconclusive', 'measured', `agent starved by its neighbours: ${why}`),
+    ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (agent starved): ${e.message}` } : e)),
+  ];
 }
 
 /** The verdict of a set of expectations: any failure fails; else any inconclusive; else passed. */

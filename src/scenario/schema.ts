@@ -366,6 +366,13 @@ const expectSchema = z
       .describe(
         "The storm intensity this variant's shape needs: calls the workers started per second at least this. A precondition, not a threshold: below it the generator, the machine or a neighbour held the storm back, and the variant is inconclusive with the measured numbers (never failed, never passed)",
       ),
+    minAgentCpuCores: z
+      .number()
+      .positive('must be a positive number of cores')
+      .optional()
+      .describe(
+        "The CPU this variant's shape needs its agent to get, in cores on average over the load phase. A precondition like minOfferedRps: when the machine was saturated (every core busy) and the agent got less, neighbours took its CPU and the variant is inconclusive with the numbers; on a machine with CPU to spare a starved agent is its own doing and its rules are judged",
+      ),
     minOkRps: z.number().min(0).optional().describe('Successful calls per second at least this (an absolute rate: it depends on the machine; prefer minAdmittedSuccess)'),
     minAdmittedSuccess: z
       .number({ error: 'must be a ratio between 0 and 1' })

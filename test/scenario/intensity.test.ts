@@ -86,3 +86,30 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
     expect(evaluateExpectations(bare, { minOfferedRps: 10 }, [bare])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none', message: "storm too weak to judge: the storm's offered rate was not measured (no generator figures recorded)" });
   });
 });
+
+describe('minAgentCpuCores', () => {
+  const cores = cpus().length;
+  // Run 2 of a 1.2-core series beside other storms: enough offered, the agent starved, 3% served.
+  const starved = (busy: number) => variant('pre', { okRps: 0.6, deadlineExceededRps: 18.3, storm: storm(400, { agentCpuCores: 0.41, machineBusyCores: busy }) });
+
+  it('on a saturated machine, an agent that got less CPU than its shape needs is inconclusive, its failures not judged', () => {
+    const v = starved(cores);
+    const r = evaluateExpectations(v, { minAdmittedSuccess: 0.15, minAgentCpuCores: 0.5 }, [v]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minAgentCpuCores', 'inconclusive'], ['minAdmittedSuccess', 'inconclusive']]);
+    expect(r[0]!.message).toMatch(/^agent starved by its neighbours: the agent got 0\.41 cores, this shape needs >= 0\.5, on a saturated machine \(.*machine \d\.\d\d of \d+ cores busy/);
+    expect(r[1]!.message).toMatch(/^not judged \(agent starved\): 3% of the admitted storm calls succeeded/);
+  });
+
+  it('with CPU to spare on the machine, a starved agent is its own doing: the rules are judged', () => {
+    const v = starved(cores * 0.5);
+    const r = evaluateExpectations(v, { minAdmittedSuccess: 0.15, minAgentCpuCores: 0.5 }, [v]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minAgentCpuCores', 'passed'], ['minAdmittedSuccess', 'failed']]);
+  });
+
+  it('an agent that got its CPU passes the precondition; an unmeasured one is inconclusive', () => {
+    const fed = variant('pre', { storm: storm(400, { agentCpuCores: 0.7 }) });
+    expect(evaluateExpectations(fed, { minAgentCpuCores: 0.5 }, [fed])[0]).toMatchObject({ verdict: 'passed', actual: 0.7 });
+    const unknown = variant('pre', { storm: storm(400, { agentCpuCores: null }) });
+    expect(evaluateExpectations(unknown, { minAgentCpuCores: 0.5 }, [unknown])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
+  });
+});
