@@ -192,6 +192,10 @@ export interface VariantResult {
   latency: Partial<Record<Outcome, LatencySummary>>;
   /** Highest in-flight attestation gauge seen by a 1 Hz metrics scrape (a lower bound; null without metrics). */
   peakInflightAttestations: number | null;
+  /** The agent's highest open Workload API connections and goroutines in a 1 Hz metrics scrape over the load phase (lower bounds; absent without metrics). */
+  agentPeaks?: AgentPeaks;
+  /** Kubelet /pods requests per second the emulator served while the calls ran (median over repetitions; absent in older run folders). */
+  kubeletRequestsPerSecond?: number;
   /**
    * Rate-limit rejections by limiter key type, summed over repetitions. The total comes from the load
    * generator's own per-call outcomes (storm and bystanders), which survive the agent's death; the key
@@ -252,6 +256,17 @@ export interface RunEnvironment {
   hostname: string;
 }
 
+export interface AgentPeaks {
+  openConnections: number | null;
+  /** The Go runtime's goroutines (SPIRE); null for agents that do not report them. */
+  goroutines: number | null;
+}
+
+export interface SkippedVariant {
+  name: string;
+  reason: string;
+}
+
 export interface RunResults {
   schemaVersion: typeof RESULTS_SCHEMA_VERSION;
   tool: { name: 'attestorm'; version: string };
@@ -282,6 +297,8 @@ export interface RunResults {
   variants: VariantResult[];
   /** Expectations dropped because a subset of variants was run (--variants). */
   droppedExpectations: string[];
+  /** Variants of the scenario that did not run because what they need is not given (e.g. a SPIRE build), with the reason; absent when none. */
+  skippedVariants?: SkippedVariant[];
   /** failed if any variant failed; inconclusive if none failed and one was; passed only if every variant ran and passed. */
   verdict: Verdict;
   /**

@@ -20,7 +20,7 @@ export {
   SPIRE_RATE_LIMIT_KEYS,
 } from './schema.js';
 export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant, VariantAgent, ReferenceAgent, SpireAgent, ExternalAgent } from './schema.js';
-export { parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
+export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
 export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
@@ -40,3 +40,5 @@ export { Progress } from './progress.js';
 export { defaultRunDir, writeResults, linkLatest, variantDirName } from './run-folder.js';
 export { planIsolation, isolateRunner } from './cpu-isolation.js';
 export type { CpusetPlan } from './cpu-isolation.js';
+export { preflightVariants } from './variant-preflight.js';
+export type { PreflightOutcome } from './variant-preflight.js';

@@ -22,6 +22,7 @@ import type { LoadDriver } from './load-driver.js';
 import { Progress } from './progress.js';
 import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
 import { variantPlacement } from './schema.js';
+import { preflightVariants } from './variant-preflight.js';
 import { comparisonTable } from './summary-table.js';
 import { runVariant, type VariantRunContext } from './variant-run.js';
 
@@ -104,10 +105,13 @@ export function exitCodeOf(results: RunResults): number {
 }
 
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
-  const { scenario: s, file } = opts.loaded;
+  const { file } = opts.loaded;
   // The generator's own rules, and every fault against every variant, before anything starts.
-  opts.load.validate(s, opts.runRepetition !== undefined ? 'cluster' : 'local');
-  validateFaults(s, opts.faultProblems);
+  opts.load.validate(opts.loaded.scenario, opts.runRepetition !== undefined ? 'cluster' : 'local');
+  validateFaults(opts.loaded.scenario, opts.faultProblems);
+  // Each variant's binaries and their release's settings, too; variants without binaries are skipped.
+  const preflight = await preflightVariants(opts.loaded.scenario);
+  const s = preflight.scenario;
   const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
 
   const inCluster = opts.runRepetition !== undefined;
@@ -143,11 +147,13 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     endedAt: null,
     status: 'running',
     variants: [],
-    droppedExpectations: opts.droppedExpectations ?? [],
+    droppedExpectations: [...(opts.droppedExpectations ?? []), ...preflight.dropped],
+    ...(preflight.skipped.length ? { skippedVariants: preflight.skipped } : {}),
     verdict: 'inconclusive',
     passed: false,
   };
   if (!host && !onlyExternal && !inCluster) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
+  for (const k of preflight.skipped) process.stderr.write(`attestorm: variant ${k.name} skipped: ${k.reason}\n`);
   for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
   if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
   writeResults(runDir, results);
@@ -264,7 +270,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   finish();
   offCleanup();
 
-  (opts.tableStream ?? process.stderr).write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}`);
+  (opts.tableStream ?? process.stderr).write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}${preflight.skipped.map((k) => `skipped: ${k.name} (${k.reason})\n`).join('')}`);
   if (opts.render !== false && !interrupted) {
     try {
       const { files } = await renderReports(runDir);

@@ -195,6 +195,20 @@ export const spireAgentSchema = z.strictObject({
     .default({ pollInterval: 500, maxPollAttempts: 60 })
     .describe('SPIRE k8s workload attestor settings'),
   binDir: z.string().min(1).optional().describe('Folder with spire-server and spire-agent; default $SPIRE_BIN_DIR, then PATH'),
+  binDirEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, "_")')
+    .optional()
+    .describe('Environment variable naming this variant\'s binary folder (binDir wins when both are given); when it is unset or empty the variant is skipped, named with the reason, and the others run'),
+  release: z
+    .string()
+    .regex(/^\d+\.\d+\.\d+$/, 'must be a SPIRE version such as 1.15.3')
+    .optional()
+    .describe('The SPIRE release this variant means: the agent\'s --version must name it, checked before anything starts'),
+  limiterPlacement: z
+    .enum(['post-attestation', 'pre-attestation'])
+    .default('post-attestation')
+    .describe('Where this build\'s Workload API limiter sits: post-attestation (SPIRE as released, keyed by the selector set) or pre-attestation (a build with the limiter moved before attestation, keyed by pod UID, else OS uid, which must say so in its "rate limiting enabled" log line)'),
   rateLimits: spireRateLimitsSchema.optional(),
   extraAgentConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-agent config (the agent block and plugins), deep-merged into the generated config'),
   extraServerConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-server config, deep-merged into the generated config'),
@@ -260,6 +274,9 @@ const agentInputSchema = z
     model: z.record(z.string(), z.unknown()).optional().describe(modelSchema.description ?? ''),
     extra: z.record(z.string(), z.unknown()).optional().describe('reference: extra agent config, deep-merged into the generated agent YAML'),
     binDir: z.string().min(1).optional().describe('spire: folder with spire-server and spire-agent; default $SPIRE_BIN_DIR, then PATH'),
+    binDirEnv: z.string().min(1).optional().describe('spire: environment variable naming the binary folder; unset: the variant is skipped'),
+    release: z.string().min(1).optional().describe('spire: the SPIRE release the agent\'s --version must name'),
+    limiterPlacement: z.string().min(1).optional().describe('spire: where the build\'s limiter sits (post-attestation as released, pre-attestation for a patched build)'),
     extraAgentConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-agent config, deep-merged'),
     extraServerConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-server config, deep-merged'),
     heapProfiles: z.union([z.string(), z.number()]).optional().describe('spire: save the agent\'s Go heap profile this often (e.g. 5s)'),
@@ -564,7 +581,8 @@ export function variantPlacement(a: VariantAgent): { placement: PlacementName | 
   if (a.kind === 'reference') return { placement: a.placement, key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement] };
   if (a.kind === 'spire') {
     const limited = Object.values(a.rateLimits ?? {}).some((n) => (n ?? 0) > 0);
-    return limited ? { placement: 'post-attestation', key: 'selector-set' } : { placement: 'disabled', key: null };
+    if (!limited) return { placement: 'disabled', key: null };
+    return a.limiterPlacement === 'pre-attestation' ? { placement: 'pre-attestation', key: 'pod-uid' } : { placement: 'post-attestation', key: 'selector-set' };
   }
   return { placement: null, key: null };
 }

@@ -12,7 +12,11 @@ import { freeLoopbackPorts } from './free-port.js';
 import { waitReady } from './health.js';
 import type { HclTree } from './hcl.js';
 import { SPIRE_RATE_LIMIT_KEYS, SPIRE_RATE_LIMIT_METHODS, type SpireRateLimits } from './options.js';
+import type { SpireAgentGrammar } from './release.js';
 import { MAX_SOCKET_PATH } from './server.js';
+
+/** Where a build's Workload API limiter sits: as SPIRE ships it, or moved before attestation. */
+export type LimiterPlacement = 'post-attestation' | 'pre-attestation';
 
 export interface PrepareSpireAgentOptions {
   binary: string;
@@ -29,6 +33,13 @@ export interface PrepareSpireAgentOptions {
   k8s?: { pollRetryIntervalMs?: number; maxPollAttempts?: number };
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   extraConfig?: HclTree;
+  /** The release's config grammar (spireAgentGrammar of its --version); absent: the newest. */
+  grammar?: SpireAgentGrammar;
+  /**
+   * Where the build's limiter sits. A pre-attestation build (the limiter moved before attestation)
+   * must say so in its "rate limiting enabled" lines; a released build must not. Default post-attestation.
+   */
+  limiterPlacement?: LimiterPlacement;
   /** Added to the agent's environment (ATTESTORM_RUN_ID lets `attestorm cleanup` find it if we die). */
   env?: Record<string, string>;
 }
@@ -49,6 +60,7 @@ export class SpireAgentPlan {
     readonly telemetryPort: number,
     readonly rateLimits: SpireRateLimits | undefined,
     readonly extraEnv: Record<string, string> = {},
+    readonly limiterPlacement: LimiterPlacement = 'post-attestation',
   ) {}
 
   /** SPIRE's Prometheus endpoint (it answers on every path). */
@@ -108,9 +120,10 @@ export async function prepareSpireAgent(o: PrepareSpireAgentOptions): Promise<Sp
       k8s: o.k8s,
       logLevel: o.logLevel,
       extra: o.extraConfig,
+      ...(o.grammar ? { grammar: o.grammar } : {}),
     }),
   );
-  return new SpireAgentPlan(o.binary, configFile, socketPath, dataDir, healthPort, telemetryPort, o.rateLimits, o.env);
+  return new SpireAgentPlan(o.binary, configFile, socketPath, dataDir, healthPort, telemetryPort, o.rateLimits, o.env, o.limiterPlacement);
 }
 
 // "Workload API/SDS rate limiting enabled" with method=<path> limit=<n>, once per limited method.
@@ -138,13 +151,24 @@ function refusalInLog(logFile: string, from: number): string | null {
   return null;
 }
 
-/** The limited method (and its limit) a log line announces, or null for any other line. */
-export function limiterAnnouncement(line: string): { method: string; limit: number } | null {
+/**
+ * The limited method (and its limit) a log line announces, or null for any other line. placement:
+ * what the line says of where the limiter sits; released builds say nothing (post-attestation).
+ */
+export function limiterAnnouncement(line: string): { method: string; limit: number; placement: LimiterPlacement } | null {
   if (!line.includes(LIMITER_LINE)) return null;
   // Text format (method=/x limit=10) or JSON ("method":"/x","limit":10).
   const method = /\bmethod"?[=:]"?([^\s",}]+)/.exec(line)?.[1];
   if (!method) return null;
-  return { method, limit: Number(/\blimit"?[=:]"?(\d+)/.exec(line)?.[1] ?? NaN) };
+  const placement = /\bplacement"?[=:]"?pre-attestation\b/.test(line) ? 'pre-attestation' : 'post-attestation';
+  return { method, limit: Number(/\blimit"?[=:]"?(\d+)/.exec(line)?.[1] ?? NaN), placement };
+}
+
+/** Announced methods whose placement is not the one the variant declares, as a sentence; null when all agree. */
+export function placementMismatch(plan: SpireAgentPlan, announced: ReadonlyMap<string, LimiterPlacement>): string | null {
+  const wrong = [...announced].filter(([, p]) => p !== plan.limiterPlacement);
+  if (!wrong.length) return null;
+  return `the variant declares limiterPlacement ${plan.limiterPlacement}, but ${plan.binary} announced its limiter ${wrong[0]![1]} for ${wrong.map(([m]) => m).join(', ')}`;
 }
 
 /** Methods (and limits) the agent's log says SPIRE's limiter is on for, reading from byte `from`. */

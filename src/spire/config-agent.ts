@@ -5,6 +5,7 @@
 import { ConfigError } from '../errors.js';
 import { healthChecksBlock, mergeHcl, renderHcl, type HclTree } from './hcl.js';
 import { SPIRE_RATE_LIMIT_KEYS, type SpireRateLimits } from './options.js';
+import { formatVersion, type SpireAgentGrammar } from './release.js';
 
 /** How the k8s attestor reaches the kubelet emulator. */
 export type KubeletAccess =
@@ -52,6 +53,8 @@ export interface AgentConfigInput {
   k8s?: { pollRetryIntervalMs?: number; maxPollAttempts?: number };
   logLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   extra?: HclTree;
+  /** The release's grammar (spireAgentGrammar): a generated key it lacks is refused. Absent: the newest. */
+  grammar?: SpireAgentGrammar;
 }
 
 function k8sPluginData(c: AgentConfigInput): HclTree {
@@ -69,6 +72,8 @@ function k8sPluginData(c: AgentConfigInput): HclTree {
   }
   if (c.k8s?.pollRetryIntervalMs !== undefined) data.poll_retry_interval = `${c.k8s.pollRetryIntervalMs}ms`;
   if (c.k8s?.maxPollAttempts !== undefined) data.max_poll_attempts = c.k8s.maxPollAttempts;
+  const unknown = c.grammar ? Object.keys(data).filter((k) => !c.grammar!.k8sKeys.includes(k)) : [];
+  if (unknown.length) throw new ConfigError(`SPIRE ${formatVersion(c.grammar!.version)}'s k8s workload attestor has no ${unknown.join(', ')}`);
   return data;
 }
 
@@ -86,7 +91,11 @@ export function agentConfigTree(c: AgentConfigInput): HclTree {
   for (const key of SPIRE_RATE_LIMIT_KEYS) {
     const v = c.rateLimits?.[key];
     // SPIRE treats 0 as "no limit": such keys are left out.
-    if (v !== undefined && v > 0) limits[key] = v;
+    if (v === undefined || v <= 0) continue;
+    if (c.grammar && !c.grammar.rateLimitKeys.includes(key)) {
+      throw new ConfigError(`rateLimits.${key} is set (${v}), but SPIRE ${formatVersion(c.grammar.version)} (${c.grammar.version.text}) has no agent.experimental.ratelimit.${key}`);
+    }
+    limits[key] = v;
   }
   if (Object.keys(limits).length > 0) agent.experimental = { ratelimit: limits };
   const tree: HclTree = {

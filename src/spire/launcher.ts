@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ChildProcessError, RunError } from '../errors.js';
 import { isRunning } from '../util/index.js';
-import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, unannouncedLimits, type SpireAgentPlan } from './agent.js';
+import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, placementMismatch, unannouncedLimits, type LimiterPlacement, type SpireAgentPlan } from './agent.js';
 import { isReady } from './health.js';
 import { quoteLog } from './log-tail.js';
 import type { SpireServer } from './server.js';
@@ -52,10 +52,14 @@ export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, lo
     },
     async ready(child, onLine, signal) {
       const announced = new Map<string, number>();
+      const placements = new Map<string, LimiterPlacement>();
       let refused: string | null = null;
       onLine((line) => {
         const a = limiterAnnouncement(line);
-        if (a) announced.set(a.method, a.limit);
+        if (a) {
+          announced.set(a.method, a.limit);
+          placements.set(a.method, a.placement);
+        }
         refused ??= joinTokenRefusal(line);
       });
       // Exits and timeouts are the supervisor's to report; here only "not yet".
@@ -67,6 +71,9 @@ export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, lo
       if (!isRunning(child)) throw new ChildProcessError(`spire-agent exited before it was ready (${child.signalCode ?? `code ${child.exitCode}`}).${quoteLog(logFile)}`);
       const missing = unannouncedLimits(plan, announced);
       if (missing.length > 0) throw limiterNotLoggedError(plan, missing, logFile);
+      // A patched build is only what it claims when its own log says where its limiter sits.
+      const mismatch = placementMismatch(plan, placements);
+      if (mismatch) throw new RunError(`spire-agent is not the build the variant names: ${mismatch}.${quoteLog(logFile)}`);
       return { pid: child.pid ?? 0, metrics: plan.metricsUrl };
     },
   };

@@ -21,8 +21,10 @@ import {
   quoteLog,
   spireHeapProfileSampler,
   spireAgentLauncher,
+  spireAgentGrammar,
   spireVersion,
   startSpireServer,
+  versionOf,
   type HclTree,
   type SpireAgentLauncher,
   type SpireRateLimits,
@@ -129,6 +131,8 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
       const bins = findSpireBinaries(agent.binDir !== undefined ? { binDir: agent.binDir } : {});
       binary = bins.agent;
       version = await spireVersion(bins.agent);
+      // The preflight refused settings this release lacks; the grammar keeps the written config to it.
+      const grammar = spireAgentGrammar(versionOf(bins.agent, version));
       const serverVersion = await spireVersion(bins.server);
       mkdirSync(base, { recursive: true, mode: 0o755 });
       server = await startSpireServer({
@@ -164,6 +168,8 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
         k8s: { pollRetryIntervalMs: agent.k8s.pollInterval, maxPollAttempts: agent.k8s.maxPollAttempts },
         extraConfig,
         env: { [RUN_ENV]: ctx.runId },
+        grammar,
+        limiterPlacement: agent.limiterPlacement,
       });
       const logFile = join(ctx.dir, 'agent.log');
       cgroup = agentCgroupFor(ctx, limitBytes, agent.cpu);
@@ -220,8 +226,8 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     kill: (signal) => supervisor?.kill(signal),
     describe: (): VariantAgentRecord => ({
       kind: 'spire',
-      placement: limited ? 'post-attestation' : 'disabled',
-      key: limited ? 'selector-set' : null,
+      placement: limited ? agent.limiterPlacement : 'disabled',
+      key: limited ? (agent.limiterPlacement === 'pre-attestation' ? 'pod-uid' : 'selector-set') : null,
       binary,
       version,
     }),
