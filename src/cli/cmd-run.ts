@@ -31,6 +31,7 @@ interface RunArgs {
   junit?: string;
   stepSummary?: string;
   cpuBudget?: number;
+  set?: string[];
 }
 
 const EXIT_HELP = `Exit status:
@@ -59,6 +60,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
       .option('agent-cpus', { type: 'string', describe: `${overrideKeys.isolation.description}; the runner and pods get the other CPUs (sets the scenario's isolation). Default: the scenario's isolation, none` })
+      .option('set', { type: 'string', array: true, describe: 'Set a scenario key before it is checked: key.path=value, a variant addressed by its name (variants.<name>.agent.binDir=/opt/spire/1.15.3, agent.memoryLimit=8Gi); repeatable. Default: none' })
       .option('cpu-budget', cpuBudgetOption)
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
       .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
@@ -69,6 +71,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
+      .example('$0 run scenarios/spire-releases.yaml --set variants.r1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi', 'One release\'s folder given on the command line, every variant without a memory limit to speak of')
       .example('$0 run scenarios/seed-128mi-4x100.yaml --agent-cpus 1 --duration 20s', 'The agent alone on CPU 1, everything else on the other CPUs')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
@@ -91,7 +94,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     if (subset && !subset.length) problems.push('--variants must name at least one variant, got an empty list');
     const loaded: Array<LoadedScenario & { dropped: string[] }> = [];
     for (const f of args.scenario) {
-      const l = collect(() => readScenarioFile(f, overrides));
+      const l = collect(() => readScenarioFile(f, overrides, args.set ?? []));
       if (!l) continue;
       if (!subset?.length) {
         loaded.push({ ...l, dropped: [] });

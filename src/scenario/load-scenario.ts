@@ -48,7 +48,66 @@ export function parseOverrides(input: Record<string, unknown>): Overrides {
   return clean as Overrides;
 }
 
-export function readScenarioFile(path: string, overrides: Overrides = {}): LoadedScenario {
+/**
+ * `--set key.path=value` on the scenario as written, before it is checked: each dot-separated
+ * segment names a key, or, inside a list of named items (variants), the item of that name;
+ * missing mappings are created. The value is read as YAML (8Gi, 10, true, a string).
+ */
+export function applySettings(doc: Record<string, unknown>, settings: readonly string[]): Record<string, unknown> {
+  const problems: string[] = [];
+  const out = structuredClone(doc);
+  for (const setting of settings) {
+    const eq = setting.indexOf('=');
+    const path = eq < 0 ? '' : setting.slice(0, eq);
+    const segments = path.split('.');
+    if (eq < 0 || segments.some((p) => p === '')) {
+      problems.push(`--set must be key.path=value (e.g. variants.r1-15-3.agent.binDir=/opt/spire/1.15.3), got ${JSON.stringify(setting)}`);
+      continue;
+    }
+    let value: unknown;
+    try {
+      value = parseYaml(setting.slice(eq + 1));
+    } catch (err) {
+      problems.push(`--set ${path}: the value is not valid YAML (${(err as Error).message})`);
+      continue;
+    }
+    let at: unknown = out;
+    let failed: string | null = null;
+    for (const [i, seg] of segments.entries()) {
+      const last = i === segments.length - 1;
+      const here = segments.slice(0, i).join('.') || 'the scenario';
+      if (Array.isArray(at)) {
+        const item: unknown = at.find((x) => x !== null && typeof x === 'object' && (x as { name?: unknown }).name === seg);
+        if (item === undefined) {
+          const names = at.map((x) => (x as { name?: unknown })?.name).filter((n) => typeof n === 'string');
+          failed = `${here} has no item named "${seg}" (it has ${names.join(', ') || 'none'})`;
+          break;
+        }
+        if (last) {
+          failed = `${path} names a whole item of ${here}; set one of its keys`;
+          break;
+        }
+        at = item;
+        continue;
+      }
+      if (at === null || typeof at !== 'object') {
+        failed = `${here} is not a mapping`;
+        break;
+      }
+      const obj = at as Record<string, unknown>;
+      if (last) obj[seg] = value;
+      else {
+        if (obj[seg] === undefined || obj[seg] === null) obj[seg] = {};
+        at = obj[seg];
+      }
+    }
+    if (failed) problems.push(`--set ${path}: ${failed}`);
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out;
+}
+
+export function readScenarioFile(path: string, overrides: Overrides = {}, settings: readonly string[] = []): LoadedScenario {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -62,7 +121,8 @@ export function readScenarioFile(path: string, overrides: Overrides = {}): Loade
     throw new ConfigError(`${path}: not valid YAML (${(err as Error).message})`);
   }
   if (doc === null || doc === undefined) throw new ConfigError(`${path}: the file is empty; a scenario needs at least a name`);
-  const loaded = parseScenario(doc, `${path}: `, overrides);
+  if (settings.length && (typeof doc !== 'object' || Array.isArray(doc))) throw new ConfigError(`${path}: must be a YAML mapping of scenario keys to take --set`);
+  const loaded = parseScenario(settings.length ? applySettings(doc as Record<string, unknown>, settings) : doc, `${path}: `, overrides);
   return { ...loaded, file: path };
 }
 
