@@ -3,7 +3,7 @@
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
 import { stormLimit } from '../sample/index.js';
-import type { DeathRecord, FaultResult, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type { AgentPeaks, DeathRecord, FaultResult, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -21,6 +21,10 @@ export interface RepMeasurement {
   /** Whole-run encoded HDR histograms per outcome. */
   histograms: Partial<Record<Outcome, string>>;
   peakInflightAttestations: number | null;
+  /** The agent's own figures at their highest over the load phase, from its metrics scrapes (absent: none scraped). */
+  agentPeaks?: AgentPeaks;
+  /** Kubelet /pods requests the emulator served while the calls ran, and over how many seconds. */
+  kubelet?: { requests: number; seconds: number };
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
   /**
@@ -135,6 +139,7 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     deaths,
     latency,
     peakInflightAttestations: inflight.length ? Math.max(...inflight) : null,
+    ...agentFiguresOf(measured),
     rejectionsByKeyType: rejections,
     workerMemoryBytes: workers.length ? median(workers) : null,
     ...(measured.some((r) => r.bystanders) ? { bystanders: mergeBystanderRuns(measured.flatMap((r) => (r.bystanders ? [r.bystanders] : []))) } : {}),
@@ -152,6 +157,19 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   if (errors.length && measured.length === 0) result.error = errors.join('; ');
   else if (errors.length) result.error = `${errors.length} of ${reps.length} repetition(s) failed: ${errors.join('; ')}`;
   return result;
+}
+
+/** The highest open connections and goroutines of any repetition, and the kubelet's request rate (median). */
+function agentFiguresOf(reps: RepMeasurement[]): Pick<VariantResult, 'agentPeaks' | 'kubeletRequestsPerSecond'> {
+  const out: Pick<VariantResult, 'agentPeaks' | 'kubeletRequestsPerSecond'> = {};
+  const max = (pick: (p: AgentPeaks) => number | null) => {
+    const xs = reps.map((r) => (r.agentPeaks ? pick(r.agentPeaks) : null)).filter((v): v is number => v !== null);
+    return xs.length ? Math.max(...xs) : null;
+  };
+  if (reps.some((r) => r.agentPeaks)) out.agentPeaks = { openConnections: max((p) => p.openConnections), goroutines: max((p) => p.goroutines) };
+  const rates = reps.flatMap((r) => (r.kubelet && r.kubelet.seconds > 0 ? [r.kubelet.requests / r.kubelet.seconds] : []));
+  if (rates.length) out.kubeletRequestsPerSecond = round(median(rates), 2);
+  return out;
 }
 
 /** Late calls above this share of all calls get a note: the rate series is visibly bunched. */

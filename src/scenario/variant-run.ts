@@ -6,7 +6,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, FaultResult, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultResult, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
@@ -92,6 +92,15 @@ interface Repetition {
   agentCpu: { last: number | null; inLoad: number; series: CumulativeCpuSeries };
   /** /proc/stat when the calls started, for the machine's busy cores over the load. */
   machineAtCalls: MachineCpuReading | null;
+  /** The kubelet emulator's request count when the calls started. */
+  kubeletAtCalls: number | null;
+}
+
+/** Open connections and (SPIRE's) goroutines at their highest among the load phase's scrapes. */
+function notePeaks(m: RepMeasurement, line: MetricsSample & { spire?: { runtime?: { goroutines?: number | null } | null } }): void {
+  const goroutines = line.spire?.runtime?.goroutines ?? null;
+  const up = (a: number | null | undefined, b: number | null) => (b === null ? (a ?? null) : Math.max(a ?? 0, b));
+  m.agentPeaks = { openConnections: up(m.agentPeaks?.openConnections, line.openConnections), goroutines: up(m.agentPeaks?.goroutines, goroutines) };
 }
 
 export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement> {
@@ -138,6 +147,7 @@ function openRepetition(ctx: VariantRunContext): Repetition {
     faults: null,
     agentCpu: { last: null, inLoad: 0, series: new CumulativeCpuSeries() },
     machineAtCalls: null,
+    kubeletAtCalls: null,
   };
 }
 
@@ -209,6 +219,7 @@ async function warmUp(r: Repetition): Promise<void> {
     }
     if (line.kind === 'metrics') {
       if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
+      if (timeline.phase === 'load') notePeaks(m, line);
       r.rejections.observe(line);
     }
   });
@@ -238,6 +249,7 @@ async function loadPhase(r: Repetition): Promise<void> {
     origin: loadOrigin,
     onCallsStarted: (at, storm) => {
       callsAt = at;
+      r.kubeletAtCalls = sandbox.kubelet.requests;
       r.machineAtCalls = readMachineCpu();
       // The list the storm meets; an external agent asks its own kubelet, not this one.
       if (ctx.variant.agent.kind !== 'external') m.podList = { ...sandbox.kubelet.podList(), maxBytes: 0 };
@@ -282,6 +294,7 @@ async function loadPhase(r: Repetition): Promise<void> {
     };
   }
   m.bystanders = result.bystanders;
+  if (r.kubeletAtCalls !== null) m.kubelet = { requests: sandbox.kubelet.requests - r.kubeletAtCalls, seconds: result.loadSeconds };
   m.machine = {
     busyCores: machineBusy,
     agentCpuCores: r.agentCpu.last === null || result.loadSeconds <= 0 ? null : r.agentCpu.inLoad / result.loadSeconds,

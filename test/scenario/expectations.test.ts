@@ -145,6 +145,25 @@ describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
     expect(some.peakMemoryBytes).toBe(40 * MiB);
     expect(some.spread.peakMemoryBytes).toEqual({ min: 40 * MiB, median: 40 * MiB, max: 40 * MiB });
   });
+
+  it("carries the kubelet's request rate (median) and the agent's highest connections and goroutines (max) when measured", () => {
+    const agent = { kind: 'spire', placement: 'disabled', key: null } as const;
+    const base: RepMeasurement = {
+      runDir: 'v.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, peakSource: 'kernel', oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
+      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null, rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [],
+    };
+    const without = aggregateVariant('v', agent, [base], () => null);
+    expect(without.kubeletRequestsPerSecond).toBeUndefined();
+    expect(without.agentPeaks).toBeUndefined();
+    const reps = [
+      { ...base, kubelet: { requests: 20, seconds: 10 }, agentPeaks: { openConnections: 12, goroutines: 300 } },
+      { ...base, runDir: 'v.r2', kubelet: { requests: 40, seconds: 10 }, agentPeaks: { openConnections: 30, goroutines: null } },
+      { ...base, runDir: 'v.r3', kubelet: { requests: 90, seconds: 10 } },
+    ];
+    const v = aggregateVariant('v', agent, reps, () => null);
+    expect(v.kubeletRequestsPerSecond).toBe(4);
+    expect(v.agentPeaks).toEqual({ openConnections: 30, goroutines: 300 });
+  });
 });
 
 describe('aggregation of repetitions', () => {

@@ -180,12 +180,26 @@ describe('limiterAnnouncement', () => {
     expect(limiterAnnouncement('time="2026-12-01T04:00:00Z" level=info msg="Workload API/SDS rate limiting enabled" limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID subsystem_name=endpoints')).toEqual({
       method: '/SpiffeWorkloadAPI/FetchJWTSVID',
       limit: 10,
+      placement: 'post-attestation',
     });
     expect(limiterAnnouncement('{"level":"info","limit":5,"method":"/SpiffeWorkloadAPI/FetchX509SVID","msg":"Workload API/SDS rate limiting enabled"}')).toEqual({
       method: '/SpiffeWorkloadAPI/FetchX509SVID',
       limit: 5,
+      placement: 'post-attestation',
     });
     expect(limiterAnnouncement('level=info msg="Starting agent APIs"')).toBeNull();
+  });
+
+  it('reads the placement a build with its limiter moved before attestation announces, and names a mismatch', async () => {
+    const { limiterAnnouncement, placementMismatch, SpireAgentPlan } = await import('../../src/spire/index.js');
+    const line = 'level=info msg="Workload API/SDS rate limiting enabled" key=pod-uid limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID placement=pre-attestation';
+    expect(limiterAnnouncement(line)).toEqual({ method: '/SpiffeWorkloadAPI/FetchJWTSVID', limit: 10, placement: 'pre-attestation' });
+    const plan = (placement: 'pre-attestation' | 'post-attestation') => new SpireAgentPlan('/b/spire-agent', '/c', '/s', '/d', 1, 2, { fetch_jwt_svid: 10 }, {}, placement);
+    const seen = new Map([['/SpiffeWorkloadAPI/FetchJWTSVID', 'post-attestation' as const]]);
+    expect(placementMismatch(plan('pre-attestation'), seen)).toBe(
+      'the variant declares limiterPlacement pre-attestation, but /b/spire-agent announced its limiter post-attestation for /SpiffeWorkloadAPI/FetchJWTSVID',
+    );
+    expect(placementMismatch(plan('post-attestation'), seen)).toBeNull();
   });
 });
 
