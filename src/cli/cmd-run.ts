@@ -71,7 +71,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
-      .example('$0 run scenarios/spire-releases.yaml --set variants.r1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi', 'One release\'s folder given on the command line, every variant without a memory limit to speak of')
+      .example('$0 run scenarios/spire-releases.yaml --set variants.v1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi', 'One release\'s folder given on the command line, every variant without a memory limit to speak of')
       .example('$0 run scenarios/seed-128mi-4x100.yaml --agent-cpus 1 --duration 20s', 'The agent alone on CPU 1, everything else on the other CPUs')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,

@@ -61,7 +61,7 @@ export function applySettings(doc: Record<string, unknown>, settings: readonly s
     const path = eq < 0 ? '' : setting.slice(0, eq);
     const segments = path.split('.');
     if (eq < 0 || segments.some((p) => p === '')) {
-      problems.push(`--set must be key.path=value (e.g. variants.r1-15-3.agent.binDir=/opt/spire/1.15.3), got ${JSON.stringify(setting)}`);
+      problems.push(`--set must be key.path=value (e.g. variants.v1-15-3.agent.binDir=/opt/spire/1.15.3), got ${JSON.stringify(setting)}`);
       continue;
     }
     let value: unknown;

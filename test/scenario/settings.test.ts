@@ -34,7 +34,7 @@ describe('applySettings', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
       '--set variants.c.agent.binDir: variants has no item named "c" (it has a, b)',
-      '--set must be key.path=value (e.g. variants.r1-15-3.agent.binDir=/opt/spire/1.15.3), got "nokey"',
+      '--set must be key.path=value (e.g. variants.v1-15-3.agent.binDir=/opt/spire/1.15.3), got "nokey"',
       '--set variants.a: variants.a names a whole item of variants; set one of its keys',
       '--set name.x: name is not a mapping',
     ]);
