@@ -15,7 +15,8 @@ export const RESULTS_SCHEMA_VERSION = 2;
 export const READABLE_SCHEMA_VERSIONS = [1, 2] as const;
 
 export type PlacementName = 'pre-attestation' | 'post-attestation' | 'disabled';
-export type AgentKind = 'reference' | 'spire' | 'external';
+/** A target kind's name, as src/target's registry knows it: reference, spire, external. */
+export type AgentKind = string;
 export type Outcome = 'ok' | 'rateLimited' | 'deadlineExceeded' | 'error';
 /** passed / failed, or inconclusive when only a bound (not a measurement) was available and it cannot decide the rule. */
 export type Verdict = 'passed' | 'failed' | 'inconclusive';

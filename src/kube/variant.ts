@@ -1,9 +1,8 @@
 // What kind mode needs to know about one variant, independent of the scenario file's shape: the
 // renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
 // the scenario's variants (reference and spire agents; an external agent lives on this machine).
-import { ConfigError } from '../errors.js';
 import type { Scenario, Variant } from '../scenario/index.js';
-import { buildAgentConfig } from '../target/index.js';
+import { spireLimiter, targetKind, type KubeletEmulation } from '../target/index.js';
 
 export type KindAgentKind = 'reference' | 'spire';
 export type KindPlacement = 'pre-attestation' | 'post-attestation' | 'disabled';
@@ -96,7 +95,7 @@ export function kindLoad(s: Scenario): KindLoad {
 }
 
 /** The kubelet emulator's settings that differ from its defaults: a cluster's kubelet is the real one. */
-function kubeletNotApplied(k: Exclude<Variant['agent'], { kind: 'external' }>['kubelet']): string[] {
+function kubeletNotApplied(k: KubeletEmulation): string[] {
   const out: string[] = [];
   if (k.latency) out.push(`latency ${k.latency} ms`);
   if (k.serviceTime) out.push(`serviceTime ${k.serviceTime} ms`);
@@ -110,39 +109,11 @@ function kubeletNotApplied(k: Exclude<Variant['agent'], { kind: 'external' }>['k
 
 /** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
 export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
-  const a = v.agent;
-  if (a.kind === 'external') {
-    throw new ConfigError(`variants.${v.name}: an external agent (socket ${a.socket} on this machine) cannot run in kind mode; run this variant locally`);
-  }
-  if (a.kind === 'spire') {
-    const rateLimits: Record<string, number> = {};
-    for (const [k, n] of Object.entries(a.rateLimits ?? {})) if (n !== undefined) rateLimits[k] = n;
-    const limited = Object.values(rateLimits).some((n) => n > 0);
-    return {
-      name: v.name,
-      kind: 'spire',
-      memoryLimitBytes: a.memoryLimit,
-      placement: limited ? 'post-attestation' : 'disabled',
-      key: limited ? 'selector-set' : null,
-      rateLimits,
-      spire: images,
-      fillerPods: a.kubelet.fillerPods ?? null,
-      kubeletNotApplied: kubeletNotApplied(a.kubelet),
-    };
-  }
-  const cfg = buildAgentConfig(a, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250', tokenFile: null, caFile: null });
-  return {
-    name: v.name,
-    kind: 'reference',
-    memoryLimitBytes: a.memoryLimit,
-    placement: a.placement,
-    key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement],
-    rateLimits: { ...a.rateLimits },
-    referenceConfig: cfg,
-    // Only a k8s attestor reads the kubelet's /pods; a unix-only agent is not slowed by the node's other pods.
-    fillerPods: a.attestors.includes('k8s') ? a.kubelet.fillerPods ?? null : 0,
-    kubeletNotApplied: kubeletNotApplied(a.kubelet),
-  };
+  // The kind says how it runs in a cluster (or why it cannot, as a ConfigError naming the variant).
+  const spec = targetKind(v.agent.kind).cluster(v.agent, v.name, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250' });
+  const kubelet = targetKind(v.agent.kind).kubelet(v.agent);
+  // Only a SPIRE agent's renderer reads the SPIRE images.
+  return { name: v.name, ...spec, kind: spec.kind as KindAgentKind, spire: images, kubeletNotApplied: kubelet ? kubeletNotApplied(kubelet) : [] };
 }
 
 /** Every variant of a scenario as kind mode runs it; an external variant is a ConfigError naming it. */
@@ -152,6 +123,5 @@ export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] 
 
 /** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
 export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
-  const limited = Object.values(rateLimits).some((n) => n > 0);
-  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, placement: limited ? 'post-attestation' : 'disabled', key: limited ? 'selector-set' : null, rateLimits, spire: images, fillerPods: like.fillerPods, kubeletNotApplied: like.kubeletNotApplied };
+  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, ...spireLimiter(rateLimits), rateLimits, spire: images, fillerPods: like.fillerPods, kubeletNotApplied: like.kubeletNotApplied };
 }

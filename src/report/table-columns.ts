@@ -32,7 +32,7 @@ export function expectationsCell(row: TableRow): string {
 }
 
 function agentCell(r: TableRow): string {
-  if (r.agent.kind === 'external') return 'external';
+  // An agent whose placement is unknown (external) has no key either: its kind alone.
   const key = r.agent.key ? ` (${r.agent.key})` : '';
   return `${r.agent.kind} ${r.agent.placement ?? ''}${key}`.trim();
 }

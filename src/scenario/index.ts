@@ -1,25 +1,11 @@
 // Scenarios and the runner: the scenario schema (variants), reading scenario files, running every
 // variant under the same storm, aggregating repetitions and judging expectations.
 export * from '../contract/index.js';
-export {
-  scenarioSchema,
-  overridesSchema,
-  overrideKeys,
-  scenarioVariantNames,
-  selectVariants,
-  variantPlacement,
-  resolveVariantAgent,
-  referenceAgentSchema,
-  spireAgentSchema,
-  externalAgentSchema,
-  PLACEMENT_NAMES,
-  EXTERNAL_PLACEMENT,
-  EXPECT_KEYS,
-  AGENT_KINDS,
-  KEY_STRATEGIES,
-  SPIRE_RATE_LIMIT_KEYS,
-} from './schema.js';
-export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant, VariantAgent, ReferenceAgent, SpireAgent, ExternalAgent } from './schema.js';
+export { scenarioSchema, overridesSchema, overrideKeys, scenarioVariantNames, selectVariants, EXTERNAL_PLACEMENT, EXPECT_KEYS } from './schema.js';
+export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant } from './schema.js';
+// The agent of a variant is a target kind's: its schema and rules live in src/target.
+export { AGENT_KINDS, KEY_STRATEGIES, PLACEMENT_NAMES, resolveVariantAgent, variantPlacement } from '../target/index.js';
+export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../target/index.js';
 export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';

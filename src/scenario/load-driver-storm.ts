@@ -3,6 +3,7 @@
 import { bystanderLoadOptions, checkLoadCapacity, loadPlanSize, mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
 import { PlatformError } from '../errors.js';
 import { podUidProblem, tempRoot } from '../sandbox/index.js';
+import { targetKind } from '../target/index.js';
 import type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 import type { Scenario } from './schema.js';
 
@@ -26,12 +27,12 @@ export function loadOptionsFor(s: Scenario, socket: string): LoadOptions {
 export const stormLoadDriver: LoadDriver = {
   validate(s, where = 'local') {
     // The socket is chosen per variant; the longest one stands in for it.
-    const sockets = s.variants.map((v) => (v.agent.kind === 'external' ? v.agent.socket : `/tmp/attestorm/placeholder-run-id/${v.name}.r1.sock`));
+    const sockets = s.variants.map((v) => targetKind(v.agent.kind).socket?.(v.agent) ?? `/tmp/attestorm/placeholder-run-id/${v.name}.r1.sock`);
     const resolved = sockets.map((socket) => validateLoadOptions(loadOptionsFor(s, socket), 'load'));
     // The machine must hold the storm, its bystanders and every burst's wave at once, and the agents
     // started here a connection per worker (the client asked for: a fallback to h2 is checked again).
     const burstWorkers = s.faults.reduce((n, f) => n + (f.action === 'burst' ? f.workers : 0), 0);
-    const agentHere = s.variants.some((v) => v.agent.kind !== 'external');
+    const agentHere = s.variants.some((v) => targetKind(v.agent.kind).started);
     if (resolved[0] && where === 'local') checkLoadCapacity(loadPlanSize(resolved[0], { workers: burstWorkers, agentHere }));
     // Pods of another uid must be able to start node and read their bundles' copies.
     const uidProblem = podUidProblem({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }, tempRoot());

@@ -7,12 +7,12 @@ import { detectCgroupHost, removeIfEmpty, removeTree, throttledSeconds, type Cpu
 import { currentRunner, RESULTS_SCHEMA_VERSION, type RunEnvironment, type RunResults, type VariantResult } from '../contract/index.js';
 import { collectProvenance } from '../ci/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { builtinCapabilities, burstProblems, externalCapabilities, faultProblems, faultScheduleProblems } from '../fault/index.js';
+import { burstProblems, faultProblems, faultScheduleProblems } from '../fault/index.js';
 import { MAX_WORKERS_TOTAL } from '../load/index.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
-import { modeledCosts, setReferenceAgentBundle } from '../target/index.js';
-import { bundleEntry, formatMiB, onCleanup, onInterrupt, PROJECT_ROOT } from '../util/index.js';
+import { modeledCosts, prepareTargets, targetKind, variantPlacement } from '../target/index.js';
+import { formatMiB, onCleanup, onInterrupt, PROJECT_ROOT } from '../util/index.js';
 import { aggregateVariant, type RepMeasurement } from './aggregate.js';
 import { isolateRunner, planIsolation } from './cpu-isolation.js';
 import { describeEnvironment } from './environment.js';
@@ -21,7 +21,6 @@ import type { LoadedScenario } from './load-scenario.js';
 import type { LoadDriver } from './load-driver.js';
 import { Progress } from './progress.js';
 import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
-import { variantPlacement } from './schema.js';
 import { preflightVariants } from './variant-preflight.js';
 import { comparisonTable } from './summary-table.js';
 import { runVariant, type VariantRunContext } from './variant-run.js';
@@ -91,8 +90,7 @@ export function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: Lo
   const { host, reason } = detectCgroupHost();
   const problems = [...faultScheduleProblems(s.faults, s.duration), ...burstProblems(s.faults, s.load.pods * s.load.workersPerPod, MAX_WORKERS_TOTAL)];
   for (const v of s.variants) {
-    const caps = v.agent.kind === 'external' ? externalCapabilities(v.name, { pid: v.agent.pid ?? null, cgroup: v.agent.cgroup ?? null }) : builtinCapabilities(v.name, host, reason);
-    problems.push(...faultProblems(s.faults, caps));
+    problems.push(...faultProblems(s.faults, targetKind(v.agent.kind).faults(v.name, v.agent, host, reason)));
   }
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 }
@@ -112,20 +110,22 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   // Each variant's binaries and their release's settings, too; variants without binaries are skipped.
   const preflight = await preflightVariants(opts.loaded.scenario);
   const s = preflight.scenario;
-  const onlyExternal = s.variants.every((v) => v.agent.kind === 'external');
+  // Agents someone else runs need no cgroup of this machine's.
+  const onlyExternal = s.variants.every((v) => !targetKind(v.agent.kind).started);
 
   const inCluster = opts.runRepetition !== undefined;
   const { host, reason: cgroupReason } = onlyExternal || inCluster ? { host: null, reason: inCluster ? 'variants run in a cluster' : 'external agents only' } : detectCgroupHost();
   // Refused here, before anything starts, when the machine lacks the CPUs asked for.
   const isolation = planIsolation(s, host, inCluster ? 'variants run in a cluster' : null);
-  if (s.variants.some((v) => v.agent.kind === 'reference')) setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
+  // What each kind needs once per run (the reference agent's bundle), before the first repetition.
+  const targets = await prepareTargets(s.variants.map((v) => v.agent));
   const runId = newRunId(s.name.slice(0, 20));
   const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
   const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
 
-  const cpuModes = [...new Set(s.variants.map((v) => (v.agent.kind === 'external' ? null : v.agent.cpu)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
+  const cpuModes = [...new Set(s.variants.map((v) => targetKind(v.agent.kind).cpu(v.agent)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
   const results: RunResults = {
     schemaVersion: RESULTS_SCHEMA_VERSION,
     tool: { name: 'attestorm', version: toolVersion() },
@@ -211,6 +211,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
           runId,
           rep,
           host,
+          targets,
           ...(isolation.plan ? { agentCpus: isolation.plan.agentCpus } : {}),
           load: opts.load,
           signal: abort.signal,

@@ -21,7 +21,8 @@ function row(v: VariantResult): string[] {
   const p99 = v.latency.ok ? v.latency.ok.p99Ms.toFixed(1) : '-';
   return [
     v.name,
-    v.agent.kind === 'reference' ? `reference ${v.agent.placement}` : v.agent.kind === 'spire' ? `spire ${v.agent.placement}` : 'external',
+    // An agent whose placement is unknown (external) is named by its kind alone.
+    v.agent.placement === null ? v.agent.kind : `${v.agent.kind} ${v.agent.placement}`,
     v.memoryLimitBytes ? `${mib(v.memoryLimitBytes)} MiB` : '-',
     v.peakMemoryBytes === null ? 'unmeasured' : `${mib(v.peakMemoryBytes)}${pct}${spread}`,
     String(v.oomKills),

@@ -2,7 +2,7 @@
 // samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
 // marked on the timeline, and every agent death carries the phase it happened in.
 import { deathRecord, oomKillsOf } from './death-record.js';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
@@ -11,11 +11,10 @@ import { bystanderSandboxOptions, type StormControl, type StormWave, type StormW
 import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
-import { createTarget, type AgentTarget, type DeathVerdict } from '../target/index.js';
+import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { completeRejections, RejectionTotals } from './rejection-totals.js';
-import { podListEmulatorOptions } from './schema-pod-list.js';
 import { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
 import { variantDirName } from './run-folder.js';
@@ -28,6 +27,8 @@ export interface VariantRunContext {
   runId: string;
   rep: number;
   host: CgroupHost | null;
+  /** Makes the variant's target, with what its kind prepared for the run. */
+  targets: TargetMaker;
   /** Scenario isolation in force: the agent's cgroup is pinned to these CPUs (the runner already is off them). */
   agentCpus?: string;
   load: LoadDriver;
@@ -156,7 +157,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
   const { ctx, timeline } = r;
   const { scenario: s, variant, rep } = ctx;
   timeline.enter('starting-pods');
-  const kubelet = variant.agent.kind === 'external' ? null : variant.agent.kubelet;
+  const kubelet = targetKind(variant.agent.kind).kubelet(variant.agent);
   const sandbox = (r.sandbox = await createSandbox({
     runId: newRunId(`${ctx.runId.split('-')[0]}-${variant.name.slice(0, 6)}-r${rep}`),
     pods: s.load.pods,
@@ -185,7 +186,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
     if (v.cause === 'stopped') return;
     r.deaths.push(deathRecord({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail }, s.oomKillsOutsideLoad));
   };
-  const target = (r.target = createTarget(variant.agent, {
+  const target = (r.target = ctx.targets.create(variant.agent, {
     variant: variant.name,
     rep,
     dir: r.dir,
@@ -334,10 +335,7 @@ async function finishRepetition(r: Repetition): Promise<void> {
   r.writer.close();
   if (m.podList && r.sandbox) m.podList.maxBytes = Math.max(m.podList.bytes, r.sandbox.kubelet.stats().maxDocumentBytes);
   await r.sandbox?.close().catch(() => {});
-  const cg = target?.cgroup();
-  const external = ctx.variant.agent.kind === 'external';
-  if (cg && !external) await cg.remove().catch((err: Error) => process.stderr.write(`attestorm: cannot remove the agent cgroup ${cg.path}: ${err.message}\n`));
-  if (target && !external) rmSync(target.socket, { force: true });
+  await target?.release?.();
 }
 
 /** OOM kills, restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */

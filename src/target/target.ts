@@ -1,8 +1,7 @@
 // The agent under test, whatever it is: the reference agent, a real spire-agent, or one already
-// running. Each kind is a factory in a small registry; the variant runner sees only this interface.
+// running. Each kind is a plug-in (kind.ts, registry.ts); the variant runner sees only this interface.
 import type { CgroupHost, Cgroup } from '../cgroup/index.js';
 import type { DeathRecord, EventSample, VariantAgentRecord } from '../contract/index.js';
-import { ConfigError } from '../errors.js';
 import type { Sampler } from '../sample/index.js';
 import type { Sandbox } from '../sandbox/index.js';
 import type { DeathVerdict } from './oom-detector.js';
@@ -56,24 +55,8 @@ export interface AgentTarget {
   describe(): VariantAgentRecord;
   /** Stops everything it started; idempotent. */
   stop(): Promise<void>;
-}
-
-export type TargetFactory<A = unknown> = (agent: A, ctx: TargetContext) => AgentTarget;
-
-const registry = new Map<string, TargetFactory>();
-
-export function registerTarget<A>(kind: string, factory: TargetFactory<A>): void {
-  registry.set(kind, factory as TargetFactory);
-}
-
-export function targetKinds(): string[] {
-  return [...registry.keys()];
-}
-
-export function createTarget(agent: { kind: string }, ctx: TargetContext): AgentTarget {
-  const factory = registry.get(agent.kind);
-  if (!factory) throw new ConfigError(`agent.kind "${agent.kind}" has no target; known: ${targetKinds().join(', ')}`);
-  return factory(agent, ctx);
+  /** After stop() and the last readings: removes what it created for the agent (its cgroup, socket); absent when it created none. */
+  release?(): Promise<void>;
 }
 
 export type { DeathRecord };

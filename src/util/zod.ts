@@ -57,3 +57,13 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, wha
   const problems = formatZodIssues(result.error, input, what);
   throw new ConfigError(problems);
 }
+
+/** A positive integer; `what` is the rule as the message says it ("a positive integer"). */
+export const zPosInt = (what: string) => z.number({ error: `must be ${what}` }).int(`must be ${what}`).positive(`must be ${what}`);
+/** A non-negative integer, with the rule named as for zPosInt. */
+export const zNonNegInt = (what: string) => z.number({ error: `must be ${what}` }).int(`must be ${what}`).min(0, `must be ${what}`);
+
+/** A size kept as written ("200Mi") so expectations and reports can quote it; checked to parse. */
+export const zSizeAsWritten = z.union([z.string(), z.number()]).superRefine((v, ctx) => {
+  if (parseBytes(v) === null) ctx.addIssue({ code: 'custom', message: `must be a size like 128Mi, 1Gi or a byte count, got ${JSON.stringify(v)}` });
+});

@@ -8,8 +8,7 @@ import { detectCgroupHost, removeIfEmpty, removeTree } from '../../src/cgroup/in
 import { parseNdjson } from '../../src/sample/index.js';
 import { newRunId } from '../../src/sandbox/index.js';
 import { parseScenario, Progress, runScenario, runVariant, type LoadDriver } from '../../src/scenario/index.js';
-import { setReferenceAgentBundle } from '../../src/target/index.js';
-import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
+import { prepareTargets } from '../../src/target/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
 
 const out = mkdtempSync(join(tmpdir(), 'attestorm-runner-'));
@@ -212,8 +211,8 @@ describe('the runner through the LoadDriver seam', () => {
   });
 
   it('an interrupted repetition stops its load, stops the agent, records the interruption and leaves no cgroup', async () => {
-    setReferenceAgentBundle(await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts')));
     const loaded = scenario('interrupt', { duration: '60s' });
+    const targets = await prepareTargets(loaded.scenario.variants.map((v) => v.agent));
     const runId = newRunId('interrupt');
     const runDir = join(out, 'interrupt');
     const abort = new AbortController();
@@ -224,7 +223,7 @@ describe('the runner through the LoadDriver seam', () => {
       sawAbort = opts.signal.aborted;
     });
     try {
-      const m = await runVariant({ scenario: loaded.scenario, variant: loaded.scenario.variants[0]!, runDir, runId, rep: 1, host, load, signal: abort.signal });
+      const m = await runVariant({ scenario: loaded.scenario, variant: loaded.scenario.variants[0]!, runDir, runId, rep: 1, host, targets, load, signal: abort.signal });
       expect(sawAbort).toBe(true);
       expect(m.error).toBeUndefined();
       // The load phase lasted as long as it really ran, not the scenario's 60 s.

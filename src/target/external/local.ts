@@ -1,11 +1,12 @@
 // An agent someone else runs (a real SPIRE agent on a node, a debug build): stormed, sampled and
 // watched for deaths — through its cgroup's oom_kill counter and its PID disappearing — never restarted.
 import { existsSync } from 'node:fs';
-import { RunError } from '../errors.js';
-import { createSampler, openExistingCgroup, type Sampler } from '../sample/index.js';
-import type { ExternalAgent } from '../scenario/index.js';
-import { registerTarget, type AgentTarget, type TargetContext } from './target.js';
-import type { Cgroup } from '../cgroup/index.js';
+import type { Cgroup } from '../../cgroup/index.js';
+import { RunError } from '../../errors.js';
+import { openExistingCgroup, type Sampler } from '../../sample/index.js';
+import { memorySampler } from '../memory-sampler.js';
+import type { AgentTarget, TargetContext } from '../target.js';
+import type { ExternalAgent } from './schema.js';
 
 const alive = (pid: number) => {
   try {
@@ -94,7 +95,7 @@ export function externalTarget(agent: ExternalAgent, ctx: TargetContext): AgentT
       watch.unref();
     },
     samplers(): Sampler[] {
-      return [cgroup ? createSampler('cgroup-memory', { cgroup, pid: () => pid, limitBytes: limitBytes() }) : createSampler('process-memory', { pid: () => pid, limitBytes: limitBytes() })];
+      return [memorySampler(cgroup, () => pid, limitBytes())];
     },
     cgroup: () => cgroup,
     pid: () => pid,
@@ -117,5 +118,3 @@ export function externalTarget(agent: ExternalAgent, ctx: TargetContext): AgentT
     },
   };
 }
-
-registerTarget('external', externalTarget);

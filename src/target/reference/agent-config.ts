@@ -1,7 +1,8 @@
 // The reference agent's YAML config for one variant, derived from its resolved agent settings: the
 // attestors, kubelet, limits, and the limiter's placement and key.
 import { stringify } from 'yaml';
-import type { ReferenceAgent, Scenario } from '../scenario/index.js';
+import { referenceLimiter } from './limiter.js';
+import type { ReferenceAgent } from './schema.js';
 
 export interface AgentEndpoints {
   socket: string;
@@ -21,25 +22,14 @@ export function deepMerge(base: Record<string, unknown>, over: Record<string, un
   return out;
 }
 
-/** Modeled costs one reference agent turns on. */
-function agentModeledCosts(a: ReferenceAgent): Record<string, unknown> {
+/** Modeled costs one reference agent turns on (reported with the results). */
+export function referenceModeledCosts(a: ReferenceAgent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (a.model.attestationWorkingSet !== undefined) out.attestationWorkingSet = a.model.attestationWorkingSet;
   if (a.model.podListWorkingSet !== undefined) out.podListWorkingSet = a.model.podListWorkingSet;
   if (a.model.cancelAbandoned !== undefined) out.cancelAbandoned = a.model.cancelAbandoned;
   const extraModel = (a.extra as { model?: Record<string, unknown> }).model;
   if (isPlainObject(extraModel)) Object.assign(out, extraModel);
-  return out;
-}
-
-/** Modeled costs the scenario's reference variants turn on, by variant (reported with the results). */
-export function modeledCosts(s: Scenario): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const v of s.variants) {
-    if (v.agent.kind !== 'reference') continue;
-    const costs = agentModeledCosts(v.agent);
-    if (Object.keys(costs).length) out[v.name] = costs;
-  }
   return out;
 }
 
@@ -63,7 +53,8 @@ export function buildAgentConfig(a: ReferenceAgent, ep: AgentEndpoints): Record<
     limits: { ...a.rateLimits },
     rejectStatus: a.rejectStatus,
   };
-  if (placement !== 'disabled') rateLimit.key = a.key ?? a.keys[placement];
+  const { key } = referenceLimiter(a);
+  if (key !== null) rateLimit.key = key;
   const cfg: Record<string, unknown> = {
     socket: ep.socket,
     attestors: a.attestors,
