@@ -5,23 +5,21 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { readFileSync } from 'node:fs';
 import { baselineSectionsOf } from '../ci/index.js';
-import { ConfigError, EXIT } from '../errors.js';
+import { EXIT } from '../errors.js';
 import { renderReports } from '../report/index.js';
-import { clusterFaultProblems, clusterRunOptions, kindVariant, openCluster, waitForNodeImages } from '../kube/index.js';
-import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../cluster/index.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
+import { choosePlatform, platformFlagProblems, platformOptions, type PlatformArgs } from './platform-option.js';
+import { Problems } from './problems.js';
 
-interface RunArgs {
+interface RunArgs extends PlatformArgs {
   scenario: string[];
+  set?: string[];
   out?: string;
   variants?: string;
   placements?: string;
-  cluster?: string;
-  context?: string;
-  kubeconfig?: string;
   duration?: string;
   repetitions?: number;
   agentCpus?: string;
@@ -31,7 +29,6 @@ interface RunArgs {
   junit?: string;
   stepSummary?: string;
   cpuBudget?: number;
-  set?: string[];
 }
 
 const EXIT_HELP = `Exit status:
@@ -53,9 +50,9 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .positional('scenario', { type: 'string', array: true, default: ['scenarios/quick.yaml'], describe: 'Scenario YAML file(s)' })
       .option('out', { type: 'string', describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>' })
       .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
-      .option('cluster', { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' })
-      .option('context', { type: 'string', describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)" })
-      .option('kubeconfig', { type: 'string', describe: 'Kubeconfig file for --cluster/--context. Default: KUBECONFIG, else ~/.kube/config' })
+      .option('cluster', platformOptions.cluster)
+      .option('context', platformOptions.context)
+      .option('kubeconfig', platformOptions.kubeconfig)
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
@@ -76,55 +73,31 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
   handler: async (args) => {
-    // Every scenario and flag is validated before anything starts (ConfigError → exit 2).
-    // Every problem of every flag and file at once, before anything starts.
-    const problems: string[] = [];
-    const collect = <T>(fn: () => T): T | undefined => {
-      try {
-        return fn();
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        problems.push(...err.problems);
-        return undefined;
-      }
-    };
-    const overrides = collect(() => parseOverrides({ duration: args.duration, repetitions: args.repetitions, isolation: args.agentCpus === undefined ? undefined : { agentCpus: args.agentCpus } })) ?? {};
-    if (args.variants !== undefined && args.placements !== undefined) problems.push('--variants and --placements are the same flag: give one');
+    // Every problem of every flag and file at once, before anything starts (ConfigError → exit 2).
+    const problems = new Problems();
+    const overrides = problems.collect(() => parseOverrides({ duration: args.duration, repetitions: args.repetitions, isolation: args.agentCpus === undefined ? undefined : { agentCpus: args.agentCpus } })) ?? {};
+    if (args.variants !== undefined && args.placements !== undefined) problems.add('--variants and --placements are the same flag: give one');
     const subset = (args.variants ?? args.placements)?.split(',').map((p) => p.trim()).filter(Boolean);
-    if (subset && !subset.length) problems.push('--variants must name at least one variant, got an empty list');
+    if (subset && !subset.length) problems.add('--variants must name at least one variant, got an empty list');
     const loaded: Array<LoadedScenario & { dropped: string[] }> = [];
     for (const f of args.scenario) {
-      const l = collect(() => readScenarioFile(f, overrides, args.set ?? []));
+      const l = problems.collect(() => readScenarioFile(f, overrides, args.set ?? []));
       if (!l) continue;
       if (!subset?.length) {
         loaded.push({ ...l, dropped: [] });
         continue;
       }
-      const picked = collect(() => selectVariants(l.scenario, subset));
+      const picked = problems.collect(() => selectVariants(l.scenario, subset));
       if (picked) loaded.push({ ...l, scenario: picked.scenario, dropped: picked.dropped });
     }
-    collect(() => checkCpuBudgetFlag(args.cpuBudget));
-    if ((args.cluster !== undefined || args.context !== undefined) && args.cpuBudget !== undefined) problems.push('--cpu-budget applies to local runs (the cluster\'s node sets its own CPU): drop it or --cluster/--context');
-    let spirePlan: SpireImagePlan | null = null;
-    if (args.cluster !== undefined || args.context !== undefined) {
-      // Kind mode cannot run an agent that lives on this machine: named before anything starts.
-      for (const l of loaded) {
-        for (const v of l.scenario.variants) collect(() => kindVariant(v));
-        // Faults Kubernetes cannot express here are named, not ignored.
-        problems.push(...clusterFaultProblems(l.scenario.faults, `${l.file ?? l.scenario.name}: `));
-      }
-      // SPIRE variants on the local cluster run images made from the user's binaries (it cannot pull).
-      const context = args.context !== undefined ? `context ${args.context}` : `--cluster ${args.cluster}`;
-      spirePlan = planSpireImages(loaded.flatMap((l) => l.scenario.variants), { localCluster: args.context !== undefined && isLocalClusterContext(args.context), context });
-      problems.push(...spirePlan.problems);
-    }
-    if (problems.length) throw new ConfigError(problems);
-    // The cluster is checked (context, API server) before anything is applied; failures exit 3.
-    const cluster = args.cluster !== undefined || args.context !== undefined ? await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) }) : null;
-    if (cluster?.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
-    const spireImages = spirePlan?.binDirs.size ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`)) : new Map();
-    if (cluster && spireImages.size) await waitForNodeImages(cluster.kc, [...spireImages.values()].flatMap((p) => [p.serverImage, p.agentImage]));
-    for (const l of loaded) stormLoadDriver.validate(l.scenario, cluster ? 'cluster' : 'local');
+    problems.collect(() => checkCpuBudgetFlag(args.cpuBudget));
+    const where = choosePlatform(args);
+    problems.add(...platformFlagProblems(where, { cpuBudget: args.cpuBudget }));
+    problems.add(...where.problems(loaded));
+    problems.throwIfAny();
+    // A cluster is checked (context, API server) before anything is applied; failures exit 3.
+    const platform = await where.open();
+    for (const l of loaded) stormLoadDriver.validate(l.scenario, platform.loadHere ? 'local' : 'cluster');
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(
       { baseline: args.baseline, tolerance: args.tolerance, junit: args.junit, stepSummary: args.stepSummary },
@@ -136,8 +109,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
-      const inCluster = cluster ? clusterRunOptions(cluster, spireImages) : {};
-      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, ...(outDir ? { outDir } : {}), ...inCluster });
+      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, platform, ...(outDir ? { outDir } : {}) });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
       // A baseline comparison joins report.html and summary.md: render them again with it.

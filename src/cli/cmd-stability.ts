@@ -9,8 +9,10 @@ import { Progress, range, readScenarioFile, runScenario, stormLoadDriver } from 
 import { formatMiB, runCleanups } from '../util/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
 import { checkCpuHogFlag, cpuHogOption, startCpuHog } from './cpu-hog.js';
+import { choosePlatform, platformFlagProblems, platformOptions, type PlatformArgs } from './platform-option.js';
+import { Problems } from './problems.js';
 
-interface StabilityArgs {
+interface StabilityArgs extends PlatformArgs {
   scenario: string;
   runs: number;
   out: string;
@@ -60,24 +62,26 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
       .option('out', { type: 'string', default: join('reports', `stability-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`), describe: 'Folder for the run folders (run-1, run-2, …)' })
       .option('cpu-budget', cpuBudgetOption)
       .option('cpu-hog', cpuHogOption)
+      .option('cluster', platformOptions.cluster)
+      .option('context', platformOptions.context)
+      .option('kubeconfig', platformOptions.kubeconfig)
       .example('$0 stability --runs 20', 'the default comparison 20 times: pass count and spread')
       .example('$0 stability --runs 20 --cpu-budget 1.2', 'the same on 1.2 cores\' worth of CPU time')
       .example('$0 stability --runs 5 --cpu-hog 0', 'beside a neighbour busy on every core at equal priority')
       .strict() as unknown as Argv<StabilityArgs>,
   handler: async (args) => {
+    const problems = new Problems();
     if (!Number.isInteger(args.runs) || args.runs < 1) throw new ConfigError(`--runs must be a positive integer, got ${args.runs}`);
-    const problems: string[] = [];
-    for (const check of [() => checkCpuBudgetFlag(args.cpuBudget), () => checkCpuHogFlag(args.cpuHog)]) {
-      try {
-        check();
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err;
-        problems.push(...err.problems);
-      }
-    }
-    if (problems.length) throw new ConfigError(problems);
+    problems.collect(() => checkCpuBudgetFlag(args.cpuBudget));
+    problems.collect(() => checkCpuHogFlag(args.cpuHog));
+    const where = choosePlatform(args);
+    problems.add(...platformFlagProblems(where, { cpuBudget: args.cpuBudget }));
+    problems.throwIfAny();
     const loaded = readScenarioFile(args.scenario);
-    stormLoadDriver.validate(loaded.scenario);
+    const platformProblems = where.problems([loaded]);
+    if (platformProblems.length) throw new ConfigError(platformProblems);
+    const platform = await where.open();
+    stormLoadDriver.validate(loaded.scenario, platform.loadHere ? 'local' : 'cluster');
     // The hog first: it is the machine's neighbour, outside the budget's cgroup.
     const stopHog = startCpuHog(args.cpuHog);
     const cpuBudget = startCpuBudget(args.cpuBudget);
@@ -94,6 +98,7 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
         command: `attestorm stability ${args.scenario} --runs ${args.runs}${conditions ? ` ${conditions}` : ''} (run ${i})`,
         render: false,
         cpuBudget,
+        platform,
         progress: new Progress({ tty: false, plainEverySeconds: 10 }),
       });
       if (outcome.results.status === 'interrupted') {

@@ -7,8 +7,9 @@ import { ConfigError, EXIT } from '../errors.js';
 import { parseOverrides, readScenarioFile } from '../scenario/index.js';
 import { parseVary, runSweep, writeSweepReport, type SweepResult } from '../sweep/index.js';
 import { runCleanups } from '../util/index.js';
+import { choosePlatform, platformOptions, type PlatformArgs } from './platform-option.js';
 
-interface SweepArgs {
+interface SweepArgs extends PlatformArgs {
   scenario: string;
   vary?: string;
   variants?: string;
@@ -32,6 +33,9 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
       .option('find-oom', { type: 'string', describe: '<low>..<high>: bisect the --vary key (give it as <key>= with no values) for the value where each variant starts or stops being OOM-killed' })
       .option('resolution', { type: 'number', describe: 'With --find-oom: stop when the interval is this narrow, in the unit of <low> (default: a sixteenth of the range)' })
       .option('report', { type: 'string', describe: 'Render report.html of an existing sweep folder again (nothing runs)' })
+      .option('cluster', platformOptions.cluster)
+      .option('context', platformOptions.context)
+      .option('kubeconfig', platformOptions.kubeconfig)
       .example('$0 sweep scenarios/quick.yaml --vary load.workersPerPod=10,20,40 --variants pre-attestation,disabled', 'workers per pod until the agent dies, per variant')
       .example('$0 sweep scenarios/quick.yaml --vary agent.memoryLimit= --find-oom 96Mi..512Mi --variants disabled', 'the memory limit the unlimited agent needs')
       .strict() as unknown as Argv<SweepArgs>,
@@ -58,7 +62,11 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
     const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
     const outDir = args.out ?? join('reports', `sweep-${base.scenario.name}-${stamp}`);
     const variants = args.variants?.split(',').map((v) => v.trim()).filter(Boolean);
-    const result = await runSweep({ base, vary, outDir, ...(variants ? { variants } : {}), ...(range ? { findOom: range } : {}) });
+    const where = choosePlatform(args);
+    const problems = where.problems([base]);
+    if (problems.length) throw new ConfigError(problems);
+    const platform = await where.open();
+    const result = await runSweep({ base, vary, outDir, platform, ...(variants ? { variants } : {}), ...(range ? { findOom: range } : {}) });
     const report = writeSweepReport(outDir, result);
     process.stderr.write(`sweep ${result.status}: ${join(outDir, 'sweep.json')}, ${report}\n`);
     for (const [v, b] of Object.entries(result.boundaries)) process.stdout.write(`${v}: ${b === null ? 'never OOM-killed' : `first OOM-killed at ${result.key}=${b}`}${result.lastKilled[v] && result.lastKilled[v] !== b ? `, last at ${result.lastKilled[v]}` : ''}\n`);

@@ -1,9 +1,11 @@
-// What `attestorm run --cluster/--context` hands the scenario runner: where the variants ran (the
-// platform, with the preflight's facts: server version, nodes, image digests), how they were
-// measured (the kernel's OOM kills and the kubelet's pod cgroups on the node, not this host's), and
-// the repetition that runs in the cluster.
+// The cluster platform the scenario runner is handed by `--cluster/--context`: where the variants
+// ran (with the preflight's facts: server version, nodes, image digests), how they were measured
+// (the kernel's OOM kills and the kubelet's pod cgroups on the node, not this host's), and the
+// repetition that runs in the cluster. A thin adapter over runVariantInCluster.
 import type { RunEnvironment } from '../contract/index.js';
-import type { LoadedScenario, RunScenarioOptions, VariantRunContext } from '../scenario/index.js';
+import { ConfigError } from '../errors.js';
+import { faultScheduleProblems } from '../fault/index.js';
+import type { Platform, RunScenarioOptions, Scenario, VariantRunContext } from '../scenario/index.js';
 import { variantDirName } from '../scenario/index.js';
 import { clusterFaultProblems } from './fault-cluster.js';
 import type { OpenCluster } from './open-cluster.js';
@@ -32,12 +34,33 @@ export function platformFacts(facts: PreflightResult): Record<string, unknown> {
   };
 }
 
-/** `spireImages`: variant name → images made on this machine from the user's SPIRE build (the rest pull the public ones). */
-export function clusterRunOptions(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Pick<RunScenarioOptions, 'platform' | 'environment' | 'faultProblems' | 'runRepetition'> {
+/** Why a scenario cannot run in a cluster: variants it cannot run there, faults it cannot express; `where` prefixes fault problems. */
+export function clusterScenarioProblems(s: Scenario, where = ''): string[] {
+  const problems: string[] = [];
+  // An agent that lives on this machine cannot run there: named before anything starts.
+  for (const v of s.variants) {
+    try {
+      kindVariant(v);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  }
+  // Faults Kubernetes cannot express are named, not ignored.
+  return [...problems, ...clusterFaultProblems(s.faults, where)];
+}
+
+/**
+ * The cluster as the runner's platform: every repetition in its own namespace of the cluster.
+ * `spireImages`: variant name → images made on this machine from the user's SPIRE build (the rest pull the public ones).
+ */
+export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Platform {
   return {
-    platform: { name: cluster.target.kindName ? 'kind' : 'cluster', detail: { cluster: cluster.clusterName, context: cluster.target.context } },
-    environment: clusterEnvironment(cluster),
-    faultProblems: (s: LoadedScenario['scenario']) => clusterFaultProblems(s.faults),
+    record: { name: cluster.target.kindName ? 'kind' : 'cluster', detail: { cluster: cluster.clusterName, context: cluster.target.context } },
+    loadHere: false,
+    problems: (s) => [...faultScheduleProblems(s.faults, s.duration), ...clusterScenarioProblems(s)],
+    agentHost: () => ({ host: null, reason: 'variants run in a cluster', note: null, isolationRefusal: 'variants run in a cluster' }),
+    measurement: () => clusterEnvironment(cluster),
     runRepetition: (ctx: VariantRunContext) => {
       const spire = spireImages.get(ctx.variant.name);
       return runVariantInCluster({
@@ -59,4 +82,9 @@ export function clusterRunOptions(cluster: OpenCluster, spireImages: ReadonlyMap
       });
     },
   };
+}
+
+/** The runner's options for a run in this cluster. */
+export function clusterRunOptions(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Pick<RunScenarioOptions, 'platform'> {
+  return { platform: clusterPlatform(cluster, spireImages) };
 }

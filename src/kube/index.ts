@@ -35,7 +35,7 @@ export type { MemoryReading, MemorySamplerOptions, RunningMemorySampler } from '
 export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from './node-cgroup-reader.js';
 export { PodMemorySampler } from './sampler-pod-memory.js';
 export { renderMemorySampler } from './render-memory-sampler.js';
-export { clusterRunOptions, clusterEnvironment, platformFacts } from './cluster-run.js';
+export { clusterPlatform, clusterRunOptions, clusterScenarioProblems, clusterEnvironment, platformFacts } from './cluster-run.js';
 export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';
 export { renderFillerPods, fillerCount, NODE_PODS, FILLER_SELECTOR } from './render-filler.js';
 export { placeFillerPods } from './filler-pods.js';

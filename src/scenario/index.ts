@@ -16,6 +16,8 @@ export { completeRejections, RejectionTotals, UNATTRIBUTED } from './rejection-t
 export { runScenario, exitCodeOf, validateFaults } from './runner.js';
 export type { RunScenarioOptions, RunScenarioOutcome } from './runner.js';
 export { runVariant } from './variant-run.js';
+export { localPlatform, localFaultProblems } from './platform-local.js';
+export type { AgentHost, Platform, PlatformMeasurement } from './platform.js';
 export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
 export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';

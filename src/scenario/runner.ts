@@ -1,29 +1,28 @@
-// `attestorm run` for one scenario: every repetition × variant under identical load. results.json
-// says `running` (with the runner's pid) from the first moment, is rewritten after each variant
-// run, and ends `complete`, `interrupted` or `failed`; expectations are judged at the end.
-import { readFileSync, rmSync } from 'node:fs';
+// `attestorm run` for one scenario: every repetition × variant under identical load, on one
+// platform (this machine, or a cluster). results.json says `running` (with the runner's pid) from
+// the first moment, is rewritten after each variant run, and ends `complete`, `interrupted` or
+// `failed`; expectations are judged at the end.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { detectCgroupHost, removeIfEmpty, removeTree, throttledSeconds, type CpuBudget } from '../cgroup/index.js';
-import { currentRunner, RESULTS_SCHEMA_VERSION, type RunEnvironment, type RunResults, type VariantResult } from '../contract/index.js';
-import { collectProvenance } from '../ci/index.js';
+import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
+import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { burstProblems, faultProblems, faultScheduleProblems } from '../fault/index.js';
-import { MAX_WORKERS_TOTAL } from '../load/index.js';
 import { renderReports } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
-import { modeledCosts, prepareTargets, targetKind, variantPlacement } from '../target/index.js';
-import { formatMiB, onCleanup, onInterrupt, PROJECT_ROOT } from '../util/index.js';
-import { aggregateVariant, type RepMeasurement } from './aggregate.js';
-import { isolateRunner, planIsolation } from './cpu-isolation.js';
-import { describeEnvironment } from './environment.js';
-import { applyExpectations } from './expectations.js';
+import { prepareTargets, targetKind, type TargetMaker } from '../target/index.js';
+import { formatMiB, onCleanup, onInterrupt } from '../util/index.js';
+import type { RepMeasurement } from './aggregate.js';
+import { isolateRunner, planIsolation, type CpusetPlan } from './cpu-isolation.js';
 import type { LoadedScenario } from './load-scenario.js';
 import type { LoadDriver } from './load-driver.js';
+import { localFaultProblems, localPlatform } from './platform-local.js';
+import type { Platform } from './platform.js';
 import { Progress } from './progress.js';
 import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
+import { concludeResults, startRunResults, VariantTally } from './run-results.js';
 import { preflightVariants } from './variant-preflight.js';
+import type { Scenario } from './schema.js';
 import { comparisonTable } from './summary-table.js';
-import { runVariant, type VariantRunContext } from './variant-run.js';
 
 export interface RunScenarioOptions {
   loaded: LoadedScenario;
@@ -39,26 +38,10 @@ export interface RunScenarioOptions {
   tableStream?: NodeJS.WritableStream;
   /** Expectations dropped because only some variants run (recorded and printed). */
   droppedExpectations?: string[];
-  /**
-   * Runs each repetition somewhere else than the local sandbox (kind mode): same inputs, the same
-   * RepMeasurement back. Default: the local sandbox (runVariant).
-   */
-  runRepetition?: (ctx: VariantRunContext) => Promise<RepMeasurement>;
-  /**
-   * What the faults of a run elsewhere need, in place of the local check (a cluster maps some
-   * actions through its API and refuses the rest): every problem, one message each.
-   */
-  faultProblems?: (scenario: LoadedScenario['scenario']) => string[];
   /** The CPU quota the whole run is under (--cpu-budget), recorded in results.json; null/absent = none. */
   cpuBudget?: CpuBudget | null;
-  /** Where the variants ran, for results.json ('local' unless a cluster runner is given). */
-  platform?: { name: 'local' | 'kind' | 'cluster'; detail?: Record<string, unknown> };
-  /**
-   * How the variants' agents were measured when they ran elsewhere (a cluster: the kernel's OOM
-   * kills, the kubelet's pod cgroups), in place of this host's; a repetition may complete it
-   * (onEnvironment). Default: this host's cgroups.
-   */
-  environment?: Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'>;
+  /** Where the repetitions run. Default: this machine (localPlatform). */
+  platform?: Platform;
 }
 
 export interface RunScenarioOutcome {
@@ -67,32 +50,13 @@ export interface RunScenarioOutcome {
   exitCode: number;
 }
 
-function toolVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return '0.0.0';
-  }
-}
-
 /**
- * Faults a variant's agent cannot take (no cgroup to squeeze, no pid to kill), faults after the
- * load's end and bursts past the generator's process cap: one ConfigError, before anything starts.
- * `elsewhere` replaces the local capability rules for runs that do not use this machine's agent (a cluster).
+ * Faults a variant's agent cannot take on this machine (no cgroup to squeeze, no pid to kill),
+ * faults after the load's end and bursts past the generator's process cap: one ConfigError.
  */
-export function validateFaults(s: LoadedScenario['scenario'], elsewhere?: (s: LoadedScenario['scenario']) => string[]): void {
-  if (!s.faults.length) return;
-  if (elsewhere) {
-    const problems = [...faultScheduleProblems(s.faults, s.duration), ...elsewhere(s)];
-    if (problems.length) throw new ConfigError(problems);
-    return;
-  }
-  const { host, reason } = detectCgroupHost();
-  const problems = [...faultScheduleProblems(s.faults, s.duration), ...burstProblems(s.faults, s.load.pods * s.load.workersPerPod, MAX_WORKERS_TOTAL)];
-  for (const v of s.variants) {
-    problems.push(...faultProblems(s.faults, targetKind(v.agent.kind).faults(v.name, v.agent, host, reason)));
-  }
-  if (problems.length) throw new ConfigError([...new Set(problems)]);
+export function validateFaults(s: Scenario): void {
+  const problems = localFaultProblems(s);
+  if (problems.length) throw new ConfigError(problems);
 }
 
 /** Exit status of a finished run: interrupted, not carried out, expectations failed, or ok. */
@@ -102,79 +66,28 @@ export function exitCodeOf(results: RunResults): number {
   return results.passed ? EXIT.OK : EXIT.EXPECTATIONS_FAILED;
 }
 
+/** One scenario run while it goes: its folder, results and what must be undone at the end. */
+interface ScenarioRun {
+  s: Scenario;
+  platform: Platform;
+  runDir: string;
+  runId: string;
+  host: CgroupHost | null;
+  isolation: CpusetPlan | null;
+  targets: TargetMaker;
+  results: RunResults;
+  tally: VariantTally;
+  abort: AbortController;
+  interrupted: boolean;
+  throttledAtStart: number | null;
+}
+
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
-  const { file } = opts.loaded;
-  // The generator's own rules, and every fault against every variant, before anything starts.
-  opts.load.validate(opts.loaded.scenario, opts.runRepetition !== undefined ? 'cluster' : 'local');
-  validateFaults(opts.loaded.scenario, opts.faultProblems);
-  // Each variant's binaries and their release's settings, too; variants without binaries are skipped.
-  const preflight = await preflightVariants(opts.loaded.scenario);
-  const s = preflight.scenario;
-  // Agents someone else runs need no cgroup of this machine's.
-  const onlyExternal = s.variants.every((v) => !targetKind(v.agent.kind).started);
-
-  const inCluster = opts.runRepetition !== undefined;
-  const { host, reason: cgroupReason } = onlyExternal || inCluster ? { host: null, reason: inCluster ? 'variants run in a cluster' : 'external agents only' } : detectCgroupHost();
-  // Refused here, before anything starts, when the machine lacks the CPUs asked for.
-  const isolation = planIsolation(s, host, inCluster ? 'variants run in a cluster' : null);
-  // What each kind needs once per run (the reference agent's bundle), before the first repetition.
-  const targets = await prepareTargets(s.variants.map((v) => v.agent));
-  const runId = newRunId(s.name.slice(0, 20));
-  const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
-  const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
-  linkLatest(runDir);
-  writeScenarioCopy(runDir, s);
-
-  const cpuModes = [...new Set(s.variants.map((v) => targetKind(v.agent.kind).cpu(v.agent)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
-  const results: RunResults = {
-    schemaVersion: RESULTS_SCHEMA_VERSION,
-    tool: { name: 'attestorm', version: toolVersion() },
-    scenario: { name: s.name, description: s.description, file, resolved: s, written: opts.loaded.raw, modeledCosts: modeledCosts(s) },
-    command: opts.command,
-    environment: describeEnvironment({
-      cgroupVersion: opts.environment ? opts.environment.cgroupVersion : host?.version ?? null,
-      oomFidelity: opts.environment?.oomFidelity ?? (host ? 'cgroup-oom' : 'emulated-oom'),
-      // Filled from the first sandbox; the sandbox decides whether pods get real cgroups.
-      podFidelity: opts.environment?.podFidelity ?? (host ? 'cgroup-pods' : 'uid-only'),
-      cpuShare: opts.environment?.cpuShare ?? (cpuModes.join(', ') || 'none'),
-      ...(isolation.record ? { isolation: isolation.record } : {}),
-      ...(opts.cpuBudget ? { cpuBudget: { cores: opts.cpuBudget.cores, throttledSeconds: null } } : {}),
-    }),
-    runner: currentRunner(),
-    platform: opts.platform ?? { name: 'local' },
-    provenance: collectProvenance({ projectRoot: PROJECT_ROOT, toolVersion: toolVersion(), resolvedScenario: s }) as unknown as Record<string, unknown>,
-    startedAt: new Date().toISOString(),
-    endedAt: null,
-    status: 'running',
-    variants: [],
-    droppedExpectations: [...(opts.droppedExpectations ?? []), ...preflight.dropped],
-    ...(preflight.skipped.length ? { skippedVariants: preflight.skipped } : {}),
-    verdict: 'inconclusive',
-    passed: false,
-  };
-  if (!host && !onlyExternal && !inCluster) process.stderr.write(`attestorm: agent OOMs are emulated by an RSS watchdog: ${cgroupReason}\n`);
-  for (const k of preflight.skipped) process.stderr.write(`attestorm: variant ${k.name} skipped: ${k.reason}\n`);
-  for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
-  if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
-  writeResults(runDir, results);
-
-  // From here on the runner (and every pod it forks) stays off the agent's CPUs.
-  let unisolate: () => void = () => {};
-  if (isolation.plan && host) {
-    try {
-      unisolate = isolateRunner(host, runId, isolation.plan);
-    } catch (err) {
-      results.environment.isolation = { ...isolation.record!, applied: false, detail: `not applied: cannot create or join the runner's cpuset: ${(err as Error).message}` };
-      process.stderr.write(`attestorm: CPU isolation ${results.environment.isolation.detail}\n`);
-      isolation.plan = null;
-      writeResults(runDir, results);
-    }
-  }
-
-  const abort = new AbortController();
-  let interrupted = false;
+  const run = await openRun(opts);
+  const { s, runDir, results, abort } = run;
+  const unisolate = isolate(run);
   const offInterrupt = onInterrupt(() => {
-    interrupted = true;
+    run.interrupted = true;
     abort.abort();
   });
   let finish: () => void = () => {};
@@ -185,101 +98,158 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     abort.abort();
     await Promise.race([finished, new Promise((r) => setTimeout(r, 90_000).unref())]);
   });
-
   const progress = opts.progress ?? new Progress();
-  const reps = new Map<string, RepMeasurement[]>(s.variants.map((v) => [v.name, []]));
-  const describedAgents = new Map<string, Partial<VariantResult['agent']>>();
-  const summarize = (): VariantResult[] =>
-    s.variants
-      .filter((v) => reps.get(v.name)!.length)
-      .map((v) => {
-        const run = reps.get(v.name)!;
-        const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(describedAgents.get(v.name) ?? {}) };
-        return aggregateVariant(v.name, record, run, (enc) => opts.load.summarize(enc));
-      });
-
   try {
-    outer: for (let rep = 1; rep <= s.repetitions; rep++) {
-      for (const variant of s.variants) {
-        if (abort.signal.aborted) break outer;
-        const label = s.repetitions > 1 ? `${variant.name} (rep ${rep}/${s.repetitions})` : variant.name;
-        progress.placementStart(label, s.duration);
-        const m = await (opts.runRepetition ?? runVariant)({
-          scenario: s,
-          variant,
-          runDir,
-          runId,
-          rep,
-          host,
-          targets,
-          ...(isolation.plan ? { agentCpus: isolation.plan.agentCpus } : {}),
-          load: opts.load,
-          signal: abort.signal,
-          onSample: (line) => progress.onSample(line),
-          onSandbox: (sb) => {
-            results.environment.podFidelity = sb.fidelity;
-          },
-          onDescribe: (agent) => describedAgents.set(variant.name, agent),
-          onEnvironment: (patch) => Object.assign(results.environment, patch),
-          onPlatform: (detail) => {
-            const platform = results.platform ?? { name: 'cluster' };
-            results.platform = { ...platform, detail: { ...platform.detail, ...detail } };
-          },
-        });
-        reps.get(variant.name)!.push(m);
-        progress.placementEnd(
-          m.error
-            ? `failed: ${m.error}`
-            : `peak ${m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes)} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`,
-        );
-        results.variants = summarize();
-        writeResults(runDir, results);
-      }
-    }
+    await runRepetitions(run, opts, progress);
   } finally {
     progress.stop();
     offInterrupt();
-    try {
-      unisolate();
-    } catch (err) {
-      process.stderr.write(`attestorm: cannot move the runner back to its own cpuset: ${(err as Error).message}\n`);
-    }
-    for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase, host?.cpusetBase]) {
-      if (!base) continue;
-      await removeTree(join(base, 'attestorm', runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
-      // The shared parent goes too once no other run uses it: a finished run leaves no cgroup.
-      removeIfEmpty(join(base, 'attestorm'));
-    }
-    rmSync(join(tempRoot(), runId), { recursive: true, force: true });
+    await closeRun(run, unisolate);
   }
 
-  results.variants = summarize();
+  results.variants = run.tally.summarize();
   if (opts.cpuBudget && results.environment.cpuBudget) {
     const end = throttledSeconds(opts.cpuBudget);
-    results.environment.cpuBudget.throttledSeconds = end === null || throttledAtStart === null ? null : +(end - throttledAtStart).toFixed(2);
+    results.environment.cpuBudget.throttledSeconds = end === null || run.throttledAtStart === null ? null : +(end - run.throttledAtStart).toFixed(2);
   }
-  const verdict = applyExpectations(results.variants, s.expect, s.failOnInconclusive);
-  const ranAll = s.variants.every((v) => results.variants.some((r) => r.name === v.name && !r.error));
-  const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
-  results.status = interrupted ? 'interrupted' : allFailed ? 'failed' : 'complete';
-  if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
-  // Nothing that did not run may pass: an interrupted or partial run is never passed.
-  results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
-  results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);
-  results.endedAt = new Date().toISOString();
+  concludeResults(results, s, run.interrupted);
   writeResults(runDir, results);
   finish();
   offCleanup();
+  await reportRun(run, opts);
+  return { runDir, results, exitCode: exitCodeOf(results) };
+}
 
-  (opts.tableStream ?? process.stderr).write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}${preflight.skipped.map((k) => `skipped: ${k.name} (${k.reason})\n`).join('')}`);
-  if (opts.render !== false && !interrupted) {
+/** Every check, then the run folder and results.json (status running): nothing has started yet. */
+async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
+  const platform = opts.platform ?? localPlatform;
+  // The generator's own rules, and whether the platform can run every variant and fault.
+  opts.load.validate(opts.loaded.scenario, platform.loadHere ? 'local' : 'cluster');
+  const problems = platform.problems(opts.loaded.scenario);
+  if (problems.length) throw new ConfigError([...new Set(problems)]);
+  // What each variant's kind needs from the machine (a SPIRE variant's binaries); variants without them are skipped.
+  const preflight = await preflightVariants(opts.loaded.scenario);
+  const s = preflight.scenario;
+  const agentHost = platform.agentHost(s);
+  const { host } = agentHost;
+  // Refused here, before anything starts, when the machine lacks the CPUs asked for.
+  const isolation = planIsolation(s, host, agentHost.isolationRefusal);
+  // What each kind needs once per run (the reference agent's bundle), before the first repetition.
+  const targets = await prepareTargets(s.variants.map((v) => v.agent));
+  const runId = newRunId(s.name.slice(0, 20));
+  const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
+  const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
+  linkLatest(runDir);
+  writeScenarioCopy(runDir, s);
+
+  const cpuModes = [...new Set(s.variants.map((v) => targetKind(v.agent.kind).cpu(v.agent)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
+  const results = startRunResults({
+    loaded: { ...opts.loaded, scenario: s },
+    command: opts.command,
+    platform: platform.record,
+    measurement: platform.measurement(host, cpuModes.join(', ') || 'none'),
+    isolation: isolation.record,
+    cpuBudgetCores: opts.cpuBudget ? opts.cpuBudget.cores : null,
+    droppedExpectations: [...(opts.droppedExpectations ?? []), ...preflight.dropped],
+    skipped: preflight.skipped,
+  });
+  if (agentHost.note) process.stderr.write(`attestorm: ${agentHost.note}\n`);
+  for (const k of preflight.skipped) process.stderr.write(`attestorm: variant ${k.name} skipped: ${k.reason}\n`);
+  for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
+  if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
+  writeResults(runDir, results);
+  return { s, platform, runDir, runId, host, isolation: isolation.plan, targets, results, tally: new VariantTally(s, opts.load), abort: new AbortController(), interrupted: false, throttledAtStart };
+}
+
+/** From here on the runner (and every pod it forks) stays off the agent's CPUs; returns the undo. */
+function isolate(run: ScenarioRun): () => void {
+  if (!run.isolation || !run.host) return () => {};
+  try {
+    return isolateRunner(run.host, run.runId, run.isolation);
+  } catch (err) {
+    const env = run.results.environment;
+    env.isolation = { ...env.isolation!, applied: false, detail: `not applied: cannot create or join the runner's cpuset: ${(err as Error).message}` };
+    process.stderr.write(`attestorm: CPU isolation ${env.isolation.detail}\n`);
+    run.isolation = null;
+    writeResults(run.runDir, run.results);
+    return () => {};
+  }
+}
+
+/** Every repetition of every variant, in turn; results.json is rewritten after each. */
+async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progress: Progress): Promise<void> {
+  const { s, results } = run;
+  for (let rep = 1; rep <= s.repetitions; rep++) {
+    for (const variant of s.variants) {
+      if (run.abort.signal.aborted) return;
+      progress.placementStart(s.repetitions > 1 ? `${variant.name} (rep ${rep}/${s.repetitions})` : variant.name, s.duration);
+      const m = await run.platform.runRepetition({
+        scenario: s,
+        variant,
+        runDir: run.runDir,
+        runId: run.runId,
+        rep,
+        host: run.host,
+        targets: run.targets,
+        ...(run.isolation ? { agentCpus: run.isolation.agentCpus } : {}),
+        load: opts.load,
+        signal: run.abort.signal,
+        onSample: (line) => progress.onSample(line),
+        onSandbox: (sb) => {
+          results.environment.podFidelity = sb.fidelity;
+        },
+        onDescribe: (agent) => run.tally.describe(variant.name, agent),
+        onEnvironment: (patch) => Object.assign(results.environment, patch),
+        onPlatform: (detail) => {
+          const platform = results.platform ?? { name: 'cluster' };
+          results.platform = { ...platform, detail: { ...platform.detail, ...detail } };
+        },
+      });
+      run.tally.add(variant.name, m);
+      progress.placementEnd(repetitionLine(m));
+      results.variants = run.tally.summarize();
+      writeResults(run.runDir, results);
+    }
+  }
+}
+
+function repetitionLine(m: RepMeasurement): string {
+  if (m.error) return `failed: ${m.error}`;
+  const peak = m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes);
+  return `peak ${peak} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`;
+}
+
+/** Back to the runner's own cpuset; the run's cgroups and temp folder removed: a finished run leaves none. */
+async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> {
+  try {
+    unisolate();
+  } catch (err) {
+    process.stderr.write(`attestorm: cannot move the runner back to its own cpuset: ${(err as Error).message}\n`);
+  }
+  const host = run.host;
+  for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase, host?.cpusetBase]) {
+    if (!base) continue;
+    await removeTree(join(base, 'attestorm', run.runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
+    // The shared parent goes too once no other run uses it.
+    removeIfEmpty(join(base, 'attestorm'));
+  }
+  rmSync(join(tempRoot(), run.runId), { recursive: true, force: true });
+}
+
+/** The comparison table, and the reports rendered from the finished results.json. */
+async function reportRun(run: ScenarioRun, opts: RunScenarioOptions): Promise<void> {
+  const { s, runDir, results } = run;
+  const out = opts.tableStream ?? process.stderr;
+  const skipped = (results.skippedVariants ?? []).map((k) => `skipped: ${k.name} (${k.reason})\n`).join('');
+  out.write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}${skipped}`);
+  if (opts.render !== false && !run.interrupted) {
     try {
       const { files } = await renderReports(runDir);
-      (opts.tableStream ?? process.stderr).write(`reports: ${files.join(', ')}\n`);
+      out.write(`reports: ${files.join(', ')}\n`);
     } catch (err) {
       process.stderr.write(`attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`);
     }
   }
+  const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
   if (allFailed) process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
-  return { runDir, results, exitCode: exitCodeOf(results) };
 }

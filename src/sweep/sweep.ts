@@ -4,7 +4,7 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { Progress, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { Progress, runScenario, selectVariants, stormLoadDriver, type LoadedScenario, type Platform } from '../scenario/index.js';
 import { boundaries, pointsOf, sweepOrder, SWEEP_SCHEMA_VERSION, type SweepPoint, type SweepResult } from './sweep-result.js';
 import { numericValue, scenarioWith, type Vary } from './vary.js';
 
@@ -18,6 +18,8 @@ export interface SweepOptions {
   /** Progress lines (default stderr). */
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** Where every run goes. Default: this machine. */
+  platform?: Platform;
 }
 
 function write(dir: string, result: SweepResult): void {
@@ -29,14 +31,14 @@ function write(dir: string, result: SweepResult): void {
 const safeDirName = (key: string, value: string) => `${key}=${value}`.replace(/[^A-Za-z0-9._=-]/g, '_');
 
 /** Every value is validated (set in the scenario, the whole scenario checked) before anything runs. */
-export function validateSweep(o: Pick<SweepOptions, 'base' | 'vary' | 'variants' | 'findOom'>): void {
+export function validateSweep(o: Pick<SweepOptions, 'base' | 'vary' | 'variants' | 'findOom' | 'platform'>): void {
   const values = o.findOom ? [o.findOom.low, o.findOom.high] : o.vary.values;
   const problems: string[] = [];
   for (const v of values) {
     try {
       const l = scenarioWith(o.base, o.vary.key, v);
       if (o.variants) selectVariants(l.scenario, o.variants);
-      stormLoadDriver.validate(l.scenario);
+      stormLoadDriver.validate(l.scenario, o.platform && !o.platform.loadHere ? 'cluster' : 'local');
     } catch (err) {
       if (err instanceof ConfigError) problems.push(...err.problems);
       else throw err;
@@ -91,6 +93,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       render: false,
       droppedExpectations: dropped,
       progress: new Progress({ tty: false, plainEverySeconds: 10 }),
+      ...(o.platform ? { platform: o.platform } : {}),
     });
     durations.push((Date.now() - started) / 1000);
     if (outcome.results.status === 'interrupted') return [];
