@@ -1,11 +1,14 @@
 // `attestorm run`'s CI flags (--baseline, --tolerance, --junit, --step-summary): validated before
-// anything runs, then applied to each finished run — the baseline comparison written into
-// results.json, the console table, the JUnit file and the job summary — and folded into the exit code.
+// anything runs, then applied to each finished run — the baseline comparison put into its results
+// before they are written, the console table, the JUnit file and the job summary — and folded into
+// the exit code.
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AttestormError, ConfigError, EXIT } from '../errors.js';
 import { RESULTS_SCHEMA_VERSION, type RunResults } from '../contract/index.js';
+import type { ExtraSection } from '../report/index.js';
 import { checkBaselineCompatible, compareWithBaseline, type BaselineComparison } from './baseline.js';
+import { baselineSection } from './baseline-section.js';
 import { baselineTableText } from './baseline-table.js';
 import { renderJUnit, type JUnitRun } from './junit.js';
 import { readResultsFile, type ResultsFile } from './results-file.js';
@@ -52,6 +55,8 @@ export class CiSession {
   readonly stepSummaryFile: string | null;
   private readonly baselines = new Map<string, ResultsFile>();
   private readonly junitRuns: JUnitRun[] = [];
+  /** Comparisons complete() made, by the results they went into. */
+  private readonly compared = new WeakMap<RunResults, BaselineComparison>();
   private readonly log: (text: string) => void;
   private readonly env: NodeJS.ProcessEnv;
 
@@ -94,8 +99,24 @@ export class CiSession {
   }
 
   /**
+   * Compares a finished run with its scenario's baseline before the runner writes results.json
+   * the last time: the comparison goes into `results.baseline`, and the report sections it brings
+   * are returned (none without a baseline), so the file is written and the reports rendered once.
+   */
+  complete(results: RunResults): ExtraSection[] {
+    const base = this.baselines.get(results.scenario.name);
+    if (!base || results.schemaVersion !== RESULTS_SCHEMA_VERSION) return [];
+    const cmp = compareWithBaseline(base.results, results, this.tolerances, { from: base.file });
+    results.baseline = cmp as unknown as Record<string, unknown>;
+    this.compared.set(results, cmp);
+    return [baselineSection(cmp)];
+  }
+
+  /**
    * Applies the CI outputs to one finished run and returns its exit code: the run's own, or
    * EXIT.EXPECTATIONS_FAILED when the run passed but a figure regressed. Improvements never fail.
+   * A run that complete() did not see (a folder from elsewhere) is compared here and its
+   * results.json given the comparison.
    */
   afterRun(run: FinishedRun): number {
     if (!this.active) return run.exitCode;
@@ -106,12 +127,12 @@ export class CiSession {
     }
     const resultsFile = path.join(run.runDir, 'results.json');
     const base = this.baselines.get(results.scenario.name);
-    let cmp: BaselineComparison | null = null;
-    if (base) {
+    let cmp: BaselineComparison | null = this.compared.get(results) ?? null;
+    if (!cmp && base) {
       cmp = compareWithBaseline(base.results, results, this.tolerances, { from: base.file });
       writeBaselineInto(resultsFile, cmp);
-      this.log(`\n${baselineTableText(cmp)}`);
     }
+    if (cmp) this.log(`\n${baselineTableText(cmp)}`);
     const artifacts = [{ label: 'results.json', path: resultsFile }];
     for (const name of ['report.html', 'summary.md']) {
       const file = path.join(run.runDir, name);

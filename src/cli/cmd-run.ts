@@ -3,10 +3,7 @@
 // schema's own definitions (overrideKeys), so a flag and its YAML key cannot disagree.
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { readFileSync } from 'node:fs';
-import { baselineSectionsOf } from '../ci/index.js';
 import { EXIT } from '../errors.js';
-import { renderReports } from '../report/index.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
 import { runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
@@ -109,12 +106,10 @@ export const runCommand: CommandModule<object, RunArgs> = {
     for (const l of loaded) {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
-      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, platform, ...(outDir ? { outDir } : {}) });
+      // A baseline comparison goes into results.json and the reports as the run completes.
+      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, platform, complete: (r) => ci.complete(r), ...(outDir ? { outDir } : {}) });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
-      // A baseline comparison joins report.html and summary.md: render them again with it.
-      const sections = baselineSectionsOf(JSON.parse(readFileSync(join(outcome.runDir, 'results.json'), 'utf8')) as { baseline?: unknown });
-      if (args.report && sections.length && outcome.results.status !== 'interrupted') await renderReports(outcome.runDir, { extraSections: sections });
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();

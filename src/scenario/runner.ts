@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
 import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { renderReports } from '../report/index.js';
+import { renderReports, type ExtraSection } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
 import { prepareTargets, targetKind, type TargetMaker } from '../target/index.js';
 import { formatMiB, onCleanup, onInterrupt } from '../util/index.js';
@@ -42,6 +42,12 @@ export interface RunScenarioOptions {
   cpuBudget?: CpuBudget | null;
   /** Where the repetitions run. Default: this machine (localPlatform). */
   platform?: Platform;
+  /**
+   * Last additions to the finished results before they are written complete (a baseline
+   * comparison), returning the report sections they bring: results.json is written, and the
+   * reports rendered, once.
+   */
+  complete?(results: RunResults): ExtraSection[];
 }
 
 export interface RunScenarioOutcome {
@@ -113,10 +119,11 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     results.environment.cpuBudget.throttledSeconds = end === null || run.throttledAtStart === null ? null : +(end - run.throttledAtStart).toFixed(2);
   }
   concludeResults(results, s, run.interrupted);
+  const sections = opts.complete?.(results) ?? [];
   writeResults(runDir, results);
   finish();
   offCleanup();
-  await reportRun(run, opts);
+  await reportRun(run, opts, sections);
   return { runDir, results, exitCode: exitCodeOf(results) };
 }
 
@@ -237,14 +244,14 @@ async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> 
 }
 
 /** The comparison table, and the reports rendered from the finished results.json. */
-async function reportRun(run: ScenarioRun, opts: RunScenarioOptions): Promise<void> {
+async function reportRun(run: ScenarioRun, opts: RunScenarioOptions, extraSections: ExtraSection[]): Promise<void> {
   const { s, runDir, results } = run;
   const out = opts.tableStream ?? process.stderr;
   const skipped = (results.skippedVariants ?? []).map((k) => `skipped: ${k.name} (${k.reason})\n`).join('');
   out.write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}${skipped}`);
   if (opts.render !== false && !run.interrupted) {
     try {
-      const { files } = await renderReports(runDir);
+      const { files } = await renderReports(runDir, extraSections.length ? { extraSections } : {});
       out.write(`reports: ${files.join(', ')}\n`);
     } catch (err) {
       process.stderr.write(`attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`);

@@ -118,6 +118,28 @@ describe('CiSession.afterRun', () => {
     expect(md).toContain(`- JUnit XML: \`${junit}\``);
   });
 
+  it('complete(): the comparison goes into the results before the runner writes them; afterRun leaves the file alone', async () => {
+    const after = results({ variants: [{ name: 'pre', peakMiB: 150 }, { name: 'post', peakMiB: 60 }] });
+    const logged: string[] = [];
+    const s = CiSession.fromFlags({ baseline: baseDir, tolerance: '10%' }, ['quick'], { env: {}, log: (t) => logged.push(t) });
+    const sections = s.complete(after);
+    expect((after.baseline as unknown as BaselineComparison).regressed).toBe(1);
+    expect(sections.map((x) => x.title)).toEqual([`Against the baseline (${path.join(baseDir, 'results.json')})`]);
+    // The runner writes the completed results once; afterRun must not write them again.
+    const runDir = await writeRunFolder(tmp, 'completed', after);
+    const file = path.join(runDir, 'results.json');
+    const before = (await stat(file)).mtimeMs;
+    const written = await readFile(file, 'utf8');
+    expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
+    expect(await readFile(file, 'utf8')).toBe(written);
+    expect((await stat(file)).mtimeMs).toBe(before);
+    expect(logged.join('')).toContain('1 regressed');
+    // Without a baseline for the scenario, nothing is added.
+    const other = results({ scenario: 'other', variants: [{ name: 'pre', peakMiB: 1 }] });
+    expect(CiSession.fromFlags({ junit: path.join(tmp, 'c.xml') }, ['other'], quiet).complete(other)).toEqual([]);
+    expect(other.baseline).toBeUndefined();
+  });
+
   it('the same run against a looser tolerance passes; an improvement never fails', async () => {
     const after = results({ variants: [{ name: 'pre', peakMiB: 108 }, { name: 'post', peakMiB: 20 }] });
     const runDir = await writeRunFolder(tmp, 'improved', after);

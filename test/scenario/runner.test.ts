@@ -102,6 +102,30 @@ describe('completeRejections', () => {
 });
 
 describe('the runner through the LoadDriver seam', () => {
+  it('complete() adds to the finished results before their one last write; the reports render once, with its sections', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(2)));
+    const q = quiet();
+    const seen: string[] = [];
+    const outcome = await runScenario({
+      loaded: scenario('complete'),
+      load,
+      outDir: join(out, 'complete'),
+      ...q,
+      render: true,
+      complete: (r) => {
+        seen.push(r.status);
+        r.baseline = { from: 'elsewhere', figures: [] };
+        return [{ title: 'Added at the end', html: '<p data-testid="added">added</p>', markdown: ['added at the end'] }];
+      },
+    });
+    // Called once, with the status and verdict already decided.
+    expect(seen).toEqual(['complete']);
+    const written = JSON.parse(readFileSync(join(outcome.runDir, 'results.json'), 'utf8')) as { baseline?: unknown; status: string };
+    expect(written).toMatchObject({ status: 'complete', baseline: { from: 'elsewhere', figures: [] } });
+    expect(readFileSync(join(outcome.runDir, 'report.html'), 'utf8')).toContain('data-testid="added"');
+    expect(readFileSync(join(outcome.runDir, 'summary.md'), 'utf8')).toContain('added at the end');
+  });
+
   it('gives every variant its own agent settings over the shared ones, and the same load to each repetition', async () => {
     const load = scriptedLoad(async ({ burst }) => void (await burst(3)));
     const { results, exitCode, runDir } = await run('settings', load, {
