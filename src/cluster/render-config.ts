@@ -139,6 +139,8 @@ export function daemonSpecs(l: ClusterLayout, containerdExe = '/usr/bin/containe
   const b = binaries(l);
   const pki = (f: string) => join(l.certsDir, f);
   const kcfg = (who: string) => join(l.stateDir, `${who}.kubeconfig`);
+  // controller-manager and scheduler use one kubeconfig for the API and for checking their callers.
+  const apiClientFlags = (who: string) => ['--kubeconfig', '--authentication-kubeconfig', '--authorization-kubeconfig'].map((flag) => `${flag}=${kcfg(who)}`);
   return [
     { name: 'containerd', exe: containerdExe, nice: 0, args: ['--config', l.containerdConfig] },
     {
@@ -196,9 +198,7 @@ export function daemonSpecs(l: ClusterLayout, containerdExe = '/usr/bin/containe
       exe: b.controllerManager,
       nice: 0,
       args: [
-        `--kubeconfig=${kcfg('controller-manager')}`,
-        `--authentication-kubeconfig=${kcfg('controller-manager')}`,
-        `--authorization-kubeconfig=${kcfg('controller-manager')}`,
+        ...apiClientFlags('controller-manager'),
         '--bind-address=127.0.0.1',
         `--secure-port=${PORTS.controllerManager}`,
         // No pod CIDRs to hand out: the bridge's host-local IPAM owns the one subnet.
@@ -218,9 +218,7 @@ export function daemonSpecs(l: ClusterLayout, containerdExe = '/usr/bin/containe
       exe: b.scheduler,
       nice: 0,
       args: [
-        `--kubeconfig=${kcfg('scheduler')}`,
-        `--authentication-kubeconfig=${kcfg('scheduler')}`,
-        `--authorization-kubeconfig=${kcfg('scheduler')}`,
+        ...apiClientFlags('scheduler'),
         '--bind-address=127.0.0.1',
         `--secure-port=${PORTS.scheduler}`,
         '--leader-elect=false',

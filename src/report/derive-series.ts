@@ -10,108 +10,47 @@ const MiB = 2 ** 20;
 /** Enough to follow the shape of a 10-minute run at 100 ms without bloating the HTML. */
 const MAX_MEMORY_POINTS = 1500;
 
+/** The lines of one repetition, each in ascending x. */
+interface RepLines {
+  memory: Point[];
+  ok: Point[];
+  rejected: Point[];
+  deadline: Point[];
+  failed: Point[];
+  bystanders: Point[];
+  stormWorkers: Point[];
+  inflight: Point[];
+  kills: Point[];
+  /** Where the load phase ended (s), when the samples mark it. */
+  loadEnd: number | null;
+  /** Span of x over the non-event samples, when there are any. */
+  min: number;
+  max: number;
+  limits: number[];
+}
+
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
   const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], stormWorkers: [], faultWindows: [], baselinePeaks: [], loadEnd: null, xRange: null };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
   const several = runs.length > 1;
-
-  // A run compared with a baseline (results.baseline, written by --baseline) shows where each
-  // variant's peak was before, next to where it is now.
-  if (runs.length === 1) {
-    const cmp = runs[0]!.results.baseline as { from?: string; figures?: Array<{ variant: string; figure: string; before: number }> } | undefined;
-    for (const f of cmp?.figures ?? []) {
-      if (f.figure === 'peakMemory' && Number.isFinite(f.before)) out.baselinePeaks.push({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB });
-    }
-  }
-
-  // The schedule is the same for every variant: draw it once, from the first that ran it.
-  const scheduled = runs[0]?.results.variants.find((v) => v.faults?.length)?.faults?.filter((f) => f.rep === 1) ?? [];
-  out.faultWindows = scheduled.map((f) => ({ action: f.action, from: f.atMs / 1000, to: (f.atMs + (f.forMs ?? 0)) / 1000 }));
+  if (runs.length === 1) out.baselinePeaks = baselinePeaks(runs[0]!);
+  out.faultWindows = faultWindows(runs);
 
   runs.forEach((run, runIndex) => {
     for (const placement of run.results.variants) {
       const reps = placement.runDirs;
       reps.forEach((repDir, i) => {
-        const samples = run.samples.get(repDir) ?? [];
         const rep = i + 1;
         let label: string = placement.name;
         if (reps.length > 1) label += ` r${rep}`;
         if (several) label = `${run.label} · ${label}`;
-        const base = { label, run: run.label, runIndex, placement: placement.name, rep };
-
-        const memory: Point[] = [];
-        const ok: Point[] = [];
-        const rejected: Point[] = [];
-        const deadline: Point[] = [];
-        const failed: Point[] = [];
-        const bystanders: Point[] = [];
-        const stormWorkers: Point[] = [];
-        // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
-        // negative and every variant's load lines up; folders without phase events keep their origin.
-        const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');
-        const drainPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'drain');
-        const zero = loadPhase ? loadPhase.t : 0;
-        if (loadPhase && drainPhase) out.loadEnd = Math.max(out.loadEnd ?? 0, (drainPhase.t - zero) / 1000);
-        const inflight: Point[] = [];
-        const kills: Point[] = [];
-        let lastUsage: number | null = null;
-        for (const s of samples) {
-          const x = (s.t - zero) / 1000;
-          switch (s.kind) {
-            case 'memory':
-              memory.push({ x, y: s.usageBytes / MiB });
-              lastUsage = s.usageBytes;
-              if (s.limitBytes > 0 && Number.isFinite(s.limitBytes)) limits.add(s.limitBytes);
-              break;
-            case 'load':
-              ok.push({ x, y: s.ok });
-              rejected.push({ x, y: s.rateLimited });
-              deadline.push({ x, y: s.deadlineExceeded });
-              failed.push({ x, y: s.error });
-              if (s.stormWorkers !== undefined) stormWorkers.push({ x, y: s.stormWorkers });
-              if (s.bystanders) {
-                const b = s.bystanders;
-                const calls = b.ok + b.rateLimited + b.deadlineExceeded + b.error;
-                // A second without a finished bystander call has no ratio: a gap, not a zero.
-                bystanders.push({ x, y: calls > 0 ? b.ok / calls : null });
-              }
-              break;
-            case 'metrics':
-              if (s.inflightAttestations !== null) inflight.push({ x, y: s.inflightAttestations });
-              break;
-            case 'event':
-              // The marker sits at the memory the agent held just before the kill: at or near the limit.
-              if (s.type === 'oom-kill') kills.push({ x, y: (lastUsage ?? placement.memoryLimitBytes) / MiB });
-              // The agent is gone until it restarts: break the lines instead of drawing a slope across the outage.
-              // (Only after the line has started: an agent that failed before its first sample leaves nothing to break.)
-              if (s.type === 'oom-kill' || s.type === 'agent-exit') {
-                if (memory.length > 0) memory.push({ x, y: null });
-                if (inflight.length > 0) inflight.push({ x, y: null });
-              }
-              break;
-          }
-          if (s.kind !== 'event') {
-            if (x < min) min = x;
-            if (x > max) max = x;
-          }
-        }
-        // Lines need ascending x (the charts declare their data normalized); a samples file can hold
-        // lines out of order, e.g. events of a failed first agent start logged before the retry's.
-        for (const list of [memory, ok, rejected, deadline, failed, bystanders, inflight, stormWorkers, kills]) list.sort((a, b) => a.x - b.x);
-        if (new Set(stormWorkers.map((p) => p.y)).size > 1) out.stormWorkers.push({ ...base, points: stormWorkers });
-        if (bystanders.some((p) => p.y !== null)) out.bystanderSuccess.push({ ...base, points: bystanders });
-        if (memory.length > 0) out.memory.push({ ...base, points: downsampleMax(memory, MAX_MEMORY_POINTS) });
-        if (ok.length > 0) {
-          out.okRps.push({ ...base, points: ok });
-          // A placement that never rejected (disabled) would only add a flat line at zero.
-          if (rejected.some((p) => p.y !== 0)) out.rejectedRps.push({ ...base, points: rejected });
-          if (deadline.some((p) => p.y !== 0)) out.deadlineExceededRps.push({ ...base, points: deadline });
-          if (failed.some((p) => p.y !== 0)) out.errorRps.push({ ...base, points: failed });
-        }
-        if (inflight.some((p) => p.y !== null)) out.inflight.push({ ...base, points: downsampleMax(inflight, MAX_MEMORY_POINTS) });
-        if (kills.length > 0) out.oomKills.push({ ...base, points: kills });
+        const lines = repLines(run.samples.get(repDir) ?? [], placement.memoryLimitBytes);
+        addRepLines(out, { label, run: run.label, runIndex, placement: placement.name, rep }, lines);
+        for (const l of lines.limits) limits.add(l);
+        min = Math.min(min, lines.min);
+        max = Math.max(max, lines.max);
       });
       if (placement.memoryLimitBytes > 0 && Number.isFinite(placement.memoryLimitBytes)) limits.add(placement.memoryLimitBytes);
     }
@@ -121,6 +60,93 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
   // Whole seconds at the ends read better than 30.05 on an axis.
   out.xRange = Number.isFinite(min) ? { min: Math.floor(min), max: Math.ceil(max) } : null;
   return out;
+}
+
+/**
+ * A run compared with a baseline (results.baseline, written by --baseline) shows where each
+ * variant's peak was before, next to where it is now.
+ */
+function baselinePeaks(run: LoadedRun): TimeSeries['baselinePeaks'] {
+  const cmp = run.results.baseline as { from?: string; figures?: Array<{ variant: string; figure: string; before: number }> } | undefined;
+  return (cmp?.figures ?? []).filter((f) => f.figure === 'peakMemory' && Number.isFinite(f.before)).map((f) => ({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB }));
+}
+
+/** The schedule is the same for every variant: drawn once, from the first that ran it. */
+function faultWindows(runs: LoadedRun[]): TimeSeries['faultWindows'] {
+  const scheduled = runs[0]?.results.variants.find((v) => v.faults?.length)?.faults?.filter((f) => f.rep === 1) ?? [];
+  return scheduled.map((f) => ({ action: f.action, from: f.atMs / 1000, to: (f.atMs + (f.forMs ?? 0)) / 1000 }));
+}
+
+/** One repetition's samples as chart lines; x = 0 is the moment its calls started. */
+function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
+  const l: RepLines = { memory: [], ok: [], rejected: [], deadline: [], failed: [], bystanders: [], stormWorkers: [], inflight: [], kills: [], loadEnd: null, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, limits: [] };
+  // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
+  // negative and every variant's load lines up; folders without phase events keep their origin.
+  const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');
+  const drainPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'drain');
+  const zero = loadPhase ? loadPhase.t : 0;
+  if (loadPhase && drainPhase) l.loadEnd = (drainPhase.t - zero) / 1000;
+  let lastUsage: number | null = null;
+  for (const s of samples) {
+    const x = (s.t - zero) / 1000;
+    if (s.kind === 'memory') {
+      l.memory.push({ x, y: s.usageBytes / MiB });
+      lastUsage = s.usageBytes;
+      if (s.limitBytes > 0 && Number.isFinite(s.limitBytes)) l.limits.push(s.limitBytes);
+    } else if (s.kind === 'load') {
+      addLoadSecond(l, x, s);
+    } else if (s.kind === 'metrics') {
+      if (s.inflightAttestations !== null) l.inflight.push({ x, y: s.inflightAttestations });
+    } else if (s.kind === 'event') {
+      // The marker sits at the memory the agent held just before the kill: at or near the limit.
+      if (s.type === 'oom-kill') l.kills.push({ x, y: (lastUsage ?? memoryLimitBytes) / MiB });
+      // The agent is gone until it restarts: break the lines instead of drawing a slope across the outage.
+      // (Only after the line has started: an agent that failed before its first sample leaves nothing to break.)
+      if (s.type === 'oom-kill' || s.type === 'agent-exit') {
+        if (l.memory.length > 0) l.memory.push({ x, y: null });
+        if (l.inflight.length > 0) l.inflight.push({ x, y: null });
+      }
+    }
+    if (s.kind !== 'event') {
+      if (x < l.min) l.min = x;
+      if (x > l.max) l.max = x;
+    }
+  }
+  // Lines need ascending x (the charts declare their data normalized); a samples file can hold
+  // lines out of order, e.g. events of a failed first agent start logged before the retry's.
+  for (const list of [l.memory, l.ok, l.rejected, l.deadline, l.failed, l.bystanders, l.inflight, l.stormWorkers, l.kills]) list.sort((a, b) => a.x - b.x);
+  return l;
+}
+
+function addLoadSecond(l: RepLines, x: number, s: Extract<SampleLine, { kind: 'load' }>): void {
+  l.ok.push({ x, y: s.ok });
+  l.rejected.push({ x, y: s.rateLimited });
+  l.deadline.push({ x, y: s.deadlineExceeded });
+  l.failed.push({ x, y: s.error });
+  if (s.stormWorkers !== undefined) l.stormWorkers.push({ x, y: s.stormWorkers });
+  if (s.bystanders) {
+    const b = s.bystanders;
+    const calls = b.ok + b.rateLimited + b.deadlineExceeded + b.error;
+    // A second without a finished bystander call has no ratio: a gap, not a zero.
+    l.bystanders.push({ x, y: calls > 0 ? b.ok / calls : null });
+  }
+}
+
+/** A repetition's lines join the chart series; lines that would say nothing are left out. */
+function addRepLines(out: TimeSeries, base: Omit<TimeSeries['memory'][number], 'points'>, l: RepLines): void {
+  if (l.loadEnd !== null) out.loadEnd = Math.max(out.loadEnd ?? 0, l.loadEnd);
+  if (new Set(l.stormWorkers.map((p) => p.y)).size > 1) out.stormWorkers.push({ ...base, points: l.stormWorkers });
+  if (l.bystanders.some((p) => p.y !== null)) out.bystanderSuccess.push({ ...base, points: l.bystanders });
+  if (l.memory.length > 0) out.memory.push({ ...base, points: downsampleMax(l.memory, MAX_MEMORY_POINTS) });
+  if (l.ok.length > 0) {
+    out.okRps.push({ ...base, points: l.ok });
+    // A placement that never rejected (disabled) would only add a flat line at zero.
+    if (l.rejected.some((p) => p.y !== 0)) out.rejectedRps.push({ ...base, points: l.rejected });
+    if (l.deadline.some((p) => p.y !== 0)) out.deadlineExceededRps.push({ ...base, points: l.deadline });
+    if (l.failed.some((p) => p.y !== 0)) out.errorRps.push({ ...base, points: l.failed });
+  }
+  if (l.inflight.some((p) => p.y !== null)) out.inflight.push({ ...base, points: downsampleMax(l.inflight, MAX_MEMORY_POINTS) });
+  if (l.kills.length > 0) out.oomKills.push({ ...base, points: l.kills });
 }
 
 /** Highest cumulative rejection count per key type seen in metrics samples (counters only grow). */

@@ -17,8 +17,8 @@ export { workloadIdFor, entriesJson, checkBatchOutput, checkDeleteOutput } from 
 export type { PodForEntry, EntryJson } from './entries.js';
 export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement, joinTokenRefusal, placementMismatch } from './agent.js';
 export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand, LimiterPlacement } from './agent.js';
-export { probeSvid, inPod, asGroup } from './svid-probe.js';
-export type { ProbeSvidOptions, ProbeResult, PodSpawner, ProbeSpawn } from './svid-probe.js';
+export { probeSvid, asGroup } from './svid-probe.js';
+export type { ProbeSvidOptions, ProbeResult, ProbeSpawn } from './svid-probe.js';
 export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from './metrics.js';
 export { spireAgentLauncher } from './launcher.js';
 export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';

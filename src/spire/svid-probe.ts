@@ -16,18 +16,8 @@ export type ProbeResult =
   | { ok: true; spiffeId: string; attempts: number; afterMs: number }
   | { ok: false; attempts: number; afterMs: number; lastCode: number; lastDetails: string };
 
-/** Starts the probe process somewhere: inside a sandbox pod (inPod) or as a process of its own (asGroup). */
+/** Starts the probe process somewhere: inside a sandbox pod (Sandbox.spawnInPod) or as a process of its own (asGroup). */
 export type ProbeSpawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
-
-/** What the probe needs of a sandbox: a process in a given pod (Sandbox.spawnInPod fits). */
-export interface PodSpawner<P> {
-  spawnInPod(pod: P, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
-}
-
-/** The probe inside a sandbox pod: its cgroup and uid, so the k8s attestor resolves the pod. */
-export function inPod<P>(sandbox: PodSpawner<P>, pod: P): ProbeSpawn {
-  return (command, args, options) => sandbox.spawnInPod(pod, command, args, options);
-}
 
 /**
  * The probe as a process of its own with a group of its own, outside any pod: the unix attestor

@@ -14,7 +14,6 @@ import { PROTO_PATH } from '../../src/proto/index.js';
 import { createSandbox, newRunId, type Sandbox, type SandboxPod } from '../../src/sandbox/index.js';
 import {
   findSpireBinaries,
-  inPod,
   kubeletAccessFor,
   prepareSpireAgent,
   probeSvid,
@@ -23,6 +22,7 @@ import {
   startSpireAgent,
   startSpireServer,
   workloadIdFor,
+  type ProbeSpawn,
   type RunningSpireAgent,
   type SpireAgentPlan,
   type SpireBinaries,
@@ -35,6 +35,9 @@ const skipReason = !BIN_DIR ? 'SPIRE_BIN_DIR is unset (point it at a folder with
 if (skipReason) console.warn(`test/spire/spire-local.slow.test.ts skipped: ${skipReason}`);
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'jwt-burst.mjs');
+
+/** The probe inside a sandbox pod: its cgroup and uid, so the k8s attestor resolves the pod. */
+const inPod = (sandbox: Sandbox, pod: SandboxPod): ProbeSpawn => (command, args, options) => sandbox.spawnInPod(pod, command, args, options);
 
 interface Answer {
   code: number;
