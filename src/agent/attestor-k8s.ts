@@ -1,6 +1,6 @@
 // The k8s attestor: the caller's pod and container from its cgroup, then the pod looked up in the
 // kubelet's pod list, turned into k8s:* selectors. A caller outside any container gets none.
-import { AttestationError, type AttestorDeps } from './attestor.js';
+import { AttestationError, type AttestorDeps } from './attestation-error.js';
 import { parseCgroup } from './cgroup-path.js';
 import type { AgentConfig } from './config.js';
 import {

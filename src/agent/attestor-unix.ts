@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AttestationError, type AttestorDeps } from './attestor.js';
+import { AttestationError, type AttestorDeps } from './attestation-error.js';
 import type { AgentConfig } from './config.js';
 import { exePath, readStatusSync } from './procfs.js';
 import type { Attestor, CallerCreds, Selector } from './types.js';

@@ -2,8 +2,17 @@
 // the scheduler reports while it runs (FaultEvent) and what it records per fault (FaultRecord).
 import type { Cgroup } from '../cgroup/index.js';
 import type { KubeletFaultControls } from '../sandbox/index.js';
-import type { FaultStarter } from './action.js';
-import type { FaultAction } from './schema.js';
+import type { FaultAction, FaultOf } from './schema.js';
+
+export interface StartedFault {
+  /** What was done, for the fault-start event. */
+  detail: string;
+  /** Ends the fault and undoes it; resolves with the fault-end event's detail. Absent for instantaneous actions. */
+  end?(): Promise<string>;
+}
+
+/** What every fault action implements: start it now against the target (see action.ts). */
+export type FaultStarter<A extends FaultAction> = (fault: FaultOf<A>, target: FaultTarget) => Promise<StartedFault>;
 
 /** Starters a target supplies for some actions, replacing the built-in ones (which act on a local pid or cgroup). */
 export type FaultStarters = { [A in FaultAction]?: FaultStarter<A> };

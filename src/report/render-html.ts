@@ -4,7 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-configs.js';
-import type { ExtraSection } from './render-reports.js';
+import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';

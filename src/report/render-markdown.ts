@@ -1,6 +1,6 @@
 // summary.md: verdict and table in GitHub-flavoured Markdown, for a CI job summary or a pull-request
 // comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
-import type { ExtraSection } from './render-reports.js';
+import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
 import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
 

@@ -9,14 +9,9 @@ import { loadRun } from './load-run.js';
 import { renderHtml } from './render-html.js';
 import { renderMarkdown } from './render-markdown.js';
 import { renderPng } from './render-png.js';
-import { REPORT_FORMATS, type ReportData, type ReportFormat } from './report-model.js';
+import { REPORT_FORMATS, type ExtraSection, type ReportData, type ReportFormat } from './report-model.js';
 
-/** A section another module renders (the CI baseline comparison), placed after the verdict and table. */
-export interface ExtraSection {
-  title: string;
-  html: string;
-  markdown: string[];
-}
+export type { ExtraSection } from './report-model.js';
 
 export interface RenderOptions {
   /** Sections rendered elsewhere, shown in report.html and summary.md after the run's table. */

@@ -205,3 +205,10 @@ export interface ReportData {
   comparison: DeltaRow[] | null;
   series: TimeSeries;
 }
+
+/** A section another module renders (the CI baseline comparison), placed after the verdict and table. */
+export interface ExtraSection {
+  title: string;
+  html: string;
+  markdown: string[];
+}

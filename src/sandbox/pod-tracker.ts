@@ -2,7 +2,7 @@
 // tree is stopped: SIGTERM to everything in its cgroup (or its process groups), SIGKILL after a grace.
 import type { ChildProcess } from 'node:child_process';
 import type { PodDoc } from './pod-doc.js';
-import type { SandboxPod } from './sandbox.js';
+import type { SandboxPod } from './sandbox-pod.js';
 
 export interface PodState {
   pod: SandboxPod;
