@@ -252,8 +252,8 @@ async function loadPhase(r: Repetition): Promise<void> {
       callsAt = at;
       r.kubeletAtCalls = sandbox.kubelet.requests;
       r.machineAtCalls = readMachineCpu();
-      // The list the storm meets; an external agent asks its own kubelet, not this one.
-      if (ctx.variant.agent.kind !== 'external') m.podList = { ...sandbox.kubelet.podList(), maxBytes: 0 };
+      // The list the storm meets; an agent without emulator settings (external) asks its own kubelet, not this one.
+      if (targetKind(ctx.variant.agent.kind).kubelet(ctx.variant.agent) !== null) m.podList = { ...sandbox.kubelet.podList(), maxBytes: 0 };
       timeline.enter('load', at);
       // Faults count from the moment the calls start: pods take a while to come up here.
       if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
