@@ -60,9 +60,10 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const survived = ran.filter((r) => r.oomKills === 0).map((r) => r.placement);
 
   // The brief's ratios are between the reference agent's placements; the first variant of each counts.
-  const byPlacement = (p: string) => ran.find((r) => r.agent.kind === 'reference' && r.agent.placement === p);
+  const reference = ran.filter((r) => r.agent.kind === 'reference');
+  const byPlacement = (p: string) => reference.find((r) => r.agent.placement === p);
   // The unlimited agent's measured peak (one that was not OOM-killed) is the honest denominator.
-  const disabledRows = ran.filter((r) => r.agent.kind === 'reference' && r.agent.placement === 'disabled');
+  const disabledRows = reference.filter((r) => r.agent.placement === 'disabled');
   const disabled = disabledRows.find((r) => r.oomKills === 0) ?? disabledRows[0];
   const ratio = (p: string): number | null => {
     const row = byPlacement(p);
