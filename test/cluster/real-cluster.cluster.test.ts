@@ -82,7 +82,9 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
       // The node's /pods as large as a full node's: filler pods placed before the storm.
       expect(lines.some((l) => l.kind === 'event' && l.type === 'note' && /filler pods listed by the kubelet/.test(l.detail)), v.name).toBe(true);
       const mem = lines.filter((l) => l.kind === 'memory' && l.t >= 0);
-      expect(mem.length, v.name).toBeGreaterThan((results.scenario.resolved.duration / 1000) * 5);
+      // Readings for the whole load; an agent the kernel killed has none while the kubelet waits to restart it.
+      if (!v.restarts) expect(mem.length, v.name).toBeGreaterThan((results.scenario.resolved.duration / 1000) * 5);
+      else expect(mem.length, v.name).toBeGreaterThan(0);
       // No gap longer than 1 s between readings, outside the agent's restarts.
       const starts = lines.filter((l) => l.kind === 'event' && l.type === 'agent-start').map((l) => l.t);
       for (let i = 1; i < mem.length; i++) {
