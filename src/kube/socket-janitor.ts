@@ -1,8 +1,8 @@
 // The socket directories (`/run/attestorm/<namespace>`, hostPath DirectoryOrCreate) live on the
 // nodes, not in the API: deleting a namespace leaves them. A janitor pod per node — the project's
-// image, root, the parent directory as a hostPath — removes them before the namespace goes
-// (a run's teardown) or those of namespaces being removed (`kind cleanup`). Removing the source of
-// a bind mount is fine while pods still hold it: the run is over.
+// image, root, the parent directory as a hostPath, in a namespace of its own — removes them once
+// the namespaces whose pods mounted them are gone (a run's teardown, `kind cleanup`): a pod that
+// still runs would have the kubelet re-create its directory when it restarts.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyObjects } from './apply.js';
 import { setTimeout as sleep } from 'node:timers/promises';

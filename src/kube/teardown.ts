@@ -1,9 +1,10 @@
-// Removing what a variant run created: its namespace (which takes everything namespaced with it)
-// and its cluster-scoped RBAC, found by label. `cleanupCluster` does the same for every run that
-// left something behind (killed runner, lost connection).
+// Removing what a variant run created: its namespace (which takes everything namespaced with it),
+// its cluster-scoped RBAC, found by label, and its socket directory on the nodes. `cleanupCluster`
+// does the same for every run that left something behind (killed runner, lost connection).
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { labels, MANAGED_SELECTOR, RUN_LABEL } from './names.js';
-import { removeSocketDirs } from './socket-janitor.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { removeSocketDirs, type SocketDirSelection } from './socket-janitor.js';
 import { applyObjects } from './apply.js';
 import { DEFAULT_IMAGES } from './variant.js';
 
@@ -27,12 +28,37 @@ const warn = (problems: string[]) => {
   for (const p of problems) process.stderr.write(`attestorm: ${p}; the socket directory stays on the node (attestorm kind cleanup removes it)\n`);
 };
 
-/** Deletes one variant run's socket directory on the nodes, its namespace and cluster-scoped objects. Idempotent. */
-export async function teardownVariant(kc: KubeConfig, namespace: string, opts: { image?: string; runId?: string } = {}): Promise<void> {
+/**
+ * Once the namespaces `doomed` are gone, removes socket directories on the nodes from a janitor
+ * namespace of its own: while a namespace's pods still run, the kubelet re-creates their hostPath
+ * directory (DirectoryOrCreate) whenever one restarts — an agent after an OOM kill, a pod still
+ * starting in a killed run. Returns whether the janitors finished on every node.
+ */
+async function sweepSocketDirsOnceGone(kc: KubeConfig, doomed: string[], o: { remove: SocketDirSelection; image?: string; runId?: string; namespaceGoneMs?: number }): Promise<boolean> {
   const core = kc.makeApiClient(CoreV1Api);
-  // While the namespace still takes pods: its janitor removes /run/attestorm/<namespace> on each node.
-  const exists = await core.readNamespace({ name: namespace }).then((n) => !n.metadata?.deletionTimestamp, () => false);
-  if (exists) warn(await removeSocketDirs(kc, { namespace, image: opts.image ?? DEFAULT_IMAGES.project, remove: [namespace], runId: opts.runId ?? 'teardown' }).catch((e: Error) => [`socket janitor in ${namespace}: ${e.message}`]));
+  const waitMs = o.namespaceGoneMs ?? 180_000;
+  const until = Date.now() + waitMs;
+  let left = doomed;
+  while (left.length && Date.now() < until) {
+    const now = new Set((await core.listNamespace()).items.map((n) => n.metadata!.name!));
+    left = left.filter((n) => now.has(n));
+    if (left.length) await sleep(1000);
+  }
+  if (left.length) warn([`namespace(s) ${left.join(', ')} still terminating after ${waitMs / 1000} s`]);
+  const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
+  await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(o.runId ?? 'cleanup', 'janitor') } }]);
+  try {
+    const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: o.image ?? DEFAULT_IMAGES.project, remove: o.remove, runId: o.runId ?? 'cleanup' });
+    warn(problems);
+    return !problems.length && !left.length;
+  } finally {
+    await core.deleteNamespace({ name: janitorNs }).catch(() => undefined);
+  }
+}
+
+/** Deletes one variant run's namespace and cluster-scoped objects, then its socket directory on the nodes. Idempotent. */
+export async function teardownVariant(kc: KubeConfig, namespace: string, opts: { image?: string; runId?: string; namespaceGoneMs?: number } = {}): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
   await core.deleteNamespace({ name: namespace }).catch((e) => {
     if (!notFound(e)) throw e;
   });
@@ -44,6 +70,7 @@ export async function teardownVariant(kc: KubeConfig, namespace: string, opts: {
   for (const r of (await rbac.listClusterRole({ labelSelector: MANAGED_SELECTOR })).items) {
     if (r.metadata?.name?.startsWith(`${namespace}-`)) await rbac.deleteClusterRole({ name: r.metadata.name }).catch((e) => void (notFound(e) || Promise.reject(e)));
   }
+  await sweepSocketDirsOnceGone(kc, [namespace], { ...opts, remove: [namespace] }).catch((e: Error) => warn([`socket janitor for ${namespace}: ${e.message}`]));
 }
 
 /**
@@ -67,24 +94,8 @@ export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; r
     removed.push(opts.runId ? `socket directories /run/attestorm/{${doomed.join(',')}} on the nodes` : 'socket directories /run/attestorm/atst-* on the nodes');
     return removed;
   }
-  // A killed run's pods may still be starting, and the kubelet (re)creates their hostPath directory
-  // when one does: the janitor runs once their namespaces are gone.
-  const until = Date.now() + (opts.namespaceGoneMs ?? 180_000);
-  let left = doomed;
-  while (left.length && Date.now() < until) {
-    const now = new Set((await core.listNamespace()).items.map((n) => n.metadata!.name!));
-    left = left.filter((n) => now.has(n));
-    if (left.length) await new Promise((r) => setTimeout(r, 1000));
-  }
-  if (left.length) warn([`namespace(s) ${left.join(', ')} still terminating after ${(opts.namespaceGoneMs ?? 180_000) / 1000} s`]);
-  const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
-  await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(opts.runId ?? 'cleanup', 'janitor') } }]);
-  try {
-    const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: opts.image ?? DEFAULT_IMAGES.project, remove: opts.runId ? doomed : { allExcept: staying }, runId: opts.runId ?? 'cleanup' });
-    warn(problems);
-    if (!problems.length) removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
-  } finally {
-    await core.deleteNamespace({ name: janitorNs }).catch(() => undefined);
+  if (await sweepSocketDirsOnceGone(kc, doomed, { remove: opts.runId ? doomed : { allExcept: staying }, image: opts.image, runId: opts.runId, namespaceGoneMs: opts.namespaceGoneMs })) {
+    removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
   }
   return removed;
 }

@@ -217,8 +217,9 @@ describe('a variant run against the fake API server, with a real agent and real 
     });
     await kubelet;
 
-    // Server-side apply with field manager attestorm, force, every object of the variant (and, at teardown, the socket janitor).
-    expect(fake.applies.length).toBe(renderVariant(renderContext(s, variant, { runId })).length + 1);
+    // Server-side apply with field manager attestorm, force, every object of the variant (and, at teardown,
+    // the socket janitor's namespace and pod).
+    expect(fake.applies.length).toBe(renderVariant(renderContext(s, variant, { runId })).length + 2);
     for (const a of fake.applies) {
       expect(a.contentType).toBe('application/apply-patch+yaml');
       expect(a.fieldManager).toBe('attestorm');
@@ -256,11 +257,13 @@ describe('a variant run against the fake API server, with a real agent and real 
     expect(lines).toContain('load');
     expect(readFileSync(join(runDir, 'pre-attestation.r1', 'agent.previous.log'), 'utf8')).toBe('agent log before the kill\n');
     expect(existsSync(join(runDir, 'pre-attestation.r1', 'agent.log'))).toBe(true);
-    // Teardown: the socket directory on the node first (a janitor pod per node, in the namespace while it
-    // still takes pods, the parent directory as its hostPath), then the namespace and the cluster-scoped RBAC.
-    expect(fake.janitors).toEqual([expect.objectContaining({ namespace: ns, node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_REMOVE: JSON.stringify([ns]) }) })]);
+    // Teardown: the namespace and the cluster-scoped RBAC first, then — once no pod of the namespace can
+    // restart and have the kubelet re-create it — the socket directory on the node (a janitor pod per
+    // node, in a janitor namespace of its own, the parent directory as its hostPath).
+    expect(fake.janitors).toEqual([expect.objectContaining({ namespace: expect.stringMatching(/^attestorm-janitor-/), node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_REMOVE: JSON.stringify([ns]) }) })]);
     const nsDeleted = fake.changes.find((c) => c.method === 'DELETE' && c.path === `/api/v1/namespaces/${ns}`)!;
-    expect(fake.janitors[0]!.at).toBeLessThanOrEqual(nsDeleted.at);
+    expect(fake.janitors[0]!.at).toBeGreaterThanOrEqual(nsDeleted.at);
+    expect(fake.deleted).toContain(`/api/v1/namespaces/${fake.janitors[0]!.namespace}`);
     expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
     expect([...fake.objects.keys()].filter((k) => k.includes(ns))).toEqual([]);
   }, 120_000);
