@@ -105,7 +105,7 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
   }
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, weak));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, weak));
-  return withAgentCpu(self, expect.minAgentCpuCores, withIntensity(self, expect.minOfferedRps, out));
+  return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, withIntensity(self, expect.minOfferedRps, out)));
 }
 
 function admittedSuccessCheck(self: VariantResult, min: number): ExpectationResult {
@@ -140,11 +140,15 @@ export function stormConditions(self: VariantResult): string {
  * reported as not judged (inconclusive) with its measured text kept.
  */
 /** Whether a variant's storm fell short of the intensity its expect block says its shape needs. */
-export function stormTooWeak(self: VariantResult, minOffered: number | undefined): boolean {
-  if (minOffered === undefined || self.error) return false;
+export function stormTooWeak(self: VariantResult, expect: Pick<ExpectInput, 'minOfferedRps' | 'minInflightAttestations'> | undefined): boolean {
+  if (!expect || self.error) return false;
   const offered = self.storm?.offeredRps ?? null;
-  return offered === null || offered < minOffered;
+  if (expect.minOfferedRps !== undefined && (offered === null || offered < expect.minOfferedRps)) return true;
+  return expect.minInflightAttestations !== undefined && !piledUp(self, expect.minInflightAttestations);
 }
+
+/** An OOM kill under the storm is the pile-up at its limit, whatever the last scrape before it saw. */
+const piledUp = (self: VariantResult, min: number) => self.oomKills > 0 || (self.peakInflightAttestations ?? -1) >= min;
 
 function withIntensity(self: VariantResult, minOffered: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
   if (minOffered === undefined) return rules;
@@ -160,6 +164,25 @@ function withIntensity(self: VariantResult, minOffered: number | undefined, rule
   const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', headline);
   const tag = limit?.by === 'generator' ? 'storm limited by the generator' : 'storm too weak';
   return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${tag}): ${e.message}` } : e))];
+}
+
+/**
+ * The pile-up precondition of a collapsing shape: the agent fell behind, so attestations stacked up.
+ * A closed-loop storm offers fewer calls the further the agent collapses (each worker waits out its
+ * deadline), so for these shapes the offered rate is no gauge; the attestations in flight at once are.
+ */
+function withPileUp(self: VariantResult, min: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
+  if (min === undefined) return rules;
+  const peak = self.peakInflightAttestations;
+  if (piledUp(self, min)) {
+    const shown = peak !== null && peak >= min ? `${peak} attestations in flight at once >= the ${min} this shape needs` : `OOM-killed with ${peak ?? 'an unmeasured number of'} attestations in flight at the last reading: the pile-up reached the memory limit`;
+    return [result('minInflightAttestations', min, peak, 'passed', peak === null ? 'bound' : 'measured', shown), ...rules];
+  }
+  const why = peak === null ? `the attestations in flight were not measured (${stormConditions(self)})` : `at most ${peak} attestations in flight at once, this variant's shape needs >= ${min}: the storm offered ${self.storm?.offeredRps != null ? rps(self.storm.offeredRps) : 'an unmeasured rate'}, ${stormConditions(self)}`;
+  return [
+    result('minInflightAttestations', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm too weak to pile up: ${why}`),
+    ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (no pile-up): ${e.message}` } : e)),
+  ];
 }
 
 /** A machine counts as saturated at this share of its cores busy. */
@@ -200,7 +223,7 @@ export function combineVerdicts(verdicts: readonly Verdict[]): Verdict {
  * first) and returns the run's verdict. `failOnInconclusive` turns inconclusive into a failure.
  */
 export function applyExpectations(variants: VariantResult[], expect: Partial<Record<string, ExpectInput>>, failOnInconclusive = false): Verdict {
-  const weak = new Set(variants.filter((v) => stormTooWeak(v, expect[v.name]?.minOfferedRps)).map((v) => v.name));
+  const weak = new Set(variants.filter((v) => stormTooWeak(v, expect[v.name])).map((v) => v.name));
   for (const v of variants) {
     v.expectations = evaluateExpectations(v, expect[v.name], variants, weak);
     v.verdict = v.error ? 'failed' : combineVerdicts(v.expectations.map((e) => e.verdict));

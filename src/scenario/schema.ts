@@ -105,6 +105,11 @@ const expectSchema = z
       .describe(
         "The storm intensity this variant's shape needs: calls the workers started per second at least this. A precondition, not a threshold: below it the generator, the machine or a neighbour held the storm back, and the variant is inconclusive with the measured numbers (never failed, never passed)",
       ),
+    minInflightAttestations: zPosInt('a positive integer')
+      .optional()
+      .describe(
+        "The pile-up this variant's collapsing shape needs: attestations in flight at once (the agent's metrics, read once a second) at least this, or an OOM kill. A precondition like minOfferedRps, for shapes where the agent falls behind: a closed-loop storm offers fewer calls the further the agent collapses, so the offered rate cannot tell a weak storm from a strong collapse",
+      ),
     minAgentCpuCores: z
       .number()
       .positive('must be a positive number of cores')

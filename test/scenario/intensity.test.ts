@@ -113,3 +113,38 @@ describe('minAgentCpuCores', () => {
     expect(evaluateExpectations(unknown, { minAgentCpuCores: 0.5 }, [unknown])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
   });
 });
+
+describe('minInflightAttestations: the pile-up a collapsing shape needs', () => {
+  it('met by the attestations in flight, or by an OOM kill whatever the last reading saw', () => {
+    const piled = variant('post', { peakInflightAttestations: 75, storm: storm(27), peakMemoryBytes: 110 * MiB });
+    const r = evaluateExpectations(piled, { minInflightAttestations: 30, minPeakMemory: '100Mi' }, [piled]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minInflightAttestations', 'passed'], ['minPeakMemory', 'passed']]);
+    expect(r[0]!.message).toBe('75 attestations in flight at once >= the 30 this shape needs');
+    const killed = variant('post', { peakInflightAttestations: 12, oomKills: 1, peakMemoryBytes: 128 * MiB });
+    expect(evaluateExpectations(killed, { minInflightAttestations: 30 }, [killed])[0]).toMatchObject({
+      verdict: 'passed', actual: 12, message: 'OOM-killed with 12 attestations in flight at the last reading: the pile-up reached the memory limit',
+    });
+  });
+
+  it('not met: inconclusive with the numbers, failures not judged, and a ratio to it not judged either', () => {
+    const pre = variant('pre', { peakMemoryBytes: 70 * MiB, peakInflightAttestations: 9 });
+    const post = variant('post', { peakMemoryBytes: 80 * MiB, peakInflightAttestations: 14, storm: storm(59) });
+    const unbounded = variant('unbounded', { peakMemoryBytes: 85 * MiB, peakInflightAttestations: 20 });
+    const verdict = applyExpectations([pre, post, unbounded], {
+      pre: { maxPeakRatio: { to: 'unbounded', value: 0.75 } },
+      post: { minInflightAttestations: 30, minPeakRatio: { to: 'pre', value: 1.3 } },
+      unbounded: { minInflightAttestations: 30, minPeakMemory: '100Mi' },
+    });
+    expect(post.expectations.map((e) => [e.name, e.verdict])).toEqual([['minInflightAttestations', 'inconclusive'], ['minPeakRatio', 'inconclusive']]);
+    expect(post.expectations[0]!.message).toMatch(/^storm too weak to pile up: at most 14 attestations in flight at once, this variant's shape needs >= 30: the storm offered 59\.0\/s, 96 of 96 workers started/);
+    expect(post.expectations[1]!.message).toMatch(/^not judged \(no pile-up\): peak 1\.14× pre/);
+    expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\)/);
+    expect(unbounded.verdict).toBe('inconclusive');
+    expect(verdict).toBe('inconclusive');
+  });
+
+  it('unmeasured attestations in flight (an agent without those metrics) are inconclusive, not passed', () => {
+    const spire = variant('spire', { peakInflightAttestations: null });
+    expect(evaluateExpectations(spire, { minInflightAttestations: 30 }, [spire])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
+  });
+});
