@@ -1,5 +1,6 @@
 // Leftovers of runs whose owner died without cleaning up (SIGKILL, OOM, power loss): their pod
-// processes, their cgroups in every hierarchy, their temp dirs, and sockets nobody listens on.
+// processes, their cgroups in every hierarchy (and a CPU budget's quota cgroup), their temp dirs,
+// and sockets nobody listens on.
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -92,6 +93,12 @@ function deadRunProcesses(isDead: (runId: string) => boolean): Array<{ pid: numb
 
 const RUN_ENV = 'ATTESTORM_RUN_ID=';
 
+/** `budget-<pid>`, the CPU quota cgroup of `--cpu-budget` (src/cgroup/cpu-budget.ts): dead when that pid no longer runs. */
+function deadBudget(name: string): boolean {
+  const m = /^budget-(\d+)$/.exec(name);
+  return m !== null && !existsSync(`/proc/${m[1]}`);
+}
+
 /** Removes (or with dryRun lists) leftovers of dead runs; returns the paths (and "pid <n> (run <id>)") concerned. */
 export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<string[]> {
   const dry = opts.dryRun ?? false;
@@ -122,6 +129,13 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   for (const base of bases) {
     const root = join(base, 'attestorm');
     for (const runId of listDirs(root)) {
+      if (deadBudget(runId)) {
+        // A --cpu-budget run's quota cgroup (and any run cgroups below it), its owner gone.
+        const dir = join(root, runId);
+        found.push(dir);
+        if (!dry) await removeTree(dir);
+        continue;
+      }
       if (!dead(runId)) continue;
       deadRuns.add(runId);
       const dir = join(root, runId);

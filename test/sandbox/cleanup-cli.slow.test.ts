@@ -68,6 +68,17 @@ describe('attestorm cleanup', () => {
 
     const expected = [runTempDir(runId), loose];
     if (host) expected.push(join(host.memoryBase, 'attestorm', runId), ...(host.cpuBase ? [join(host.cpuBase, 'attestorm', runId)] : []));
+    // A --cpu-budget quota cgroup whose owner is gone, with a run's cgroup below it, and a live one (ours).
+    const budgets = host?.cpuBase ? { dead: join(host.cpuBase, 'attestorm', `budget-${deadPid}`), live: join(host.cpuBase, 'attestorm', `budget-${process.pid}`) } : null;
+    if (budgets) {
+      mkdirSync(join(budgets.dead, 'attestorm', runId), { recursive: true });
+      mkdirSync(budgets.live, { recursive: true });
+      cleanups.push(async () => {
+        await removeTree(budgets.dead);
+        await removeTree(budgets.live);
+      });
+      expected.push(budgets.dead);
+    }
 
     const dry = cli('--dry-run');
     expect(dry.status).toBe(0);
@@ -83,6 +94,7 @@ describe('attestorm cleanup', () => {
     if (cg) expect(existsSync(cg.path)).toBe(false);
     expect(existsSync(liveSock)).toBe(true);
     expect(existsSync(runTempDir(sb.runId))).toBe(true);
+    if (budgets) expect(existsSync(budgets.live)).toBe(true);
 
     const again = cli();
     expect(again.status).toBe(0);
