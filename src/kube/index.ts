@@ -37,6 +37,6 @@ export { PodMemorySampler } from './sampler-pod-memory.js';
 export { renderMemorySampler } from './render-memory-sampler.js';
 export { clusterPlatform, clusterRunOptions, clusterScenarioProblems, clusterEnvironment, platformFacts } from './cluster-run.js';
 export { removeSocketDirs, janitorPod, JANITOR_SCRIPT, SOCKET_PARENT } from './socket-janitor.js';
-export { renderFillerPods, fillerCount, NODE_PODS, FILLER_SELECTOR } from './render-filler.js';
+export { renderFillerPods, fillerCount, FILLER_SELECTOR } from './render-filler.js';
 export { placeFillerPods } from './filler-pods.js';
 export { waitForNodeImages } from './node-images.js';

@@ -3,19 +3,20 @@
 // production node holds ~110 (about 1 MiB of JSON). Filler pods are bound to the agent's node with a
 // node selector no node carries, so the kubelet lists them (rejected at admission, phase Failed, as
 // a node lists its finished and evicted pods) and runs nothing: no sandbox, no container, no IP.
+import { DEFAULT_NODE_PODS } from '../sandbox/options.js';
 import { MANAGED_BY, MANAGER, ROLE_LABEL, RUN_LABEL, VARIANT_LABEL } from './names.js';
 import type { KubeObject, RenderContext } from './objects.js';
-
-/** A node's pods when the scenario does not say: the kubelet's default max-pods, as the local emulator fills to. */
-export const NODE_PODS = 110;
 /** The label filler pods select and no node has: the kubelet rejects them, and keeps listing them. */
 export const FILLER_SELECTOR = { 'attestorm.dev/filler': 'never-scheduled' } as const;
 
-/** How many filler pods a variant gets: its agent.kubelet.fillerPods, or up to a full node beside the run's own pods. */
+/**
+ * How many filler pods a variant gets: its agent.kubelet.fillerPods, or up to a full node (the
+ * kubelet's default max-pods, as the local emulator fills to) beside the run's own pods.
+ */
 export function fillerCount(ctx: RenderContext): number {
   if (ctx.variant.fillerPods !== null) return ctx.variant.fillerPods;
   const own = 1 + (ctx.variant.kind === 'spire' ? 1 : 0) + (ctx.memorySampler ? 1 : 0) + ctx.load.pods + (ctx.load.bystanders?.pods ?? 0);
-  return Math.max(0, NODE_PODS - own);
+  return Math.max(0, DEFAULT_NODE_PODS - own);
 }
 
 const APPS = [
