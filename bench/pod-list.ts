@@ -8,9 +8,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createKubeletClient } from '../src/agent/kubelet-client.js';
-import { buildPodDoc, startKubeletEmulator, type KubeletEmulatorOptions } from '../src/sandbox/index.js';
-
-const UID = '6f1f2b7e-6a51-4c1e-9a55-2f0c7f3f9e01';
+import { startKubeletEmulator, type KubeletEmulatorOptions } from '../src/sandbox/index.js';
+import { STORM_POD_UID as UID, stormPodDoc } from '../test/support/storm-pod.js';
 
 const SHAPES: Array<{ name: string; shape: Partial<KubeletEmulatorOptions> }> = [
   { name: 'small node (10 pods)', shape: { nodePods: 10 } },
@@ -22,20 +21,8 @@ const SHAPES: Array<{ name: string; shape: Partial<KubeletEmulatorOptions> }> = 
 // ---------- emulator side (child process) ----------
 
 async function serve(shape: Partial<KubeletEmulatorOptions>): Promise<void> {
-  const own = buildPodDoc({
-    name: 'storm-abcde12345-aaaaa',
-    namespace: 'storm',
-    uid: UID,
-    labels: { app: 'storm' },
-    owner: { kind: 'ReplicaSet', name: 'storm-abcde12345', uid: '6f1f2b7e-6a51-4c1e-9a55-2f0c7f3f9e02' },
-    nodeName: 'attestorm-node',
-    serviceAccount: 'storm-worker',
-    containers: [{ name: 'storm', image: 'registry.local/storm-worker:1.0', imageID: 'registry.local/storm-worker@sha256:' + 'cd'.repeat(32), containerID: 'ab'.repeat(32) }],
-    qosClass: 'BestEffort',
-    podIP: '10.244.1.2',
-    hostIP: '192.168.10.10',
-    startedAt: Date.now() - 60_000,
-  });
+  const own = stormPodDoc();
+
   const k = await startKubeletEmulator({ podSource: () => [own], ...shape });
   const list = k.podList();
   process.stdout.write(`${JSON.stringify({ url: k.url, bytes: list.bytes, items: list.items })}\n`);

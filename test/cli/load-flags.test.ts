@@ -1,22 +1,12 @@
 // `attestorm load`'s flags and the scenario's `load` block: one defaults table. Every scenario load
 // key has a flag, and the flags' defaults, parsed as the CLI parses them, equal the scenario's.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import yargs from 'yargs';
 import { FLAGS, SCENARIO_LOAD_FLAGS, loadCommand, loadPlanFromArgs } from '../../src/cli/cmd-load.js';
 import { parseScenario, scenarioJsonSchema } from '../../src/scenario/index.js';
+import { useListeningSocket } from '../support/listening-socket.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'attestorm-flags-'));
-const socket = join(dir, 'agent.sock');
-let server: Server;
-beforeAll(() => new Promise<void>((r) => (server = createServer().listen(socket, () => r()))));
-afterAll(async () => {
-  await new Promise((r) => server.close(r));
-  rmSync(dir, { recursive: true, force: true });
-});
+const { socket } = useListeningSocket('attestorm-flags-');
 
 /** argv as yargs builds it for `attestorm load --socket <s> [...args]`, defaults included. */
 async function argvOf(args: string[]): Promise<Record<string, unknown>> {

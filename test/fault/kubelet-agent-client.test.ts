@@ -4,7 +4,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKubeletClient, KubeletError, type KubeletClient } from '../../src/agent/kubelet-client.js';
 import { FaultScheduler, parseFaults, type FaultInput, type FaultTarget } from '../../src/fault/index.js';
-import { buildPodDoc, startKubeletEmulator, type KubeletEmulator } from '../../src/sandbox/index.js';
+import { startKubeletEmulator, type KubeletEmulator } from '../../src/sandbox/index.js';
+import { stormPodDoc } from '../support/storm-pod.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -12,20 +13,7 @@ afterEach(async () => {
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const pod = buildPodDoc({
-  name: 'storm-abcde12345-aaaaa',
-  namespace: 'storm',
-  uid: crypto.randomUUID(),
-  labels: { app: 'storm' },
-  owner: { kind: 'ReplicaSet', name: 'storm-abcde12345', uid: crypto.randomUUID() },
-  nodeName: 'attestorm-node',
-  serviceAccount: 'storm-worker',
-  containers: [{ name: 'storm', image: 'registry.local/storm:1', imageID: 'registry.local/storm@sha256:' + 'ab'.repeat(32), containerID: 'cd'.repeat(32) }],
-  qosClass: 'BestEffort',
-  podIP: '10.244.1.2',
-  hostIP: '192.168.10.10',
-  startedAt: Date.now() - 60_000,
-});
+const pod = stormPodDoc({ uid: crypto.randomUUID(), containerID: 'cd'.repeat(32) });
 
 async function setup(): Promise<{ kubelet: KubeletEmulator; client: KubeletClient; lookup(): Promise<string> }> {
   const kubelet = await startKubeletEmulator({ podSource: () => [pod], fillerPods: 5 });

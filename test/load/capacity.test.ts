@@ -4,14 +4,14 @@
 // cases below lower for real with prlimit).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, EXIT } from '../../src/errors.js';
 import { capacityProblems, checkLoadCapacity, loadPlanSize, readHostCapacity, type HostCapacity } from '../../src/load/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 import { skipNote } from '../support/skip-note.js';
+import { useListeningSocket } from '../support/listening-socket.js';
 
 const MiB = 1024 * 1024;
 /** A roomy host: every limit far above what the cases ask. */
@@ -134,14 +134,7 @@ describe('load capacity', () => {
 const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => existsSync(p));
 describe.skipIf(!prlimit)('load capacity at the CLI', () => {
   if (!prlimit) skipNote('load capacity at the CLI', 'prlimit (util-linux) is not installed');
-  const dir = mkdtempSync(join(tmpdir(), 'attestorm-capacity-cli-'));
-  const socket = join(dir, 'agent.sock');
-  let server: Server;
-  beforeAll(() => new Promise<void>((r) => (server = createServer().listen(socket, () => r()))));
-  afterAll(async () => {
-    await new Promise((r) => server.close(r));
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, socket } = useListeningSocket('attestorm-capacity-cli-');
   const cli = (args: string[]) =>
     spawnSync(prlimit!, ['--nofile=1000:1000', process.execPath, join(PROJECT_ROOT, 'bin', 'attestorm.js'), ...args], { encoding: 'utf8', timeout: 120_000, cwd: PROJECT_ROOT });
 

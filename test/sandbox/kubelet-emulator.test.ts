@@ -1,19 +1,11 @@
 // The kubelet emulator over real HTTP(S) on loopback: document shape and size, visibility delay,
 // failures, latency, bearer token, TLS verified with the generated CA, and 404s.
 import { request as httpsRequest } from 'node:https';
-import { afterEach, describe, expect, it } from 'vitest';
-import { buildPodDoc, CONFIG_SEEN_ANNOTATION, startKubeletEmulator, type KubeletEmulator, type PodDoc } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
+import { buildPodDoc, CONFIG_SEEN_ANNOTATION, type KubeletEmulator, type PodDoc } from '../../src/sandbox/index.js';
+import { useKubeletEmulators } from '../support/kubelet-emulators.js';
 
-const open: KubeletEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((k) => k.close()));
-});
-
-async function start(opts: Parameters<typeof startKubeletEmulator>[0]): Promise<KubeletEmulator> {
-  const k = await startKubeletEmulator(opts);
-  open.push(k);
-  return k;
-}
+const start = useKubeletEmulators();
 
 function pod(name: string, startedAt = Date.now()): PodDoc {
   return buildPodDoc({

@@ -5,41 +5,18 @@
 import { createHash } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { buildPodDoc, startKubeletEmulator, type KubeletEmulator, type PodDoc } from '../../src/sandbox/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startKubeletEmulator, type KubeletEmulator } from '../../src/sandbox/index.js';
+import { useKubeletEmulators } from '../support/kubelet-emulators.js';
+import { STORM_CONTAINER_ID, STORM_POD_UID, stormPodDoc } from '../support/storm-pod.js';
 import { fillerPods, terminatedPods } from '../../src/sandbox/filler-pods.js';
 import { fakeProcRoot, podCgroup, scrape, startTestAgent, tempDir, unary } from '../agent/harness.js';
 
-const open: KubeletEmulator[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((k) => k.close()));
-});
+const start = useKubeletEmulators();
 
-async function start(opts: Parameters<typeof startKubeletEmulator>[0]): Promise<KubeletEmulator> {
-  const k = await startKubeletEmulator(opts);
-  open.push(k);
-  return k;
-}
-
-const UID = '6f1f2b7e-6a51-4c1e-9a55-2f0c7f3f9e01';
-const CID = 'ab'.repeat(32);
-
-function stormPod(): PodDoc {
-  return buildPodDoc({
-    name: 'storm-abcde12345-aaaaa',
-    namespace: 'storm',
-    uid: UID,
-    labels: { app: 'storm' },
-    owner: { kind: 'ReplicaSet', name: 'storm-abcde12345', uid: '6f1f2b7e-6a51-4c1e-9a55-2f0c7f3f9e02' },
-    nodeName: 'attestorm-node',
-    serviceAccount: 'storm-worker',
-    containers: [{ name: 'storm', image: 'registry.local/storm-worker:1.0', imageID: 'registry.local/storm-worker@sha256:' + 'cd'.repeat(32), containerID: CID }],
-    qosClass: 'BestEffort',
-    podIP: '10.244.1.2',
-    hostIP: '192.168.10.10',
-    startedAt: Date.now() - 60_000,
-  });
-}
+const UID = STORM_POD_UID;
+const CID = STORM_CONTAINER_ID;
+const stormPod = () => stormPodDoc();
 
 interface PodJson {
   metadata: { uid: string; ownerReferences: Array<{ kind: string }> };
