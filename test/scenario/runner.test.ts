@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../../src/cgroup/index.js';
 import { parseNdjson } from '../../src/sample/index.js';
-import { newRunId } from '../../src/sandbox/index.js';
+import { newRunId, runTempDir } from '../../src/sandbox/index.js';
 import { parseScenario, Progress, runScenario, runVariant, type LoadDriver } from '../../src/scenario/index.js';
 import { prepareTargets } from '../../src/target/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
@@ -258,6 +258,8 @@ describe('the runner through the LoadDriver seam', () => {
       expect(pidsWithArg(join(runDir, 'pre.r1', 'agent.yaml'))).toEqual([]);
       if (host) expect(existsSync(join(host.memoryBase, 'attestorm', runId, 'agent-pre-r1'))).toBe(false);
     } finally {
+      // runVariant alone leaves the run's temp dir to its caller (runScenario removes it).
+      rmSync(runTempDir(runId), { recursive: true, force: true });
       for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase]) {
         if (!base) continue;
         await removeTree(join(base, 'attestorm', runId));
