@@ -1,6 +1,7 @@
 // The forking-worker load generator: N pods × M worker processes against any Workload API socket.
-export { runLoad, podStartTimeoutMs, podConfigFor } from './run-load.js';
+export { runLoad } from './run-load.js';
 export type { LoadSummary, LoadEnv } from './run-load.js';
+export { podStartTimeoutMs, podConfigFor } from './run-load-plan.js';
 // Burst faults: a wave of extra storm pods while the load runs, and the storm's live size per second.
 export { waveSizes } from './storm-wave.js';
 export type { StormControl, StormWave, StormWaveEnd } from './storm-wave.js';
