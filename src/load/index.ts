@@ -1,6 +1,7 @@
 // The forking-worker load generator: N pods × M worker processes against any Workload API socket.
-export { runLoad, podStartTimeoutMs, podConfigFor } from './run-load.js';
+export { runLoad } from './run-load.js';
 export type { LoadSummary, LoadEnv } from './run-load.js';
+export { podStartTimeoutMs, podConfigFor } from './run-load-plan.js';
 // Burst faults: a wave of extra storm pods while the load runs, and the storm's live size per second.
 export { waveSizes } from './storm-wave.js';
 export type { StormControl, StormWave, StormWaveEnd } from './storm-wave.js';
@@ -14,6 +15,7 @@ export type { PodTotals } from './aggregator.js';
 export { readCpuSeconds, readPssAndPrivate, samplePss } from './memory.js';
 // For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
 export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE } from './bundle.js';
+export type { LoadBundles } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
 export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './format.js';

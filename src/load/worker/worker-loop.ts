@@ -4,11 +4,11 @@
 // so each worker bundle holds only the transport it uses.
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
-import type { FromWorker, GoMessage, IntervalData, ToWorker, WorkerConfig } from './messages.js';
+import type { FromWorker, GoMessage, IntervalData, LoadMethod, ToWorker, WorkerConfig } from './messages.js';
 import { OkGapTracker } from './ok-gap.js';
 import { Pacer, backoffDelayMs, classify, latencyUs, makePicker } from './policy.js';
 import { SecondRecorder } from './recorder.js';
-import type { TransportFactory } from './transport.js';
+import type { Transport, TransportFactory } from './transport.js';
 
 // V8 lets the old generation grow to tens of MiB of garbage before a full collection — per-call
 // connections produce plenty, and their native parts (nghttp2 sessions, socket buffers) are freed
@@ -52,119 +52,131 @@ export function runWorker(makeTransport: TransportFactory): void {
   // The pod process owns us: when it goes away (crash, SIGKILL), so do we.
   process.on('disconnect', () => process.exit(0));
 
-  const recorder = new SecondRecorder();
-  const caller = makeTransport(config.socket, config.connection, config.deadlineMs, config.audience, config.methods.some(([m]) => m === 'ValidateJWTSVID'));
-  const pick = makePicker(config.methods);
+  const loop = new CallLoop(config, makeTransport);
+  process.on('message', (msg: ToWorker) => {
+    if (msg.type === 'go') loop.start(msg);
+    else if (msg.type === 'stop') loop.stop();
+  });
+  process.on('SIGTERM', () => loop.stop());
 
-  let t0 = 0;
-  let lastSecond = 0;
-  let pacer: Pacer;
-  let calls = 0;
-  let cpuAtGo: NodeJS.CpuUsage | null = null;
-  let failures = 0;
-  const okGaps = new OkGapTracker();
-  let inFlight = false;
-  let stopping = false;
-  let finished = false;
-  let flushTimer: NodeJS.Timeout | undefined;
-  let endTimer: NodeJS.Timeout | undefined;
+  send({ type: 'ready', pid: process.pid });
+}
 
-  function currentSecond(): number {
-    return Math.max(0, Math.min(lastSecond, Math.floor((Date.now() - t0) / 1000)));
+/**
+ * One call at a time from the release to the end time (or a stop, or maxCalls), each recorded in
+ * its second against the time it was meant to start; then the last second and 'done'.
+ */
+class CallLoop {
+  readonly #config: WorkerConfig;
+  readonly #recorder = new SecondRecorder();
+  readonly #caller: Transport;
+  readonly #pick: (r: number) => LoadMethod;
+  readonly #okGaps = new OkGapTracker();
+  readonly #heap = heapTrimmer();
+  #t0 = 0;
+  #lastSecond = 0;
+  #pacer!: Pacer;
+  #calls = 0;
+  #cpuAtGo: NodeJS.CpuUsage | null = null;
+  #failures = 0;
+  #inFlight = false;
+  #stopping = false;
+  #finished = false;
+  #flushTimer: NodeJS.Timeout | undefined;
+  #endTimer: NodeJS.Timeout | undefined;
+
+  constructor(config: WorkerConfig, makeTransport: TransportFactory) {
+    this.#config = config;
+    this.#caller = makeTransport(config.socket, config.connection, config.deadlineMs, config.audience, config.methods.some(([m]) => m === 'ValidateJWTSVID'));
+    this.#pick = makePicker(config.methods);
   }
 
-  const heap = heapTrimmer();
+  #currentSecond(): number {
+    return Math.max(0, Math.min(this.#lastSecond, Math.floor((Date.now() - this.#t0) / 1000)));
+  }
 
-  function ship(data: IntervalData | null): void {
+  #ship(data: IntervalData | null): void {
     if (data) send({ type: 'interval', data });
   }
 
   // Seconds with calls are shipped as soon as a call lands in the next one; this timer covers
   // seconds that end while a call is stuck, so the pod process never waits on a quiet worker.
-  function scheduleFlush(): void {
-    const next = t0 + (currentSecond() + 1) * 1000;
-    flushTimer = setTimeout(() => {
-      if (recorder.second >= 0 && recorder.second < currentSecond()) ship(recorder.take());
+  #scheduleFlush(): void {
+    const next = this.#t0 + (this.#currentSecond() + 1) * 1000;
+    this.#flushTimer = setTimeout(() => {
+      if (this.#recorder.second >= 0 && this.#recorder.second < this.#currentSecond()) this.#ship(this.#recorder.take());
       // Seconds before the current one are all shipped now (a second is shipped when a call lands
       // in a later one, or just above): say so, calls or not, so the pod need not wait for us.
-      if (currentSecond() > 0) send({ type: 'flushed', second: currentSecond() - 1 });
-      heap.trim();
-      if (!finished) scheduleFlush();
+      if (this.#currentSecond() > 0) send({ type: 'flushed', second: this.#currentSecond() - 1 });
+      this.#heap.trim();
+      if (!this.#finished) this.#scheduleFlush();
     }, Math.max(0, next - Date.now()) + 5);
   }
 
-  function start(go: GoMessage): void {
-    heap.measure();
-    cpuAtGo = process.cpuUsage();
-    t0 = go.t0;
-    okGaps.start(go.t0, go.endAt);
-    lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
-    pacer = new Pacer(config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
-    endTimer = setTimeout(stop, Math.max(0, go.endAt - Date.now()));
-    scheduleFlush();
+  start(go: GoMessage): void {
+    this.#heap.measure();
+    this.#cpuAtGo = process.cpuUsage();
+    this.#t0 = go.t0;
+    this.#okGaps.start(go.t0, go.endAt);
+    this.#lastSecond = Math.max(0, Math.ceil((go.endAt - go.t0) / 1000) - 1);
+    this.#pacer = new Pacer(this.#config.rate, performance.now() + Math.max(0, go.t0 - Date.now()));
+    this.#endTimer = setTimeout(() => this.stop(), Math.max(0, go.endAt - Date.now()));
+    this.#scheduleFlush();
     const wait = go.t0 - Date.now();
-    if (wait > 0) setTimeout(issue, wait);
-    else issue();
+    if (wait > 0) setTimeout(() => this.#issue(), wait);
+    else this.#issue();
   }
 
-  function issue(): void {
-    if (stopping || (config.maxCalls !== null && calls >= config.maxCalls)) return finish();
+  #issue(): void {
+    if (this.#stopping || (this.#config.maxCalls !== null && this.#calls >= this.#config.maxCalls)) return this.#finish();
     const now = performance.now();
-    const intendedAt = pacer.next(now);
-    if (intendedAt > now + 0.5) setTimeout(fire, intendedAt - now, intendedAt);
-    else fire(intendedAt);
+    const intendedAt = this.#pacer.next(now);
+    if (intendedAt > now + 0.5) setTimeout(() => this.#fire(intendedAt), intendedAt - now);
+    else this.#fire(intendedAt);
   }
 
-  function fire(intendedAt: number): void {
-    if (stopping) return finish();
-    inFlight = true;
+  #fire(intendedAt: number): void {
+    if (this.#stopping) return this.#finish();
+    this.#inFlight = true;
     let sync = true;
-    caller.call(pick(Math.random()), (code, details) => {
-      inFlight = false;
-      calls++;
+    this.#caller.call(this.#pick(Math.random()), (code, details) => {
+      this.#inFlight = false;
+      this.#calls++;
       const outcome = classify(code, details);
-      ship(recorder.record(currentSecond(), outcome, code, latencyUs(intendedAt, performance.now())));
+      this.#ship(this.#recorder.record(this.#currentSecond(), outcome, code, latencyUs(intendedAt, performance.now())));
       let delay = 0;
       if (outcome === 'ok') {
-        failures = 0;
-        okGaps.ok(Date.now());
-      } else if (config.retry === 'backoff') {
-        delay = backoffDelayMs(++failures);
-        pacer.skipUntil(performance.now() + delay);
+        this.#failures = 0;
+        this.#okGaps.ok(Date.now());
+      } else if (this.#config.retry === 'backoff') {
+        delay = backoffDelayMs(++this.#failures);
+        this.#pacer.skipUntil(performance.now() + delay);
       }
-      if (delay > 0) setTimeout(issue, delay);
+      if (delay > 0) setTimeout(() => this.#issue(), delay);
       // A failure reported synchronously (e.g. a closed channel) must not recurse on the stack.
-      else if (sync) setImmediate(issue);
-      else issue();
+      else if (sync) setImmediate(() => this.#issue());
+      else this.#issue();
     });
     sync = false;
   }
 
-  function stop(): void {
-    if (stopping) return;
-    stopping = true;
+  stop(): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
     // A call in flight is bounded by its deadline; its answer still counts.
-    if (!inFlight) finish();
+    if (!this.#inFlight) this.#finish();
   }
 
-  function finish(): void {
-    if (finished) return;
-    finished = true;
-    clearTimeout(flushTimer);
-    clearTimeout(endTimer);
-    ship(recorder.take());
-    caller.close();
-    const cpu = cpuAtGo ? process.cpuUsage(cpuAtGo) : { user: 0, system: 0 };
+  #finish(): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    clearTimeout(this.#flushTimer);
+    clearTimeout(this.#endTimer);
+    this.#ship(this.#recorder.take());
+    this.#caller.close();
+    const cpu = this.#cpuAtGo ? process.cpuUsage(this.#cpuAtGo) : { user: 0, system: 0 };
     // The stretch since the last success runs to the end of the phase (or to an early stop).
-    const longestOkGapMs = okGaps.finish(Date.now());
-    send({ type: 'done', calls, cpuMs: (cpu.user + cpu.system) / 1000, longestOkGapMs }, () => process.exit(0));
+    const longestOkGapMs = this.#okGaps.finish(Date.now());
+    send({ type: 'done', calls: this.#calls, cpuMs: (cpu.user + cpu.system) / 1000, longestOkGapMs }, () => process.exit(0));
   }
-
-  process.on('message', (msg: ToWorker) => {
-    if (msg.type === 'go') start(msg);
-    else if (msg.type === 'stop') stop();
-  });
-  process.on('SIGTERM', stop);
-
-  send({ type: 'ready', pid: process.pid });
 }
