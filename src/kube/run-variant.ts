@@ -10,6 +10,7 @@ import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
 import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
+import { sleep } from '../util/index.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
 import type { RenderContext } from './objects.js';
 import { loadPod, renderGenerators } from './render-generators.js';
@@ -30,7 +31,7 @@ import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
 import { placeFillerPods } from './filler-pods.js';
-import { sleep, waitFor } from './wait.js';
+import { waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
 
 export interface RunVariantInClusterOptions {
