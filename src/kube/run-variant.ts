@@ -61,8 +61,6 @@ export interface RunVariantInClusterOptions {
   /** The agent node's cgroup version, once known (the node's cgroup on this host, or the memory-sampler pod's answer). */
   onCgroupVersion?(version: 'v1' | 'v2'): void;
   timeouts?: { agentReadyMs?: number; generatorsReadyMs?: number };
-  /** Leave the namespace for inspection (--keep). */
-  keep?: boolean;
 }
 
 const END_GRACE_MS = 3000;
@@ -259,7 +257,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();
-    if (!o.keep) await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
 }
 
