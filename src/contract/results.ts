@@ -87,22 +87,35 @@ export interface DeathRecord {
   counted: boolean;
 }
 
-/** One fault of the schedule as it happened in one repetition (times in ms since the calls started). */
-export interface FaultResult {
+/**
+ * One fault of the schedule as it happened in one repetition (times in ms since the calls started).
+ * The fault scheduler records all but `rep`, which the runner adds.
+ */
+export interface FaultRecord {
   rep: number;
   action: string;
   atMs: number;
+  /** null for instantaneous actions (agent-kill, pod-churn). */
   forMs: number | null;
+  /** null when the load ended (or was interrupted) before the fault's time. */
   startedAtMs: number | null;
   endedAtMs: number | null;
+  /** What was done, from the start and end events. */
   detail: string;
+  /** Set when the fault could not be applied (the agent was down, a write was refused ...). */
   error?: string;
+  /** Measured from the fault's end (instantaneous faults: from the action; a kill: the death). */
   recovery: {
-    /** ms from the fault's end (a kill: the death) until the agent answered a real call again; null if it did not. */
+    /** ms until the agent answered a real call again; null when it did not before the load ended. */
     agentReadyMs: number | null;
-    /** ms until bystanders succeeded again (1 s resolution, an upper bound); null without bystanders or if they did not. */
+    /**
+     * ms until bystanders succeeded again, from whole seconds: 0 when every call of the second
+     * holding the end succeeded; that second's end when it had successes and the agent answered
+     * within it; else the end of the first later second with a success (upper bounds, 1 s
+     * resolution). null without bystanders or without a success before the load ended.
+     */
     bystanderOkMs: number | null;
-    /** Bystander calls that failed from the fault's start until they recovered. */
+    /** Bystander calls that failed from the fault's start until bystanders succeeded again; null without bystanders. */
     callsLost: number | null;
   };
 }
@@ -207,7 +220,7 @@ export interface VariantResult {
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;
   /** The scenario's faults as they happened, per repetition, with recovery figures (absent without faults). */
-  faults?: FaultResult[];
+  faults?: FaultRecord[];
   /** Offered against delivered load (absent in older run folders). */
   storm?: StormRecord;
   /** The bystander pods' service level over the load phase, all repetitions merged; absent without load.bystanders. */

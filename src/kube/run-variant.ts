@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultRecord, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
 import { sleep } from '../util/index.js';
@@ -313,6 +313,6 @@ function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBysta
   if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
 }
 
-function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
   return records.map((r) => ({ rep, ...r }));
 }

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, FaultResult, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
@@ -401,6 +401,6 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: 
   return scheduler;
 }
 
-function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
   return records.map((r) => ({ rep, ...r }));
 }
