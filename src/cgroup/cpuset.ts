@@ -1,6 +1,6 @@
 // CPU lists ("0-1,3") and cpuset cgroups: which CPUs a cgroup may use, filled in level by level as
 // cgroup v1 requires, and moving a running process (every thread) between cpusets.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CgroupVersion } from './host.js';
 
@@ -73,26 +73,8 @@ export function moveToCpuset(dir: string, pid: number): void {
   writeFileSync(join(dir, 'cgroup.procs'), String(pid));
 }
 
-/** The cpuset cgroup path a process is in, from /proc/<pid>/cgroup ("/" at the root); null without one. */
-export function cpusetOf(pid: number | 'self'): string | null {
-  const text = readTrim(`/proc/${pid}/cgroup`);
-  let unified: string | null = null;
-  for (const line of text.split('\n')) {
-    const m = /^\d+:([^:]*):(.*)$/.exec(line.trim());
-    if (!m) continue;
-    if (m[1]!.split(',').includes('cpuset')) return m[2]!;
-    if (m[1] === '') unified = m[2]!;
-  }
-  return unified;
-}
-
 /** The CPUs a process may run on, as the kernel reports it (/proc/<pid>/status Cpus_allowed_list). */
 export function cpusAllowed(pid: number | 'self'): string | null {
   const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(readTrim(`/proc/${pid}/status`));
   return m ? m[1]! : null;
-}
-
-/** Whether dir is a cpuset cgroup directory (has cpuset.cpus). */
-export function isCpusetDir(dir: string): boolean {
-  return existsSync(join(dir, 'cpuset.cpus'));
 }

@@ -4,6 +4,6 @@ export type { CgroupHost, CgroupVersion, DetectOptions } from './host.js';
 export { Cgroup, CgroupReadError, parseFlatKeyed, removeIfEmpty, removeTree } from './cgroup.js';
 export type { MemoryReading } from './cgroup.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
-export { cpusAllowed, cpusetOf, createCpuset, effectiveCpus, formatCpuList, isCpusetDir, moveToCpuset, parseCpuList } from './cpuset.js';
+export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList } from './cpuset.js';
 export { applyCpuBudget, checkCpuBudget, cpuQuotaCores, throttledSeconds, CPU_PERIOD_US } from './cpu-budget.js';
 export type { CpuBudget, CpuBudgetOptions } from './cpu-budget.js';

@@ -1,6 +1,6 @@
 // The figures a baseline gate compares, one table: how each is read from a VariantResult, which
 // direction is better, and how its tolerance is expressed (relative, absolute count, or points).
-import type { Range, VariantResult } from '../contract/index.js';
+import type { BystanderSummary, Range, VariantResult } from '../contract/index.js';
 
 export type FigureId =
   | 'peakMemory'
@@ -33,24 +33,16 @@ export interface FigureDef {
   format(value: number): string;
 }
 
-/** Bystander figures are added to VariantResult by another part of the tool; read them when present. */
-export interface BystanderFigures {
-  calls: number;
-  ok: number;
-  successRatio: number;
-  p50Ms: number | null;
-  p99Ms: number | null;
-  longestGapMs: number;
-  byStatus: Record<string, number>;
-}
-
-export function bystandersOf(v: VariantResult): BystanderFigures | null {
-  const b = (v as unknown as { bystanders?: unknown }).bystanders;
+/** A variant's bystander figures when it measured them. */
+export function bystandersOf(v: VariantResult): BystanderSummary | null {
+  // results.json is read from disk (a baseline, the run folders of a history), maybe written by an
+  // older version: the fields are checked, not trusted.
+  const b: unknown = v.bystanders;
   if (!b || typeof b !== 'object') return null;
-  const f = b as Partial<BystanderFigures>;
+  const f = b as Partial<BystanderSummary>;
   // No call made means nothing measured (successRatio is then 0), not a 0% success.
   if (typeof f.calls === 'number' && f.calls <= 0) return null;
-  return typeof f.successRatio === 'number' && typeof f.longestGapMs === 'number' ? (f as BystanderFigures) : null;
+  return typeof f.successRatio === 'number' && typeof f.longestGapMs === 'number' ? (f as BystanderSummary) : null;
 }
 
 const point = (n: number | null | undefined): Range | null =>

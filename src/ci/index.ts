@@ -2,7 +2,7 @@
 // history report. The only surface other folders use.
 export { compareWithBaseline, checkBaselineCompatible, agentDifference, RULE as BASELINE_RULE, type BaselineComparison, type BaselineFigure, type FigureVerdict } from './baseline.js';
 export { baselineTableText, baselineTableMarkdown, baselineTableHtml } from './baseline-table.js';
-export { FIGURES, FIGURE_IDS, bystandersOf, type FigureId, type BystanderFigures } from './figures.js';
+export { FIGURES, FIGURE_IDS, bystandersOf, type FigureId } from './figures.js';
 export { parseTolerances, TOLERANCE_HELP, type Tolerances } from './tolerance.js';
 export { readResultsFile, type ResultsFile } from './results-file.js';
 export { renderJUnit, xmlEscape, type JUnitRun } from './junit.js';

@@ -1,6 +1,7 @@
-// The run folder's data contract: results.json and the NDJSON sample lines. The runner writes
-// these as it goes; `attestorm report` reads nothing else. Bump RESULTS_SCHEMA_VERSION on any
-// incompatible change.
+// The run folder's data contract: results.json (RunResults here, each variant's record in
+// variant-result.ts) and the NDJSON sample lines (sample-lines.ts). The runner writes these as it
+// goes; `attestorm report` reads nothing else. Bump RESULTS_SCHEMA_VERSION on any incompatible
+// change to any of them.
 //
 // Run folder layout:
 //   <run>/scenario.yaml                 the scenario as given (after defaults are applied, as YAML)
@@ -9,219 +10,15 @@
 //   <run>/<variant>.r<rep>/agent.log          the agent's log
 // `rep` counts from 1. Times `t` in samples are milliseconds since that variant run's load start
 // (negative during start-up and warm-up).
+import type { Verdict } from './terms.js';
+import type { VariantResult } from './variant-result.js';
 
 export const RESULTS_SCHEMA_VERSION = 2;
 /** Older folders `attestorm report` still reads (converted on load). */
 export const READABLE_SCHEMA_VERSIONS = [1, 2] as const;
 
-export type PlacementName = 'pre-attestation' | 'post-attestation' | 'disabled';
-/** A target kind's name, as src/target's registry knows it: reference, spire, external. */
-export type AgentKind = string;
-export type Outcome = 'ok' | 'rateLimited' | 'deadlineExceeded' | 'error';
-/** passed / failed, or inconclusive when only a bound (not a measurement) was available and it cannot decide the rule. */
-export type Verdict = 'passed' | 'failed' | 'inconclusive';
 /** running until the runner ends; incomplete when a reader finds the runner gone while it says running. */
 export type RunStatus = 'running' | 'complete' | 'interrupted' | 'failed' | 'incomplete';
-/** Phases of one variant run, in order. */
-export type Phase = 'starting-pods' | 'warmup' | 'load' | 'drain' | 'stop';
-
-export interface LatencySummary {
-  count: number;
-  p50Ms: number;
-  p90Ms: number;
-  p99Ms: number;
-  p999Ms: number;
-  maxMs: number;
-}
-
-export interface ExpectationResult {
-  /** The expect key as written in the scenario, e.g. "oomKilled", "maxPeakMemory", "minOkRps". */
-  name: string;
-  /** The scenario's value, as written ("200Mi", false, 5). */
-  expected: unknown;
-  /** What was measured, in the same unit as the rule; null when nothing was. */
-  actual: unknown;
-  verdict: Verdict;
-  /**
-   * What the verdict rests on: a measurement, or a bound (an OOM-killed agent's true peak is only
-   * known to be at least its limit).
-   */
-  basis: 'measured' | 'bound' | 'none';
-  /** "peak memory 142.3 MiB <= 200 MiB" / "OOM-killed 2 times, expected none". */
-  message: string;
-}
-
-/** What was really run for a variant. */
-export interface VariantAgentRecord {
-  kind: AgentKind;
-  /** The effective limiter placement; null when unknown (an external agent). */
-  placement: PlacementName | null;
-  /** The limiter key strategy (pod-uid, os-uid, selector-set, spiffe-id); null when no limiter or unknown. */
-  key: string | null;
-  /** The agent binary or bundle that ran. */
-  binary?: string;
-  /** Its version as it reports it. */
-  version?: string;
-}
-
-/** min / median / max across repetitions (one repetition: all three equal). */
-export interface Range {
-  min: number;
-  median: number;
-  max: number;
-}
-
-/** Figures that carry a spread across repetitions. */
-export type SpreadFigure = 'peakMemoryBytes' | 'oomKills' | 'restarts' | 'okRps' | 'rejectedRps' | 'errorRps' | 'deadlineExceededRps';
-
-/** One death of the agent: when, in which phase, and why. */
-export interface DeathRecord {
-  /** Repetition, counting from 1. */
-  rep: number;
-  /** ms since that repetition's load start (negative before it). */
-  atMs: number;
-  phase: Phase;
-  cause: 'oom-kill' | 'emulated-oom' | 'fault-kill' | 'signal' | 'exit';
-  detail: string;
-  /** Whether it counts for oomKills (a kill outside the load phase counts unless the scenario says otherwise). */
-  counted: boolean;
-}
-
-/** One fault of the schedule as it happened in one repetition (times in ms since the calls started). */
-export interface FaultResult {
-  rep: number;
-  action: string;
-  atMs: number;
-  forMs: number | null;
-  startedAtMs: number | null;
-  endedAtMs: number | null;
-  detail: string;
-  error?: string;
-  recovery: {
-    /** ms from the fault's end (a kill: the death) until the agent answered a real call again; null if it did not. */
-    agentReadyMs: number | null;
-    /** ms until bystanders succeeded again (1 s resolution, an upper bound); null without bystanders or if they did not. */
-    bystanderOkMs: number | null;
-    /** Bystander calls that failed from the fault's start until they recovered. */
-    callsLost: number | null;
-  };
-}
-
-/** What the generator offered and what reached the agent: a starved storm shows here. */
-export interface StormRecord {
-  /** pods × workersPerPod as the scenario asked, plus the `workers` of each burst fault. */
-  offeredWorkers: number;
-  /** Worker processes that really started (replacement pods and bursts' pods included), median across repetitions. */
-  startedWorkers: number;
-  /** Calls the workers started per second of the load phase (closed loop: as fast as they could). */
-  offeredRps: number;
-  /** Calls the agent answered per second (any status but deadline exceeded). */
-  deliveredRps: number;
-  /** CPU seconds the workers spent per second of load, divided by the machine's cores (1 = every core busy). */
-  generatorCpuShare: number | null;
-  /** Busy cores of the whole machine over the load phase (every process, from /proc/stat); null: unreadable. */
-  machineBusyCores?: number | null;
-  /** The agent's CPU over the load phase, in cores (its cgroup's or process's CPU time per second). */
-  agentCpuCores?: number | null;
-  /** The machine's 1-minute load average at the end of the load phase. */
-  loadAverage?: number | null;
-  /** The generator's pod processes and workers over the load phase, in cores (each second's: LoadSample.cpu). */
-  generatorCpuCores?: number | null;
-  /** The runner process over the load phase, in cores. */
-  runnerCpuCores?: number | null;
-  /**
-   * Who was at a CPU limit and so held the storm back, with the numbers; absent when nobody was
-   * (the storm's shape set its rate) or the figures are missing. `generator`: the harness's
-   * processes took what CPU they could while the agent had some to spare.
-   */
-  limitedBy?: { by: 'generator' | 'agent' | 'machine'; detail: string };
-  /** Storm workers that crashed (died without reporting), all repetitions: counted, never restarted. */
-  workerCrashes?: number;
-  /** Set when fewer workers started than offered (the storm shrank), with the numbers. */
-  shrank?: string;
-  /**
-   * Calls (storm and bystanders, all repetitions) whose data reached the generator after their
-   * second was emitted: the per-second series counts them in a later second (totals are exact).
-   */
-  lateCalls?: number;
-  /** Set when late calls exceed 1% of all calls, with the numbers: the rate series is bunched. */
-  late?: string;
-}
-
-/** The kubelet emulator's GET /pods answer as the storm met it. */
-export interface PodListRecord {
-  /** Items of the list: running pods (the run's own and the node's others) and terminated ones. */
-  items: number;
-  runningPods: number;
-  /** Ended pods still listed (not yet garbage-collected). */
-  terminatedPods: number;
-  /** Containers of each of the node's other pods when the scenario fixed it; null: each app's own. */
-  containersPerPod: number | null;
-  /** Body size in bytes when the calls started, median across repetitions. */
-  bytes: number;
-  /** Largest body the emulator built in any repetition (new storm pods grow the list). */
-  maxBytes: number;
-}
-
-export interface VariantResult {
-  /** The variant's name as written in the scenario (placements shorthand: the placement's name). */
-  name: string;
-  agent: VariantAgentRecord;
-  /** Per repetition folder names, e.g. ["ref-pre.r1"]. */
-  runDirs: string[];
-  memoryLimitBytes: number;
-  /**
-   * The kernel's high-water mark of the agent's memory cgroup (v1 memory.max_usage_in_bytes, v2
-   * memory.peak; VmHWM when emulated), read for each agent start up to and including its death;
-   * median across repetitions (spread.peakMemoryBytes has min and max). null: unmeasured — no
-   * repetition could read the agent's memory (a cluster without a working memory sampler); never 0 for that.
-   */
-  peakMemoryBytes: number | null;
-  /** Counted OOM kills, summed over repetitions. */
-  oomKills: number;
-  /** Restarts performed (the agent was started again), summed over repetitions. */
-  restarts: number;
-  downtimeSeconds: number;
-  /** Rates: median across repetitions of calls per second of the load phase. */
-  okRps: number;
-  rejectedRps: number;
-  errorRps: number;
-  deadlineExceededRps: number;
-  spread: Partial<Record<SpreadFigure, Range>>;
-  deaths: DeathRecord[];
-  /** Latency per outcome over the whole load phase (merged HDR histograms). */
-  latency: Partial<Record<Outcome, LatencySummary>>;
-  /** Highest in-flight attestation gauge seen by a 1 Hz metrics scrape (a lower bound; null without metrics). */
-  peakInflightAttestations: number | null;
-  /** The agent's highest open Workload API connections and goroutines in a 1 Hz metrics scrape over the load phase (lower bounds; absent without metrics). */
-  agentPeaks?: AgentPeaks;
-  /** Kubelet /pods requests per second the emulator served while the calls ran (median over repetitions; absent in older run folders). */
-  kubeletRequestsPerSecond?: number;
-  /**
-   * Rate-limit rejections by limiter key type, summed over repetitions. The total comes from the load
-   * generator's own per-call outcomes (storm and bystanders), which survive the agent's death; the key
-   * types come from the agent's metrics scrapes, and rejections no scrape saw (made after the last
-   * scrape before the agent died or was stopped, or by an agent without metrics) are under `unattributed`.
-   */
-  rejectionsByKeyType: Record<string, number>;
-  /** Real memory of one load worker (PSS), median over workers; null if not measured. */
-  workerMemoryBytes: number | null;
-  /** The scenario's faults as they happened, per repetition, with recovery figures (absent without faults). */
-  faults?: FaultResult[];
-  /** Offered against delivered load (absent in older run folders). */
-  storm?: StormRecord;
-  /** The bystander pods' service level over the load phase, all repetitions merged; absent without load.bystanders. */
-  bystanders?: BystanderSummary;
-  /** The /pods answer the agent parsed (absent for external agents and in older run folders). */
-  podList?: PodListRecord;
-  expectations: ExpectationResult[];
-  /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
-  verdict: Verdict;
-  /** True when no expectation failed (and the variant ran). */
-  passed: boolean;
-  /** Set when the variant could not be run; the message says why. */
-  error?: string;
-}
 
 /** CPU isolation of the agent (scenario `isolation`): what was asked, and whether it was applied. */
 export interface IsolationRecord {
@@ -255,12 +52,6 @@ export interface RunEnvironment {
   cpus: number;
   memoryBytes: number;
   hostname: string;
-}
-
-export interface AgentPeaks {
-  openConnections: number | null;
-  /** The Go runtime's goroutines (SPIRE); null for agents that do not report them. */
-  goroutines: number | null;
 }
 
 export interface SkippedVariant {
@@ -311,106 +102,4 @@ export interface RunResults {
   baseline?: Record<string, unknown>;
   /** True when the verdict is not failed, the run completed and every variant ran. */
   passed: boolean;
-}
-
-/** One NDJSON line of <placement>.r<rep>/samples.ndjson. */
-export type SampleLine = MemorySample | LoadSample | MetricsSample | EventSample;
-
-/** Every 100 ms: the agent's memory. */
-export interface MemorySample {
-  kind: 'memory';
-  t: number;
-  /** cgroup usage (memory.usage_in_bytes / memory.current), or RSS when emulated. */
-  usageBytes: number;
-  rssBytes: number | null;
-  /** Kernel high-water mark since the placement started (max_usage_in_bytes / memory.peak / VmHWM). */
-  peakBytes: number;
-  limitBytes: number;
-  /** Cumulative agent CPU seconds (user+system). */
-  cpuSeconds: number | null;
-}
-
-/** Every second: the generator's merged counts for that second. */
-export interface LoadSample {
-  kind: 'load';
-  t: number;
-  ok: number;
-  rateLimited: number;
-  deadlineExceeded: number;
-  error: number;
-  /** Calls per gRPC status code name, e.g. { OK: 10, UNAVAILABLE: 3 }. */
-  byCode: Record<string, number>;
-  /** Base64 HDR histograms (hdr-histogram-js encode, microseconds) of latency per outcome, this second only. */
-  histograms: Partial<Record<Outcome, string>>;
-  /** Per pod: ok/rejected/error this second. */
-  pods?: Record<string, { ok: number; rateLimited: number; error: number }>;
-  /**
-   * The most storm pods, and their workers, calling at once during this second (a pod counts from
-   * its go until it finished): churn, crashes and a burst's extra pods show here. Absent in older folders.
-   */
-  stormPods?: number;
-  stormWorkers?: number;
-  /** The bystander pods' merged counts this second (every field above is the storm's alone). */
-  bystanders?: BystanderSecond;
-  /** CPU during this second, in cores: who could have held the storm back. Absent in older folders. */
-  cpu?: SecondCpu;
-}
-
-/** LoadSample.cpu: one second's CPU in cores (CPU seconds per second); null where unreadable. */
-export interface SecondCpu {
-  /** The generator's pod processes and workers (storm and bystanders). */
-  generatorCores: number | null;
-  /** The runner process (merging the pods' seconds, sampling). */
-  runnerCores: number | null;
-  /** The agent under test (its cgroup's or process's CPU time). */
-  agentCores?: number | null;
-  /** Every process on the machine (/proc/stat). */
-  machineBusyCores: number | null;
-}
-
-/** LoadSample.bystanders: the bystander pods' merged counts for one second. */
-export interface BystanderSecond {
-  ok: number;
-  rateLimited: number;
-  deadlineExceeded: number;
-  error: number;
-  /** Calls per gRPC status code name. */
-  byCode: Record<string, number>;
-  /** Base64 HDR histograms (microseconds) of latency per outcome, this second only. */
-  histograms: Partial<Record<Outcome, string>>;
-}
-
-/** VariantResult.bystanders: the service level the innocent pods got over the whole load phase. */
-export interface BystanderSummary {
-  calls: number;
-  ok: number;
-  /** ok / calls; 0 when no call completed. */
-  successRatio: number;
-  /** Latency of successful calls (merged HDR histograms); null when none succeeded. */
-  p50Ms: number | null;
-  p99Ms: number | null;
-  /** The longest time any one bystander worker went without a successful call (worker-side completion times). */
-  longestGapMs: number;
-  /** Calls per gRPC status code name. */
-  byStatus: Record<string, number>;
-}
-
-/** Every second: a scrape of the reference agent's metrics endpoint. */
-export interface MetricsSample {
-  kind: 'metrics';
-  t: number;
-  inflightAttestations: number | null;
-  openConnections: number | null;
-  /** Cumulative rate-limit rejections by key type. */
-  rejectedByKeyType: Record<string, number>;
-  kubeletFetches: number | null;
-}
-
-export interface EventSample {
-  kind: 'event';
-  t: number;
-  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note' | 'fault-start' | 'fault-end';
-  /** For 'phase': the phase that starts at t. */
-  phase?: Phase;
-  detail?: string;
 }

@@ -1,6 +1,7 @@
 // Reading results.json of any version this attestorm understands: schemaVersion 1 (placements)
 // is converted to 2 (variants) on load, so reports render old run folders unchanged.
-import type { ExpectationResult, RunResults, VariantResult } from './results.js';
+import type { RunResults } from './results.js';
+import type { ExpectationResult, VariantResult } from './variant-result.js';
 
 type V1Expectation = { name: string; expected: unknown; actual: unknown; passed: boolean; message: string };
 type V1Placement = Omit<VariantResult, 'agent' | 'spread' | 'deaths' | 'verdict' | 'expectations'> & { expectations: V1Expectation[] };

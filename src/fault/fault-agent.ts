@@ -2,7 +2,7 @@
 // SIGSTOP/SIGCONT), memory squeeze (lower the limit, then restore it) and CPU throttle (a CFS quota).
 import { readFileSync } from 'node:fs';
 import type { Cgroup } from '../cgroup/index.js';
-import { formatMiB } from '../util/index.js';
+import { formatMiB, sleep } from '../util/index.js';
 import { FaultNotApplied, type FaultStarter } from './action.js';
 import type { FaultTarget } from './target.js';
 
@@ -39,7 +39,6 @@ function alive(pid: number): boolean {
   }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const agentKill: FaultStarter<'agent-kill'> = async (f, target) => {
   const pid = pidOf(target);

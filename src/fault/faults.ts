@@ -5,7 +5,8 @@ import { setMaxListeners } from 'node:events';
 import { FaultNotApplied, type StartedFault } from './action.js';
 import { FAULT_STARTERS } from './actions.js';
 import type { Fault } from './schema.js';
-import type { BystanderSecond, FaultEvent, FaultRecord, FaultTarget } from './target.js';
+import type { FaultRecord } from '../contract/index.js';
+import type { BystanderSecond, FaultEvent, FaultTarget } from './target.js';
 
 export interface FaultSchedulerOptions {
   faults: readonly Fault[];
@@ -26,7 +27,7 @@ const END_WITHOUT_NEWS = new Set([INSTANT_END, NOT_APPLIED_END]);
 interface FaultState {
   index: number;
   fault: Fault;
-  record: FaultRecord;
+  record: Omit<FaultRecord, 'rep'>;
   run: Promise<void> | null;
   probe: Promise<void> | null;
 }
@@ -40,7 +41,7 @@ export class FaultScheduler {
   readonly #bystanders: BystanderSecond[] = [];
   #started = false;
   readonly #onAbort = () => void this.stop();
-  #stopped: Promise<FaultRecord[]> | null = null;
+  #stopped: Promise<Omit<FaultRecord, 'rep'>[]> | null = null;
 
   constructor(opts: FaultSchedulerOptions) {
     this.#opts = opts;
@@ -83,7 +84,7 @@ export class FaultScheduler {
    * restored, cgroup thawed, connections closed, kubelet faults cleared), recovery probes give up.
    * Idempotent; resolves with the records. Call it before the agent's supervisor stops the agent.
    */
-  stop(): Promise<FaultRecord[]> {
+  stop(): Promise<Omit<FaultRecord, 'rep'>[]> {
     this.#stopped ??= (async () => {
       this.#opts.signal?.removeEventListener('abort', this.#onAbort);
       this.#wake.abort();
@@ -95,10 +96,10 @@ export class FaultScheduler {
     return this.#stopped;
   }
 
-  /** Every fault's record so far, with bystander recovery computed from the seconds fed until now. */
-  records(): FaultRecord[] {
+  /** Every fault's record so far (the runner adds the repetition), with bystander recovery computed from the seconds fed until now. */
+  records(): Omit<FaultRecord, 'rep'>[] {
     return this.#states.map((s) => {
-      const r: FaultRecord = { ...s.record, recovery: { ...s.record.recovery } };
+      const r = { ...s.record, recovery: { ...s.record.recovery } };
       if (r.startedAtMs !== null && r.endedAtMs !== null && this.#bystanders.length > 0) Object.assign(r.recovery, this.#bystanderRecovery(r));
       return r;
     });
@@ -172,7 +173,7 @@ export class FaultScheduler {
    * call in it succeeded (0 ms), or when it had successes and the agent answered the probe within it
    * (its end: an upper bound). Otherwise it is the end of the first later second with a success.
    */
-  #bystanderRecovery(r: FaultRecord): { bystanderOkMs: number | null; callsLost: number } {
+  #bystanderRecovery(r: Omit<FaultRecord, 'rep'>): { bystanderOkMs: number | null; callsLost: number } {
     const endedAtMs = r.endedAtMs!;
     const agentAt = r.recovery.agentReadyMs === null ? null : endedAtMs + r.recovery.agentReadyMs;
     const at = this.#bystanders.findIndex((s) => s.t > endedAtMs);

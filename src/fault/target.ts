@@ -1,5 +1,6 @@
-// The seam between the fault scheduler and the runner: what a fault can act on (FaultTarget), what
-// the scheduler reports while it runs (FaultEvent) and what it records per fault (FaultRecord).
+// The seam between the fault scheduler and the runner: what a fault can act on (FaultTarget) and
+// what the scheduler reports while it runs (FaultEvent); what it records per fault is the contract's
+// FaultRecord.
 import type { Cgroup } from '../cgroup/index.js';
 import type { KubeletFaultControls } from '../sandbox/index.js';
 import type { FaultAction, FaultOf } from './schema.js';
@@ -74,37 +75,6 @@ export interface FaultEvent {
   t: number;
   /** What was done, e.g. "froze the agent's cgroup (v1 freezer)" or "not applied: the agent is down". */
   detail: string;
-}
-
-/** Recovery after a fault: measured from its end (instantaneous faults: from the action). */
-export interface FaultRecovery {
-  /** ms from the fault's end until the agent answered a real call; null when it did not before the load ended. */
-  agentReadyMs: number | null;
-  /**
-   * ms from the fault's end until bystanders succeeded again, from whole seconds: 0 when every call
-   * of the second holding the end succeeded; that second's end when it had successes and the agent
-   * answered within it; else the end of the first later second with a success (upper bounds, 1 s
-   * resolution). null without bystanders or without a success before the load ended.
-   */
-  bystanderOkMs: number | null;
-  /** Bystander calls that failed from the fault's start until bystanders succeeded again; null without bystanders. */
-  callsLost: number | null;
-}
-
-/** One fault as it went, for results.json. Times are ms since the load start. */
-export interface FaultRecord {
-  action: FaultAction;
-  atMs: number;
-  /** null for instantaneous actions (agent-kill, pod-churn). */
-  forMs: number | null;
-  /** null when the load ended (or was interrupted) before the fault's time. */
-  startedAtMs: number | null;
-  endedAtMs: number | null;
-  /** What was done, from the start and end events. */
-  detail: string;
-  /** Set when the fault could not be applied (the agent was down, a write was refused ...). */
-  error?: string;
-  recovery: FaultRecovery;
 }
 
 /** Bystanders' counts for one second, fed by the runner: `t` is the end of the second, ms since the load start. */

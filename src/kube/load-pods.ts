@@ -5,10 +5,10 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { bystanderRunOf, toBystanderSecond, type BystanderRun, type LoadSampleWithBystanders } from '../load/index.js';
 import type { Outcome } from '../scenario/index.js';
+import { sleep } from '../util/index.js';
 import { applyObjects } from './apply.js';
 import { GeneratorCollector } from './generator-collector.js';
 import type { KubeObject } from './objects.js';
-import { sleep } from './wait.js';
 import { bystanderPodName, generatorPodName } from './names.js';
 import type { KindLoad } from './variant.js';
 

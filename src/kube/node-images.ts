@@ -2,8 +2,8 @@
 // at the kubelet's next status update: wait for them before the first variant instead of failing.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
+import { sleep } from '../util/index.js';
 import { normalizeImage } from './preflight.js';
-import { sleep } from './wait.js';
 
 export async function waitForNodeImages(kc: KubeConfig, images: string[], opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<void> {
   const want = images.map(normalizeImage);

@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultResult, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultRecord, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
+import { sleep } from '../util/index.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
 import type { RenderContext } from './objects.js';
 import { loadPod, renderGenerators } from './render-generators.js';
@@ -30,7 +31,7 @@ import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
 import { createGeneratorEntry } from './spire-entries.js';
 import { placeFillerPods } from './filler-pods.js';
-import { sleep, waitFor } from './wait.js';
+import { waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
 
 export interface RunVariantInClusterOptions {
@@ -60,8 +61,6 @@ export interface RunVariantInClusterOptions {
   /** The agent node's cgroup version, once known (the node's cgroup on this host, or the memory-sampler pod's answer). */
   onCgroupVersion?(version: 'v1' | 'v2'): void;
   timeouts?: { agentReadyMs?: number; generatorsReadyMs?: number };
-  /** Leave the namespace for inspection (--keep). */
-  keep?: boolean;
 }
 
 const END_GRACE_MS = 3000;
@@ -258,7 +257,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     const podName = (agentPod as V1Pod | null)?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
     writer.close();
-    if (!o.keep) await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
 }
 
@@ -314,6 +313,6 @@ function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBysta
   if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
 }
 
-function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
   return records.map((r) => ({ rep, ...r }));
 }

@@ -1,19 +1,7 @@
 // Waiting for a condition in a cluster: polled, bounded, cut short by an abort or a failure the
 // watch reported, and timing out with a message that names what did not happen.
 import { TimeoutError } from '../errors.js';
-
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
+import { sleep } from '../util/index.js';
 
 export async function waitFor(
   what: string,

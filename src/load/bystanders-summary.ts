@@ -1,9 +1,8 @@
 // The bystander pods' figures: per second (attached to the storm's LoadSample as `bystanders`), per
 // run (BystanderRun, mergeable), and the summary results.json carries, merged across repetitions.
-import type { LatencySummary, LoadSample, Outcome } from '../contract/index.js';
+import type { BystanderSecond, BystanderSummary, LatencySummary, LoadSample, Outcome } from '../contract/index.js';
 import type { LoadAggregator, PodTotals } from './aggregator.js';
 import { decodeHistogram, newHistogram, summarizeDecoded } from './histograms.js';
-import type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 import { OUTCOMES } from './worker/messages.js';
 
 /** One load run's bystander data: raw enough to merge runs exactly (counts, encoded histograms, gaps). */

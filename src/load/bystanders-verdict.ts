@@ -2,9 +2,8 @@
 // their evaluation against a variant's BystanderSummary, and the sentence a verdict leads with.
 // For the runner to plug in: the keys go into the expect schema, the evaluation beside the others.
 import { z } from 'zod';
-import type { ExpectationResult } from '../contract/index.js';
+import type { BystanderSummary, ExpectationResult } from '../contract/index.js';
 import { formatDuration, zDuration } from '../util/index.js';
-import type { BystanderSummary } from './bystanders-types.js';
 
 /** Spread into the scenario's expect block schema. */
 export const bystanderExpectShape = {

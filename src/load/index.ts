@@ -24,7 +24,6 @@ export { bystandersSchema, parseBystanders, bystanderLoadOptions, bystanderSandb
 export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystanderLoadOptions, BystanderUidMode } from './bystanders-schema.js';
 export { mergeBystanderRuns, summarizeBystanders, latencyOf, bystanderRunOf, toBystanderSecond } from './bystanders-summary.js';
 export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
-export type { BystanderSecond, BystanderSummary } from './bystanders-types.js';
 export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
 export type { BystanderExpect } from './bystanders-verdict.js';
 // Kind mode runs one pod process per generator pod and merges pods' seconds on the runner.

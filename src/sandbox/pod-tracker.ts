@@ -1,6 +1,7 @@
 // Book-keeping of the sandbox's pods and the processes in each, and the one way a pod's process
 // tree is stopped: SIGTERM to everything in its cgroup (or its process groups), SIGKILL after a grace.
 import type { ChildProcess } from 'node:child_process';
+import { sleep } from '../util/index.js';
 import type { PodDoc } from './pod-doc.js';
 import type { SandboxPod } from './sandbox-pod.js';
 
@@ -14,8 +15,6 @@ export interface PodState {
   /** Set once the pod is ending; resolves when its processes and cgroup are gone. */
   ending: Promise<void> | null;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
   try {

@@ -3,7 +3,7 @@
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
 import { stormLimit } from '../sample/index.js';
-import type { AgentPeaks, DeathRecord, FaultResult, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type { AgentPeaks, DeathRecord, FaultRecord, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -62,7 +62,7 @@ export interface RepMeasurement {
     agentCpus?: number | null;
   };
   deaths: DeathRecord[];
-  faults?: FaultResult[];
+  faults?: FaultRecord[];
   samplerErrors?: Record<string, { count: number; first: string }>;
   error?: string;
 }

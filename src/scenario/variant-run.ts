@@ -6,13 +6,14 @@ import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, FaultResult, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, FaultRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
+import { sleep } from '../util/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { completeRejections, RejectionTotals } from './rejection-totals.js';
 import { Timeline } from './timeline.js';
@@ -44,18 +45,6 @@ export interface VariantRunContext {
   /** Runs elsewhere (a cluster): facts about the platform (server version, nodes, image digests), merged into results.json's platform.detail. */
   onPlatform?(detail: Record<string, unknown>): void;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 function newMeasurement(dirName: string, limitBytes: number): RepMeasurement {
   return {
@@ -412,6 +401,6 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: 
   return scheduler;
 }
 
-function recordsOf(records: ReadonlyArray<Omit<FaultResult, 'rep'>>, rep: number): FaultResult[] {
+function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
   return records.map((r) => ({ rep, ...r }));
 }

@@ -3,7 +3,7 @@
 // answers 200 and SPIRE has announced every configured rate limit.
 import type { ChildProcess } from 'node:child_process';
 import { ChildProcessError, RunError } from '../errors.js';
-import { isRunning } from '../util/index.js';
+import { isRunning, sleep } from '../util/index.js';
 import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, placementMismatch, unannouncedLimits, type LimiterPlacement, type SpireAgentPlan } from './agent.js';
 import { isReady } from './health.js';
 import { quoteLog } from './log-tail.js';
@@ -32,12 +32,6 @@ export interface SpireAgentLauncher {
 // a log line still in a pipe.
 const ANNOUNCE_GRACE_MS = 2000;
 const POLL_MS = 100;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
 
 export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, logFile: string): SpireAgentLauncher {
   const tokens: string[] = [];

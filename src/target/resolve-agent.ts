@@ -1,6 +1,7 @@
 // One variant's agent from the scenario: the shared agent block's keys its kind takes, the
 // variant's own on top, checked against that kind's strict schema; problems carry the variant's path.
 import { z } from 'zod';
+import { deepMerge } from '../util/index.js';
 import { DEFAULT_AGENT_KIND, TARGET_KINDS, targetKind, type AgentKindName, type VariantAgent } from './registry.js';
 
 /** The shared block as written: every kind's keys (the first kind naming a key describes it). */
@@ -17,19 +18,6 @@ export function agentKindSummary(): string {
 
 type AgentInput = { kind?: AgentKindName | undefined } & Record<string, unknown>;
 
-function plain(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-function deepMergePlain(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) {
-    if (v === undefined) continue;
-    out[k] = plain(v) && plain(out[k]) ? deepMergePlain(out[k] as Record<string, unknown>, v) : v;
-  }
-  return out;
-}
-
 /**
  * One variant's agent: the shared block's keys its kind understands, the variant's own on top,
  * checked against that kind's strict schema. Problems are reported with `where` as their path.
@@ -40,7 +28,7 @@ export function resolveVariantAgent(shared: AgentInput, own: AgentInput, where: 
   let inherited: Record<string, unknown> = {};
   for (const k of plugin.inherits) if (shared[k] !== undefined) inherited[k] = shared[k];
   if (plugin.inherit) inherited = plugin.inherit(inherited);
-  const merged = deepMergePlain(inherited, { ...own, kind });
+  const merged = deepMerge(inherited, { ...own, kind });
   const parsed = plugin.schema.safeParse(merged);
   if (parsed.success) return parsed.data as VariantAgent;
   for (const issue of parsed.error.issues) {

@@ -1,7 +1,9 @@
-// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper.
+// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper, sleep, deep merge.
 export * from './units.js';
 export * from './zod.js';
 export * from './child.js';
 export * from './reaper.js';
 export * from './bundle.js';
 export * from './lru.js';
+export * from './sleep.js';
+export * from './deep-merge.js';

@@ -1,6 +1,7 @@
 // The reference agent's YAML config for one variant, derived from its resolved agent settings: the
 // attestors, kubelet, limits, and the limiter's placement and key.
 import { stringify } from 'yaml';
+import { deepMerge, isPlainObject } from '../../util/index.js';
 import { referenceLimiter } from './limiter.js';
 import type { ReferenceAgent } from './schema.js';
 
@@ -9,17 +10,6 @@ export interface AgentEndpoints {
   kubeletUrl: string;
   tokenFile: string | null;
   caFile: string | null;
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** Deep merge of plain objects; arrays and scalars from `over` replace. */
-export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...base };
-  for (const [k, v] of Object.entries(over)) out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
-  return out;
 }
 
 /** Modeled costs one reference agent turns on (reported with the results). */

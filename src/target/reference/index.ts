@@ -33,7 +33,7 @@ export const referenceKind = defineTargetKind<ReferenceAgent, string>({
   }),
 });
 
-export { agentConfigYaml, buildAgentConfig, deepMerge } from './agent-config.js';
+export { agentConfigYaml, buildAgentConfig } from './agent-config.js';
 export type { AgentEndpoints } from './agent-config.js';
 export { referenceLauncher } from './local.js';
 export { KEY_STRATEGIES, type ReferenceAgent } from './schema.js';

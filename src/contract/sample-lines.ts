@@ -1,0 +1,90 @@
+// The NDJSON sample lines of <variant>.r<rep>/samples.ndjson: memory every 100 ms, load and metrics
+// every second, and events. Times `t` are ms since that variant run's load start.
+import type { Outcome, Phase } from './terms.js';
+
+/** One NDJSON line of <placement>.r<rep>/samples.ndjson. */
+export type SampleLine = MemorySample | LoadSample | MetricsSample | EventSample;
+
+/** Every 100 ms: the agent's memory. */
+export interface MemorySample {
+  kind: 'memory';
+  t: number;
+  /** cgroup usage (memory.usage_in_bytes / memory.current), or RSS when emulated. */
+  usageBytes: number;
+  rssBytes: number | null;
+  /** Kernel high-water mark since the placement started (max_usage_in_bytes / memory.peak / VmHWM). */
+  peakBytes: number;
+  limitBytes: number;
+  /** Cumulative agent CPU seconds (user+system). */
+  cpuSeconds: number | null;
+}
+
+/** Every second: the generator's merged counts for that second. */
+export interface LoadSample {
+  kind: 'load';
+  t: number;
+  ok: number;
+  rateLimited: number;
+  deadlineExceeded: number;
+  error: number;
+  /** Calls per gRPC status code name, e.g. { OK: 10, UNAVAILABLE: 3 }. */
+  byCode: Record<string, number>;
+  /** Base64 HDR histograms (hdr-histogram-js encode, microseconds) of latency per outcome, this second only. */
+  histograms: Partial<Record<Outcome, string>>;
+  /** Per pod: ok/rejected/error this second. */
+  pods?: Record<string, { ok: number; rateLimited: number; error: number }>;
+  /**
+   * The most storm pods, and their workers, calling at once during this second (a pod counts from
+   * its go until it finished): churn, crashes and a burst's extra pods show here. Absent in older folders.
+   */
+  stormPods?: number;
+  stormWorkers?: number;
+  /** The bystander pods' merged counts this second (every field above is the storm's alone). */
+  bystanders?: BystanderSecond;
+  /** CPU during this second, in cores: who could have held the storm back. Absent in older folders. */
+  cpu?: SecondCpu;
+}
+
+/** LoadSample.cpu: one second's CPU in cores (CPU seconds per second); null where unreadable. */
+export interface SecondCpu {
+  /** The generator's pod processes and workers (storm and bystanders). */
+  generatorCores: number | null;
+  /** The runner process (merging the pods' seconds, sampling). */
+  runnerCores: number | null;
+  /** The agent under test (its cgroup's or process's CPU time). */
+  agentCores?: number | null;
+  /** Every process on the machine (/proc/stat). */
+  machineBusyCores: number | null;
+}
+
+/** LoadSample.bystanders: the bystander pods' merged counts for one second. */
+export interface BystanderSecond {
+  ok: number;
+  rateLimited: number;
+  deadlineExceeded: number;
+  error: number;
+  /** Calls per gRPC status code name. */
+  byCode: Record<string, number>;
+  /** Base64 HDR histograms (microseconds) of latency per outcome, this second only. */
+  histograms: Partial<Record<Outcome, string>>;
+}
+
+/** Every second: a scrape of the reference agent's metrics endpoint. */
+export interface MetricsSample {
+  kind: 'metrics';
+  t: number;
+  inflightAttestations: number | null;
+  openConnections: number | null;
+  /** Cumulative rate-limit rejections by key type. */
+  rejectedByKeyType: Record<string, number>;
+  kubeletFetches: number | null;
+}
+
+export interface EventSample {
+  kind: 'event';
+  t: number;
+  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note' | 'fault-start' | 'fault-end';
+  /** For 'phase': the phase that starts at t. */
+  phase?: Phase;
+  detail?: string;
+}
