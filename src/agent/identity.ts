@@ -48,23 +48,114 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
   // Read before any key is made, so a bad entries file fails fast and cheaply.
   const entries: RegistrationEntry[] | null = cfg.entries === undefined ? null : await readEntriesFile(cfg.entries, trustDomain);
 
+  const { ca, jwtKeys } = await createKeyMaterial(trustDomain, jwtTtl, x509Ttl, now);
+  const checkEntry = entryIdChecker(trustDomain);
+  const jwt = jwtSvidSigning({ trustDomain, jwtKeys, ttlMs: jwtTtl, maxCached: opts.jwtCacheSize ?? 4096, now, checkEntry });
+  const x509 = x509SvidIssuing({ ca, ttlMs: x509Ttl, maxCached: opts.x509CacheSize ?? 4096, now, checkEntry });
+  const rotation = timedRotation(jwtKeys, [jwt, x509], rotationIntervalMs);
+
+  return {
+    trustDomain,
+    ca,
+    rotationIntervalMs,
+    get generation() {
+      return rotation.generation();
+    },
+
+    match(selectors: readonly Selector[]): RegistrationEntry[] {
+      return entries === null ? deriveEntries(trustDomain, selectors) : matchEntries(entries, selectors);
+    },
+
+    jwtSvid: jwt.jwtSvid,
+    x509Svid: x509.x509Svid,
+    x509BundleDer: x509.x509BundleDer,
+    jwtBundleJson: jwt.jwtBundleJson,
+    validateJwt: jwt.validateJwt,
+    onRotate: rotation.onRotate,
+    rotate: rotation.rotate,
+    close: rotation.close,
+  };
+}
+
+/** The agent's key material: the CA that signs X.509-SVIDs, and the JWT signing keys (an old key stays in the bundle for a JWT TTL). */
+async function createKeyMaterial(trustDomain: string, jwtTtl: number, x509Ttl: number, now: () => number): Promise<{ ca: AgentCa; jwtKeys: JwtKeySet }> {
   const ca = await AgentCa.create({ trustDomain, validityMs: Math.max(365 * 24 * 3_600_000, 4 * x509Ttl), now });
   const jwtKeys = await JwtKeySet.create({ retainMs: jwtTtl, now });
-  const minter = new JwtSvidMinter({ keys: jwtKeys, ttlMs: jwtTtl, maxCached: opts.jwtCacheSize ?? 4096, now });
-  const validator = new JwtSvidValidator({ trustDomain, keys: jwtKeys, now });
-  const x509 = x509SvidCache(ca, x509Ttl, opts.x509CacheSize ?? 4096, now);
+  return { ca, jwtKeys };
+}
+
+/** The issuer's JWT part: SVIDs signed with the current key (cached per SPIFFE ID and audience set), the JWKS, validation. */
+function jwtSvidSigning(k: {
+  trustDomain: string;
+  jwtKeys: JwtKeySet;
+  ttlMs: number;
+  maxCached: number;
+  now: () => number;
+  checkEntry: (entry: RegistrationEntry, what: string) => string;
+}): Pick<IdentityIssuer, 'jwtSvid' | 'jwtBundleJson' | 'validateJwt'> & { clear(): void } {
+  const minter = new JwtSvidMinter({ keys: k.jwtKeys, ttlMs: k.ttlMs, maxCached: k.maxCached, now: k.now });
+  const validator = new JwtSvidValidator({ trustDomain: k.trustDomain, keys: k.jwtKeys, now: k.now });
+  return {
+    async jwtSvid(entry: RegistrationEntry, audience: readonly string[]): Promise<JwtSvid> {
+      const spiffeId = k.checkEntry(entry, 'spiffe_id');
+      const minted = await minter.mint(spiffeId, audience);
+      return { spiffeId, token: minted.token, hint: entry.hint ?? '', expiresAt: minted.expiresAt };
+    },
+
+    jwtBundleJson(): Buffer {
+      return k.jwtKeys.jwksJson();
+    },
+
+    validateJwt(token: string, audience: string) {
+      return validator.validate(token, audience);
+    },
+
+    clear: () => minter.clear(),
+  };
+}
+
+/** The issuer's X.509 part: SVIDs issued by the CA (cached per SPIFFE ID), and the CA bundle. */
+function x509SvidIssuing(k: {
+  ca: AgentCa;
+  ttlMs: number;
+  maxCached: number;
+  now: () => number;
+  checkEntry: (entry: RegistrationEntry, what: string) => string;
+}): Pick<IdentityIssuer, 'x509Svid' | 'x509BundleDer'> & { clear(): void } {
+  const cache = x509SvidCache(k.ca, k.ttlMs, k.maxCached, k.now);
+  return {
+    async x509Svid(entry: RegistrationEntry): Promise<X509Svid> {
+      const spiffeId = k.checkEntry(entry, 'entry spiffeId');
+      const svid = await cache.get(spiffeId);
+      return { spiffeId, certChainDer: svid.certChainDer, keyDer: svid.keyDer, hint: entry.hint ?? '' };
+    },
+
+    x509BundleDer(): Buffer {
+      return k.ca.certDer;
+    },
+
+    clear: () => cache.clear(),
+  };
+}
+
+/**
+ * Rotation on a timer and on demand: a new JWT signing key, the SVID caches dropped (SVIDs are
+ * re-issued lazily, on their next request), then the listeners called.
+ */
+function timedRotation(
+  jwtKeys: JwtKeySet,
+  caches: readonly { clear(): void }[],
+  intervalMs: number,
+): { rotate(): Promise<void>; generation(): number; onRotate(listener: () => void): () => void; close(): void } {
   const listeners = new Set<() => void>();
   let generation = 0;
   let rotating: Promise<void> | null = null;
   let closed = false;
 
-  const checkEntry = entryIdChecker(trustDomain);
-
   async function doRotate(): Promise<void> {
     await jwtKeys.rotate();
     // Lazily re-issued: the next request for an ID gets a new SVID; nothing is signed here.
-    minter.clear();
-    x509.clear();
+    for (const cache of caches) cache.clear();
     generation += 1;
     for (const listener of [...listeners]) {
       try {
@@ -85,46 +176,13 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
 
   const timer = setInterval(() => {
     rotate().catch((err: unknown) => process.emitWarning(`identity rotation failed: ${(err as Error)?.message ?? String(err)}`));
-  }, rotationIntervalMs);
+  }, intervalMs);
   // Rotation alone must never keep the process alive.
   timer.unref();
 
   return {
-    trustDomain,
-    ca,
-    rotationIntervalMs,
-    get generation() {
-      return generation;
-    },
-
-    match(selectors: readonly Selector[]): RegistrationEntry[] {
-      return entries === null ? deriveEntries(trustDomain, selectors) : matchEntries(entries, selectors);
-    },
-
-    async jwtSvid(entry: RegistrationEntry, audience: readonly string[]): Promise<JwtSvid> {
-      const spiffeId = checkEntry(entry, 'spiffe_id');
-      const minted = await minter.mint(spiffeId, audience);
-      return { spiffeId, token: minted.token, hint: entry.hint ?? '', expiresAt: minted.expiresAt };
-    },
-
-    async x509Svid(entry: RegistrationEntry): Promise<X509Svid> {
-      const spiffeId = checkEntry(entry, 'entry spiffeId');
-      const svid = await x509.get(spiffeId);
-      return { spiffeId, certChainDer: svid.certChainDer, keyDer: svid.keyDer, hint: entry.hint ?? '' };
-    },
-
-    x509BundleDer(): Buffer {
-      return ca.certDer;
-    },
-
-    jwtBundleJson(): Buffer {
-      return jwtKeys.jwksJson();
-    },
-
-    validateJwt(token: string, audience: string) {
-      return validator.validate(token, audience);
-    },
-
+    rotate,
+    generation: () => generation,
     onRotate(listener: () => void): () => void {
       if (closed) return () => {};
       listeners.add(listener);
@@ -132,9 +190,6 @@ export async function createIdentityIssuer(cfg: AgentConfig, opts: IdentityIssue
         listeners.delete(listener);
       };
     },
-
-    rotate,
-
     close(): void {
       if (closed) return;
       closed = true;

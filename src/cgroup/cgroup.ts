@@ -1,98 +1,13 @@
 // One cgroup (a directory per hierarchy): create, move processes in, set memory and CPU limits,
 // read memory and OOM-kill counters of both versions, freeze and thaw, and remove it with everything inside.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AttestormError } from '../errors.js';
-import { createCpuset } from './cpuset.js';
+import { createCgroupDirs, type CreateCgroupOptions } from './cgroup-create.js';
+import { readKeyed, readMemoryFiles, readNum, type MemoryReading } from './cgroup-read.js';
+import { collectPids, removeTree } from './cgroup-remove.js';
 import type { CgroupHost, CgroupVersion } from './host.js';
 
-export interface MemoryReading {
-  /** Current charge (v1 memory.usage_in_bytes, v2 memory.current). */
-  usageBytes: number;
-  /** Kernel high-water mark (v1 memory.max_usage_in_bytes, v2 memory.peak), null where absent. */
-  peakBytes: number | null;
-  /** Limit in force; null when unlimited. */
-  limitBytes: number | null;
-  /** Kernel OOM kills in this cgroup (v1 memory.oom_control oom_kill, v2 memory.events oom_kill). */
-  oomKills: number;
-  /** RSS charged to the cgroup (v1 memory.stat total_rss, v2 memory.stat anon). */
-  rssBytes: number | null;
-}
-
-const UNLIMITED_V1 = 2 ** 62;
-
-/**
- * A memory file of a cgroup could not be read (missing, a permission or path problem). Never turned
- * into a reading of 0: a usage or OOM counter of 0 from a wrong path would pass maxPeakMemory or
- * oomKilled: false. Samplers let it propagate so the sampler loop counts it.
- */
-export class CgroupReadError extends AttestormError {
-  readonly file: string;
-  constructor(file: string, cause: unknown) {
-    super('ATTESTORM_ERR_IO', `cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? (cause as Error).message}`, { cause });
-    this.file = file;
-  }
-}
-
-/** A file that must be there: its text, or a CgroupReadError naming it. */
-function readRequired(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new CgroupReadError(file, err);
-  }
-}
-
-/** A number from a file that must be there; null only for "max" (unlimited). */
-function readRequiredNum(file: string): number | null {
-  const text = readRequired(file).trim();
-  if (text === 'max') return null;
-  const n = Number(text);
-  if (!Number.isFinite(n) || text === '') throw new CgroupReadError(file, new Error(`not a number: ${JSON.stringify(text.slice(0, 40))}`));
-  return n;
-}
-
-/** A byte count that is never "max" (usage). */
-function readCount(file: string): number {
-  const n = readRequiredNum(file);
-  if (n === null) throw new CgroupReadError(file, new Error('"max" where a byte count belongs'));
-  return n;
-}
-
-/** A file some kernels lack (v2 memory.peak): null when absent, an error when present but unreadable. */
-function readOptionalNum(file: string): number | null {
-  if (!existsSync(file)) return null;
-  return readRequiredNum(file);
-}
-
-function readNum(file: string): number | null {
-  try {
-    const text = readFileSync(file, 'utf8').trim();
-    if (text === 'max') return null;
-    const n = Number(text);
-    return Number.isFinite(n) ? n : null;
-  } catch {
-    return null;
-  }
-}
-
-/** "key value" lines (memory.stat, memory.events, memory.oom_control) as a map. */
-export function parseFlatKeyed(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const [k, v] = line.trim().split(/\s+/);
-    if (k && v !== undefined && /^\d+$/.test(v)) out.set(k, Number(v));
-  }
-  return out;
-}
-
-function readKeyed(file: string): Map<string, number> {
-  try {
-    return parseFlatKeyed(readFileSync(file, 'utf8'));
-  } catch {
-    return new Map();
-  }
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Cgroup {
   readonly version: CgroupVersion;
@@ -121,27 +36,9 @@ export class Cgroup {
    * hierarchy too (where the host has one), so the cgroup can be frozen as a whole. `cpus` (a kernel
    * CPU list, "1") pins it to those CPUs with a cpuset; it throws when the host has no cpuset base.
    */
-  static create(host: CgroupHost, relPath: string, opts: { cpu?: boolean; freezer?: boolean; cpus?: string } = {}): Cgroup {
-    const path = join(host.memoryBase, relPath);
-    mkdirSync(path, { recursive: true });
-    let cpuPath: string | null = null;
-    if (opts.cpu && host.cpuBase) {
-      cpuPath = join(host.cpuBase, relPath);
-      mkdirSync(cpuPath, { recursive: true });
-    }
-    let freezerPath: string | null = null;
-    if (opts.freezer && host.version === 'v1' && host.freezerBase) {
-      freezerPath = join(host.freezerBase, relPath);
-      mkdirSync(freezerPath, { recursive: true });
-    }
-    if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath, opts.cpus !== undefined);
-    let cpusetPath: string | null = null;
-    if (opts.cpus !== undefined) {
-      if (!host.cpusetBase) throw new Error(`cannot pin cgroup ${relPath} to CPUs ${opts.cpus}: no writable cpuset hierarchy`);
-      const dir = createCpuset(host.version, host.cpusetBase, relPath, opts.cpus);
-      if (host.version === 'v1') cpusetPath = dir;
-    }
-    return new Cgroup(host.version, path, cpuPath, relPath, freezerPath, cpusetPath);
+  static create(host: CgroupHost, relPath: string, opts: CreateCgroupOptions = {}): Cgroup {
+    const dirs = createCgroupDirs(host, relPath, opts);
+    return new Cgroup(host.version, dirs.path, dirs.cpuPath, relPath, dirs.freezerPath, dirs.cpusetPath);
   }
 
   /** Moves a process (and, for new children, its descendants) into this cgroup. */
@@ -300,26 +197,7 @@ export class Cgroup {
    * or a removed cgroup, not a reading of 0.
    */
   readMemory(): MemoryReading {
-    const file = (name: string) => join(this.path, name);
-    if (this.version === 'v1') {
-      const usageBytes = readCount(file('memory.usage_in_bytes'));
-      const limit = readRequiredNum(file('memory.limit_in_bytes'));
-      // Kernels before 4.13 have no oom_kill line: the file is there, the counter is not, so 0.
-      const oomKills = parseFlatKeyed(readRequired(file('memory.oom_control'))).get('oom_kill') ?? 0;
-      const stat = readKeyed(file('memory.stat'));
-      return {
-        usageBytes,
-        peakBytes: readOptionalNum(file('memory.max_usage_in_bytes')),
-        limitBytes: limit === null || limit >= UNLIMITED_V1 ? null : limit,
-        oomKills,
-        rssBytes: stat.get('total_rss') ?? stat.get('rss') ?? null,
-      };
-    }
-    const usageBytes = readCount(file('memory.current'));
-    const limitBytes = readRequiredNum(file('memory.max'));
-    const oomKills = parseFlatKeyed(readRequired(file('memory.events'))).get('oom_kill') ?? 0;
-    const stat = readKeyed(file('memory.stat'));
-    return { usageBytes, peakBytes: readOptionalNum(file('memory.peak')), limitBytes, oomKills, rssBytes: stat.get('anon') ?? null };
+    return readMemoryFiles(this.version, this.path);
   }
 
   /** Resets the high-water mark (v1 only; v2's memory.peak resets only by writing, on kernels that allow it). */
@@ -349,97 +227,4 @@ export class Cgroup {
     if (this.freezerPath) await removeTree(this.freezerPath, timeoutMs);
     if (this.cpusetPath) await removeTree(this.cpusetPath, timeoutMs);
   }
-}
-
-function enableV2Controllers(base: string, relPath: string, cpuset: boolean): void {
-  // Each ancestor between the base and the new cgroup must delegate memory (and cpu, cpuset) to its children.
-  let dir = base;
-  for (const part of relPath.split('/').filter(Boolean)) {
-    for (const ctl of cpuset ? ['+memory', '+cpu', '+cpuset'] : ['+memory', '+cpu']) {
-      try {
-        writeFileSync(join(dir, 'cgroup.subtree_control'), ctl);
-      } catch {
-        // cpu may be unavailable; memory failing shows up when the limit is written.
-      }
-    }
-    dir = join(dir, part);
-  }
-}
-
-function collectPids(dir: string): number[] {
-  const out: number[] = [];
-  if (!existsSync(dir)) return out;
-  try {
-    for (const line of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n')) if (line) out.push(Number(line));
-    for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) out.push(...collectPids(join(dir, entry.name)));
-  } catch {
-    // Removed concurrently.
-  }
-  return out;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Thaws the v1 freezer cgroup a process is in, if frozen: a frozen task cannot act on SIGKILL, so a
- * run that died during an agent-pause fault would otherwise leave an agent nobody can remove.
- */
-function thawV1FreezerOf(pid: number, root = '/sys/fs/cgroup'): void {
-  try {
-    const path = parseSelfCgroupLine(readFileSync(`/proc/${pid}/cgroup`, 'utf8'), 'freezer');
-    if (path === null) return;
-    const state = join(root, 'freezer', path, 'freezer.state');
-    if (readFileSync(state, 'utf8').trim() !== 'THAWED') writeFileSync(state, 'THAWED');
-  } catch {
-    // Gone, no freezer hierarchy, or not ours to write.
-  }
-}
-
-function parseSelfCgroupLine(text: string, controller: string): string | null {
-  for (const line of text.split('\n')) {
-    const m = /^\d+:([^:]*):(.*)$/.exec(line.trim());
-    if (m && m[1]!.split(',').includes(controller)) return m[2]!;
-  }
-  return null;
-}
-
-/**
- * Kills everything under dir, then rmdirs bottom-up; retries while the kernel finishes exits. On a
- * saturated machine a hundred killed workers take seconds to exit (a 5 s limit failed runs at a load
- * average of 100): 30 s, which costs nothing when they exit at once.
- */
-export async function removeTree(dir: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (existsSync(dir)) {
-    for (const pid of collectPids(dir)) {
-      thawV1FreezerOf(pid);
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Already gone.
-      }
-    }
-    try {
-      rmdirTree(dir);
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`cannot remove cgroup ${dir}: ${(err as Error).message}`);
-      await sleep(50);
-    }
-  }
-}
-
-/** rmdir of a directory others may share (a run root, the attestorm/ parent): kept while not empty. */
-export function removeIfEmpty(dir: string): void {
-  try {
-    rmdirSync(dir);
-  } catch {
-    // Not empty (another run's or component's cgroups are inside) or already gone.
-  }
-}
-
-function rmdirTree(dir: string): void {
-  if (!existsSync(dir)) return;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) if (entry.isDirectory()) rmdirTree(join(dir, entry.name));
-  rmdirSync(dir);
 }

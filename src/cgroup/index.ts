@@ -1,8 +1,10 @@
 // Real cgroups for the harness: where they may be created, and one class to drive each.
 export { detectCgroupHost, parseSelfCgroup } from './host.js';
 export type { CgroupHost, CgroupVersion, DetectOptions } from './host.js';
-export { Cgroup, CgroupReadError, parseFlatKeyed, removeIfEmpty, removeTree } from './cgroup.js';
-export type { MemoryReading } from './cgroup.js';
+export { Cgroup } from './cgroup.js';
+export { CgroupReadError, parseFlatKeyed } from './cgroup-read.js';
+export type { MemoryReading } from './cgroup-read.js';
+export { removeIfEmpty, removeTree } from './cgroup-remove.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
 export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList } from './cpuset.js';
 export { applyCpuBudget, checkCpuBudget, cpuQuotaCores, throttledSeconds, CPU_PERIOD_US } from './cpu-budget.js';

@@ -11,9 +11,12 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../errors.js';
 import { fillerPods, terminatedPods } from './filler-pods.js';
+import { kubeletFaults, type KubeletFaultControls, type KubeletFaultState } from './kubelet-faults.js';
 import { DEFAULT_NODE_PODS, parseKubeletOptions, splitHostPort, type KubeletEmulatorOptions } from './options.js';
 import { podSeenAt, type PodDoc } from './pod-doc.js';
 import { generateServingCert } from './self-signed.js';
+
+export type { KubeletFaultControls, KubeletFaultState } from './kubelet-faults.js';
 
 export interface KubeletEmulatorStats {
   /** Every request, whatever its path or outcome. */
@@ -36,33 +39,6 @@ export interface KubeletEmulatorStats {
   stalled: number;
   /** Longest wait of a /pods request for its turn in the service queue (0 without a service time). */
   maxQueueWaitMs: number;
-}
-
-/** What a fault has switched on; each field is off when null/false. */
-export interface KubeletFaultState {
-  /** Added to the configured latency. */
-  extraLatencyMs: number;
-  /** Replaces the configured failure rate (HTTP 500) while set. */
-  errorRate: number | null;
-  /** Not listening: connections are refused. */
-  down: boolean;
-  /** Requests are read and never answered. */
-  stalled: boolean;
-}
-
-/** Run-time fault switches (chaos): each can be set and cleared on its own; clearFaults() ends them all. */
-export interface KubeletFaultControls {
-  setExtraLatency(ms: number): void;
-  setErrorRate(rate: number | null): void;
-  /** Stops listening (new connections refused) and drops open connections; resolves once closed. */
-  goDown(): Promise<void>;
-  /** Listens again on the same address and port. */
-  comeUp(): Promise<void>;
-  /** On: every request is held unanswered. Off: held requests' connections are destroyed. */
-  setStall(on: boolean): void;
-  faultState(): KubeletFaultState;
-  /** Ends every fault: latency and rate as configured, listening, stalled connections destroyed. */
-  clearFaults(): Promise<void>;
 }
 
 export interface KubeletEmulator {
@@ -139,59 +115,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const { server, caPem, port, url } = await listenKubelet(opts, hp, handle);
 
   let closing: Promise<void> | null = null;
-  const destroyStalled = () => {
-    for (const sock of stalledSockets) sock.destroy();
-    stalledSockets.clear();
-  };
-  // down/up share one promise chain so a quick down-up-down never interleaves listen and close.
-  let listenerChange: Promise<void> = Promise.resolve();
-  const changeListener = (down: boolean) =>
-    // A failed change (the port taken meanwhile) must not poison the changes after it, nor close().
-    (listenerChange = listenerChange.catch(() => {}).then(async () => {
-      if (closing || fault.down === down) return;
-      fault.down = down;
-      if (down) {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      } else {
-        await new Promise<void>((resolve, reject) => {
-          const onError = (err: Error) => {
-            fault.down = true;
-            reject(new Error(`kubelet emulator cannot listen again on ${hp.host}:${port}: ${err.message}`, { cause: err }));
-          };
-          server.once('error', onError);
-          server.listen(port, hp.host, () => {
-            server.off('error', onError);
-            resolve();
-          });
-        });
-      }
-    }));
-  const faults: KubeletFaultControls = {
-    setExtraLatency(ms) {
-      if (!(ms >= 0)) throw new RangeError(`kubelet extra latency must be >= 0 ms, got ${ms}`);
-      fault.extraLatencyMs = ms;
-    },
-    setErrorRate(rate) {
-      if (rate !== null && !(rate >= 0 && rate <= 1)) throw new RangeError(`kubelet error rate must be within 0..1, got ${rate}`);
-      fault.errorRate = rate;
-    },
-    goDown: () => changeListener(true),
-    comeUp: () => changeListener(false),
-    setStall(on) {
-      fault.stalled = on;
-      if (!on) destroyStalled();
-    },
-    faultState: () => ({ ...fault }),
-    async clearFaults() {
-      fault.extraLatencyMs = 0;
-      fault.errorRate = null;
-      faults.setStall(false);
-      await changeListener(false);
-    },
-  };
+  const { faults, destroyStalled, settled } = kubeletFaults({ server, host: hp.host, port, fault, stalledSockets, closing: () => closing !== null });
   return {
     url,
     port,
@@ -212,7 +136,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     },
     faults,
     close: () =>
-      (closing ??= listenerChange.catch(() => {}).then(
+      (closing ??= settled().then(
         () =>
           new Promise<void>((resolve) => {
             for (const t of timers) clearTimeout(t);
@@ -296,43 +220,43 @@ async function listenKubelet(
   return { server, caPem, port, url: `${opts.tls ? 'https' : 'http'}://${urlHost}:${port}` };
 }
 
-/**
- * GET /pods with the token check, the configured latency (plus, with a service time, the wait for
- * its turn in a one-at-a-time queue) and failure rate, and the faults in force.
- */
-function kubeletRequestHandler(k: {
+/** What the request handler shares with the emulator: counters, faults, held sockets, answer timers, the document. */
+interface RequestHandlerOptions {
   opts: { token?: string | undefined; latencyMs: number; serviceTimeMs: number; failureRate: number };
   stats: KubeletEmulatorStats;
   fault: KubeletFaultState;
   stalledSockets: Set<Socket>;
   timers: Set<NodeJS.Timeout>;
   documentBody: () => Buffer;
-}): (req: IncomingMessage, res: ServerResponse) => void {
-  const { opts, stats, fault, stalledSockets, timers, documentBody } = k;
-  // When the kubelet is done with the last /pods answer queued so far (service time mode).
-  let queueFreeAt = 0;
-  const send = (res: ServerResponse, code: number, body: Buffer) => {
-    if (res.destroyed) return;
-    res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
-    res.end(body);
-    stats.bytesServed += body.length;
-  };
+}
+
+function send(stats: KubeletEmulatorStats, res: ServerResponse, code: number, body: Buffer): void {
+  if (res.destroyed) return;
+  res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
+  res.end(body);
+  stats.bytesServed += body.length;
+}
+
+/** The routes: the token check, then GET /pods (held unanswered under a stall fault); 404 or 405 for anything else. */
+function kubeletRequestHandler(k: RequestHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const { opts, stats, fault, stalledSockets } = k;
+  const answerPods = podsAnswerer(k);
   return (req: IncomingMessage, res: ServerResponse) => {
     stats.requests++;
     const path = (req.url ?? '/').split('?')[0]!;
     if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
       stats.unauthorized++;
-      send(res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+      send(stats, res, 401, status(401, 'Unauthorized', 'Unauthorized'));
       return;
     }
     if (path !== '/pods' && path !== '/pods/') {
       stats.notFound++;
-      send(res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
+      send(stats, res, 404, status(404, 'NotFound', `404 page not found: ${path}`));
       return;
     }
     if (req.method !== 'GET') {
       stats.notFound++;
-      send(res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
+      send(stats, res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
       return;
     }
     if (fault.stalled) {
@@ -341,15 +265,29 @@ function kubeletRequestHandler(k: {
       req.socket.once('close', () => stalledSockets.delete(req.socket));
       return;
     }
+    answerPods(res);
+  };
+}
+
+/**
+ * The answer to GET /pods: the document or a 500 by the failure rate (or a fault's error rate),
+ * after the configured latency plus a fault's, and, with a service time, the wait for its turn in
+ * a one-at-a-time queue.
+ */
+function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse) => void {
+  const { opts, stats, fault, timers, documentBody } = k;
+  // When the kubelet is done with the last /pods answer queued so far (service time mode).
+  let queueFreeAt = 0;
+  return (res: ServerResponse) => {
     const answer = () => {
       const failureRate = fault.errorRate ?? opts.failureRate;
       if (failureRate > 0 && Math.random() < failureRate) {
         stats.failures++;
-        send(res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
+        send(stats, res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
         return;
       }
       stats.podsServed++;
-      send(res, 200, documentBody());
+      send(stats, res, 200, documentBody());
     };
     let latencyMs = opts.latencyMs + fault.extraLatencyMs;
     if (opts.serviceTimeMs > 0) {
