@@ -2,8 +2,8 @@
 // die), then the directories go bottom-up, retried while the kernel finishes the exits.
 import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from '../util/sleep.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** PIDs in the cgroup at dir and every descendant. */
 export function collectPids(dir: string): number[] {

@@ -2,12 +2,12 @@
 // read memory and OOM-kill counters of both versions, freeze and thaw, and remove it with everything inside.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from '../util/sleep.js';
 import { createCgroupDirs, type CreateCgroupOptions } from './cgroup-create.js';
 import { readKeyed, readMemoryFiles, readNum, type MemoryReading } from './cgroup-read.js';
 import { collectPids, removeTree } from './cgroup-remove.js';
 import type { CgroupHost, CgroupVersion } from './host.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Cgroup {
   readonly version: CgroupVersion;
