@@ -73,12 +73,11 @@ function writeFiles(l: ClusterLayout, pki: Awaited<ReturnType<typeof makeCluster
   return { ca, cert: pki.admin!.certPem, key: pki.admin!.keyPem };
 }
 
-export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
-  const t0 = Date.now();
-  const log = opts.log ?? ((s: string) => process.stderr.write(`attestorm cluster: ${s}\n`));
-  const l = opts.layout ?? clusterLayout();
-  const withProject = opts.projectImage ?? true;
-
+/**
+ * Everything checked before anything starts: no cluster of ours running, the ports free, an
+ * earlier cluster's leftovers cleaned, the host able to run one. Returns SPIRE_BIN_DIR when set.
+ */
+async function checkCanStart(l: ClusterLayout, withProject: boolean, log: (s: string) => void): Promise<string | null> {
   const earlier = readState(l.stateFile);
   const running = earlier?.daemons.filter((d) => isOurs(d)) ?? [];
   if (running.length) {
@@ -105,6 +104,60 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
   const spireDir = process.env.SPIRE_BIN_DIR || null;
   if (spireDir) problems.push(...spireBinDirProblems(spireDir, 'SPIRE_BIN_DIR'));
   if (problems.length) throw new PlatformError(`cannot start the local cluster:\n  - ${problems.join('\n  - ')}`);
+  return spireDir;
+}
+
+/** The daemons in order, each waited for, the images imported once containerd answers; returns the images. */
+async function startDaemons(l: ClusterLayout, state: ClusterState, archives: { pause: string; project: string | null; spireDir: string | null }, log: (s: string) => void): Promise<string[]> {
+  const tls = writeFiles(l, await makeClusterPki(l.nodeName));
+  const specs = daemonSpecs(l);
+  const start = async (name: string) => {
+    const d = await startDaemon(specs.find((s) => s.name === name)!, l.logsDir);
+    state.daemons.push(d);
+    writeState(l.stateFile, state);
+    return { d, alive: () => isOurs(d) };
+  };
+  const api = (path: string) => httpsGet(`https://127.0.0.1:${PORTS.apiServer}${path}`, tls);
+
+  const containerd = await start('containerd');
+  await waitFor('containerd answering', async () => ((await sh('ctr', ['--address', l.containerdSocket, 'version'], { allowFail: true })).code === 0 ? true : null), 30_000, containerd.alive, containerd.d.log);
+  const images = [PAUSE_IMAGE, ...(archives.project ? [PROJECT_IMAGE] : [])];
+  await importImage(l, archives.pause, PAUSE_IMAGE);
+  if (archives.project) await importImage(l, archives.project, PROJECT_IMAGE);
+  if (archives.spireDir) {
+    const spire = await ensureSpireImages(l, archives.spireDir, log);
+    images.push(spire.serverImage, spire.agentImage);
+  }
+  log(`imported ${images.join(', ')}`);
+
+  const etcd = await start('etcd');
+  await waitFor('etcd healthy', async () => {
+    const r = await fetch(`http://127.0.0.1:${PORTS.etcdClient}/health`);
+    return r.ok ? true : null;
+  }, 30_000, etcd.alive, etcd.d.log);
+  const apiServer = await start('kube-apiserver');
+  await waitFor('kube-apiserver ready', async () => ((await api('/readyz')).status === 200 ? true : null), 90_000, apiServer.alive, apiServer.d.log);
+  await start('kube-controller-manager');
+  await start('kube-scheduler');
+  const kubelet = await start('kubelet');
+  await waitFor(`node ${l.nodeName} Ready`, async () => {
+    const r = await api(`/api/v1/nodes/${l.nodeName}`);
+    if (r.status !== 200) return null;
+    const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : null;
+  }, 120_000, kubelet.alive, kubelet.d.log);
+  // Pods in a new namespace need its default service account, which the controller-manager makes.
+  await waitFor('default service account', async () => ((await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : null), 60_000, () => true, kubelet.d.log);
+  for (const d of state.daemons) if (!isOurs(d)) throw new PlatformError(`${d.name} exited during start-up; its log ${d.log}`);
+  return images;
+}
+
+export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
+  const t0 = Date.now();
+  const log = opts.log ?? ((s: string) => process.stderr.write(`attestorm cluster: ${s}\n`));
+  const l = opts.layout ?? clusterLayout();
+  const withProject = opts.projectImage ?? true;
+  const spireDir = await checkCanStart(l, withProject, log);
 
   const built = await buildMissing(l, log);
   const pause = await pauseArchive(l, log);
@@ -132,46 +185,7 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
       firewallChains: { v4: await chains('iptables-save'), v6: await chains('ip6tables-save') },
     };
     writeState(l.stateFile, state);
-    const tls = writeFiles(l, await makeClusterPki(l.nodeName));
-    const specs = daemonSpecs(l);
-    const start = async (name: string) => {
-      const d = await startDaemon(specs.find((s) => s.name === name)!, l.logsDir);
-      state.daemons.push(d);
-      writeState(l.stateFile, state);
-      return { d, alive: () => isOurs(d) };
-    };
-    const api = (path: string) => httpsGet(`https://127.0.0.1:${PORTS.apiServer}${path}`, tls);
-
-    const containerd = await start('containerd');
-    await waitFor('containerd answering', async () => ((await sh('ctr', ['--address', l.containerdSocket, 'version'], { allowFail: true })).code === 0 ? true : null), 30_000, containerd.alive, containerd.d.log);
-    const images = [PAUSE_IMAGE, ...(project ? [PROJECT_IMAGE] : [])];
-    await importImage(l, pause, PAUSE_IMAGE);
-    if (project) await importImage(l, project, PROJECT_IMAGE);
-    if (spireDir) {
-      const spire = await ensureSpireImages(l, spireDir, log);
-      images.push(spire.serverImage, spire.agentImage);
-    }
-    log(`imported ${images.join(', ')}`);
-
-    const etcd = await start('etcd');
-    await waitFor('etcd healthy', async () => {
-      const r = await fetch(`http://127.0.0.1:${PORTS.etcdClient}/health`);
-      return r.ok ? true : null;
-    }, 30_000, etcd.alive, etcd.d.log);
-    const apiServer = await start('kube-apiserver');
-    await waitFor('kube-apiserver ready', async () => ((await api('/readyz')).status === 200 ? true : null), 90_000, apiServer.alive, apiServer.d.log);
-    await start('kube-controller-manager');
-    await start('kube-scheduler');
-    const kubelet = await start('kubelet');
-    await waitFor(`node ${l.nodeName} Ready`, async () => {
-      const r = await api(`/api/v1/nodes/${l.nodeName}`);
-      if (r.status !== 200) return null;
-      const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
-      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : null;
-    }, 120_000, kubelet.alive, kubelet.d.log);
-    // Pods in a new namespace need its default service account, which the controller-manager makes.
-    await waitFor('default service account', async () => ((await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : null), 60_000, () => true, kubelet.d.log);
-    for (const d of state.daemons) if (!isOurs(d)) throw new PlatformError(`${d.name} exited during start-up; its log ${d.log}`);
+    const images = await startDaemons(l, state, { pause, project, spireDir }, log);
     state.ready = true;
     writeState(l.stateFile, state);
     started = true;
