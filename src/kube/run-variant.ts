@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, deathRecord, oomKillsOf, Timeline, type EventSample, type FaultRecord, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import { completeRejections, deathRecord, faultRecordsOf, newMeasurement, oomKillsOf, Timeline, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
 import { sleep } from '../util/index.js';
@@ -66,198 +66,226 @@ export interface RunVariantInClusterOptions {
 const END_GRACE_MS = 3000;
 
 export async function runVariantInCluster(o: RunVariantInClusterOptions): Promise<RepMeasurement> {
-  const s = o.scenario;
   const images = { ...DEFAULT_IMAGES, ...o.images };
   // Without the node's cgroup on this host (not kind), a sampler pod on the agent's node reads it.
-  const ctx = renderContext(s, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null, ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}) });
+  const ctx = renderContext(o.scenario, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null, ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}) });
   const all = renderChecked(ctx);
   const dir = join(o.runDir, o.dirName);
   mkdirSync(dir, { recursive: true });
   const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
-
-  const emit = (line: SampleLine) => {
-    writer.write(line);
-    o.onSample?.(line);
-  };
-  // Phases on the timeline, as the local runner marks them; every death carries the phase it fell in.
-  const timeline = new Timeline(emit);
-  const event = (type: EventSample['type'], detail?: string) => timeline.event(type, detail);
-  const t = () => timeline.t();
-
-  const m: RepMeasurement = {
-    runDir: o.dirName,
-    memoryLimitBytes: o.variant.memoryLimitBytes,
-    peakMemoryBytes: null,
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
-    loadSeconds: 0,
-    counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 },
-    histograms: {},
-    peakInflightAttestations: null,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    deaths: [],
-  };
-
   const facts = await preflight(o.kc, all, { localImages: [images.project, ...(o.localImages ?? [])] });
   o.onPreflight?.(facts);
   // Before anything is applied: a fault this cluster's version cannot carry out.
-  const tooOld = clusterVersionProblems(s.faults, facts.serverVersion);
+  const tooOld = clusterVersionProblems(o.scenario.faults, facts.serverVersion);
   if (tooOld.length) throw new RunError(`preflight (faults): ${tooOld.join('; ')}`);
 
-  let cg: KindAgentCgroup | null = null;
-  let agentPod: V1Pod | null = null;
-  let stuck: string | null = null;
-  let watchError: Error | null = null;
-  const tracker = new AgentTracker({
-    container: 'agent',
-    event,
-    oomKillRose: () => cg?.oomKillRose() ?? null,
-    onContainerChange: (id) => {
-      if (cg) cg.setContainer(id);
-      if (podMemory && tracker.podUid) void podMemory.follow(tracker.podUid, id);
-      event('agent-start', id);
-    },
-    onStuck: (reason) => (stuck = reason),
-  });
-  const failure = () =>
-    stuck ? new RunError(`agent pod in ${ctx.namespace} cannot start: ${stuck}`) : watchError ? new RunError(watchError.message, { cause: watchError }) : null;
-  const memory = kindMemorySampler(() => cg, o.variant.memoryLimitBytes);
-  const podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
-  let loop: SamplerLoop | null = null;
-  let faults: FaultScheduler | null = null;
-  const metrics = podMetricsSampler(o.kc, ctx.namespace, () => (agentPod as V1Pod | null)?.metadata?.name ?? null);
-  const watch = watchPods(
-    o.kc,
-    ctx.namespace,
-    `${ROLE_LABEL}=agent`,
-    (type, pod) => {
-      // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
-      if (type === 'DELETED' || tracker.isGone(pod.metadata?.uid)) return;
-      agentPod = pod;
-      const uid = pod.metadata?.uid;
-      if (o.nodeCgroup && uid && cg?.podUid !== uid) cg = new KindAgentCgroup(o.nodeCgroup, uid);
-      tracker.observe(pod);
-    },
-    (err) => (watchError = err),
-  );
-  const onAbort = () => event('interrupted');
-  o.signal.addEventListener('abort', onAbort, { once: true });
-
+  const rep = new ClusterRepetition(o, ctx, dir, writer, images.project);
   try {
-    timeline.enter('starting-pods');
-    await applyObjects(o.kc, renderAgentSide(ctx));
-    event('note', `agent applied in ${ctx.namespace}`);
-    const agentReady = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => tracker.ready, {
-      timeoutMs: o.timeouts?.agentReadyMs ?? 120_000,
-      signal: o.signal,
-      failure,
+    if (await rep.startAgent(facts)) await rep.runLoad();
+    return rep.m;
+  } finally {
+    await rep.finish();
+  }
+}
+
+/**
+ * One repetition in the cluster while it runs: the agent pod as the watch sees it, its memory and
+ * metrics samplers, the fault schedule, and the measurement they fill. Phases on the timeline, as
+ * the local runner marks them; every death carries the phase it fell in.
+ */
+class ClusterRepetition {
+  readonly m: RepMeasurement;
+  private readonly timeline: Timeline;
+  private readonly tracker: AgentTracker;
+  private readonly memory: Sampler & { peakBytes(): number | null };
+  private readonly podMemory: PodMemorySampler | null;
+  private readonly metrics: ReturnType<typeof podMetricsSampler>;
+  private readonly watch: { stop(): void };
+  private cg: KindAgentCgroup | null = null;
+  private agentPod: V1Pod | null = null;
+  private stuck: string | null = null;
+  private watchError: Error | null = null;
+  private loop: SamplerLoop | null = null;
+  private faults: FaultScheduler | null = null;
+  private readonly onAbort = () => this.event('interrupted');
+
+  constructor(
+    private readonly o: RunVariantInClusterOptions,
+    private readonly ctx: RenderContext,
+    private readonly dir: string,
+    private readonly writer: NdjsonWriter,
+    private readonly projectImage: string,
+  ) {
+    this.timeline = new Timeline((line: SampleLine) => {
+      writer.write(line);
+      o.onSample?.(line);
     });
-    if (!agentReady) return m;
-    const agentNode = (agentPod as V1Pod | null)?.spec?.nodeName;
+    this.m = newMeasurement(o.dirName, o.variant.memoryLimitBytes);
+    this.tracker = new AgentTracker({
+      container: 'agent',
+      event: (type, detail) => this.event(type, detail),
+      oomKillRose: () => this.cg?.oomKillRose() ?? null,
+      onContainerChange: (id) => {
+        if (this.cg) this.cg.setContainer(id);
+        if (this.podMemory && this.tracker.podUid) void this.podMemory.follow(this.tracker.podUid, id);
+        this.event('agent-start', id);
+      },
+      onStuck: (reason) => (this.stuck = reason),
+    });
+    this.memory = kindMemorySampler(() => this.cg, o.variant.memoryLimitBytes);
+    this.podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
+    this.metrics = podMetricsSampler(o.kc, ctx.namespace, () => this.agentPod?.metadata?.name ?? null);
+    this.watch = watchPods(
+      o.kc,
+      ctx.namespace,
+      `${ROLE_LABEL}=agent`,
+      (type, pod) => {
+        // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
+        if (type === 'DELETED' || this.tracker.isGone(pod.metadata?.uid)) return;
+        this.agentPod = pod;
+        const uid = pod.metadata?.uid;
+        if (o.nodeCgroup && uid && this.cg?.podUid !== uid) this.cg = new KindAgentCgroup(o.nodeCgroup, uid);
+        this.tracker.observe(pod);
+      },
+      (err) => (this.watchError = err),
+    );
+    o.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  private event(type: EventSample['type'], detail?: string): void {
+    this.timeline.event(type, detail);
+  }
+
+  private failure(): RunError | null {
+    if (this.stuck) return new RunError(`agent pod in ${this.ctx.namespace} cannot start: ${this.stuck}`);
+    return this.watchError ? new RunError(this.watchError.message, { cause: this.watchError }) : null;
+  }
+
+  /** Applies the agent side and waits for it; false when interrupted first. */
+  async startAgent(facts: PreflightResult): Promise<boolean> {
+    const { o, ctx } = this;
+    this.timeline.enter('starting-pods');
+    await applyObjects(o.kc, renderAgentSide(ctx));
+    this.event('note', `agent applied in ${ctx.namespace}`);
+    const ready = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => this.tracker.ready, { timeoutMs: o.timeouts?.agentReadyMs ?? 120_000, signal: o.signal, failure: () => this.failure() });
+    if (!ready) return false;
+    const agentNode = this.agentPod?.spec?.nodeName;
     if (agentNode) {
       const filler = await placeFillerPods(o.kc, ctx, agentNode, o.signal);
-      if (filler.count) event('note', `${filler.count} filler pods listed by the kubelet on ${agentNode} (${Math.round(filler.specBytes / 1024)} KiB of pod specs)`);
+      if (filler.count) this.event('note', `${filler.count} filler pods listed by the kubelet on ${agentNode} (${Math.round(filler.specBytes / 1024)} KiB of pod specs)`);
     }
-    for (const k of o.variant.kubeletNotApplied) event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
+    for (const k of o.variant.kubeletNotApplied) this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
-    if (podMemory && tracker.podUid && tracker.containerID) await podMemory.follow(tracker.podUid, tracker.containerID);
+    if (this.podMemory && this.tracker.podUid && this.tracker.containerID) await this.podMemory.follow(this.tracker.podUid, this.tracker.containerID);
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
     if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
+    return true;
+  }
 
+  /** The generator and bystander pods: ready, warm-up, released together, pulled until they finish. */
+  async runLoad(): Promise<void> {
+    const { o, ctx, timeline } = this;
+    const s = o.scenario;
     const pods = new LoadPods(o.kc, ctx.namespace, ctx.load);
     try {
       await applyObjects(o.kc, renderGenerators(ctx));
-      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), {
-        timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000,
-        pollMs: 1000,
-        signal: o.signal,
-        failure,
-      });
-      if (!ready) return m;
-
+      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), { timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000, pollMs: 1000, signal: o.signal, failure: () => this.failure() });
+      if (!ready) return;
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
       timeline.fix(Date.now() + s.warmup);
-      const samplers: Sampler[] = o.nodeCgroup ? [memory] : [];
-      if (o.variant.kind === 'reference') samplers.push(metrics);
-      loop = new SamplerLoop(samplers, writer, t);
-      if (o.onSample) loop.onSample(o.onSample);
-      loop.start();
-      const l = loop;
-      podMemory?.start((line) => l.emit(line), (at) => timeline.t(at));
+      const loop = this.startSamplers();
       timeline.enter('warmup');
-      event('warmup-start');
+      this.event('warmup-start');
       await sleep(s.warmup, o.signal);
-      if (o.signal.aborted) return m;
+      if (o.signal.aborted) return;
 
       const t0 = Date.now() + 200;
       const endAt = t0 + s.duration;
       timeline.fix(t0);
       await pods.release(t0, endAt);
       timeline.enter('load');
-      event('load-start');
-      if (s.faults.length) faults = startFaults(s, t0, o, ctx, pods, tracker, () => agentPod, (e) => timeline.event(e.type, e.detail));
-      const hardEnd = endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS;
-      while (Date.now() < hardEnd && !o.signal.aborted) {
-        await sleep(1000, o.signal);
-        await pods.pull();
-        for (const line of pods.emitComplete()) {
-          loop.emit(line);
-          feedBystanders(faults, line);
-        }
-        if (Date.now() >= endAt) {
-          if (timeline.phase === 'load') timeline.enter('drain');
-          await pods.collectFinals();
-          if (pods.allFinished()) break;
-        }
-        const f = failure();
-        if (f && !stuck) throw f;
-      }
-      m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
-      if (faults) m.faults = recordsOf(await faults.stop(), o.rep);
+      this.event('load-start');
+      if (s.faults.length) this.faults = startFaults(s, t0, o, ctx, pods, this.tracker, () => this.agentPod, (e) => timeline.event(e.type, e.detail));
+      await this.pullUntilFinished(pods, loop, endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS, endAt);
+      this.m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
+      if (this.faults) this.m.faults = faultRecordsOf(await this.faults.stop(), o.rep);
       await pods.end();
-      event('load-end');
+      this.event('load-end');
       timeline.enter('stop');
       if (o.signal.aborted) await pods.stop();
       await pods.pull();
       // The workers' gaps come with each pod's final dump (after a stop too).
       if (!pods.allFinished()) await pods.collectFinals();
       for (const line of pods.emitAll()) loop.emit(line);
-      const r = pods.result(m.loadSeconds * 1000);
-      m.counts = r.counts;
-      m.histograms = r.histograms;
-      if (r.bystanders) m.bystanders = r.bystanders;
-      if (r.clientFallback) event('note', `generator pods: ${r.clientFallback}`);
+      const r = pods.result(this.m.loadSeconds * 1000);
+      this.m.counts = r.counts;
+      this.m.histograms = r.histograms;
+      if (r.bystanders) this.m.bystanders = r.bystanders;
+      if (r.clientFallback) this.event('note', `generator pods: ${r.clientFallback}`);
     } finally {
       pods.destroy();
     }
-    return m;
-  } finally {
-    o.signal.removeEventListener('abort', onAbort);
+  }
+
+  private startSamplers(): SamplerLoop {
+    const { o } = this;
+    const samplers: Sampler[] = o.nodeCgroup ? [this.memory] : [];
+    if (o.variant.kind === 'reference') samplers.push(this.metrics);
+    const loop = new SamplerLoop(samplers, this.writer, () => this.timeline.t());
+    this.loop = loop;
+    if (o.onSample) loop.onSample(o.onSample);
+    loop.start();
+    this.podMemory?.start((line) => loop.emit(line), (at) => this.timeline.t(at));
+    return loop;
+  }
+
+  /** Each second: the pods' completed seconds into the samples (and the bystanders' into fault recovery), until all finished after endAt. */
+  private async pullUntilFinished(pods: LoadPods, loop: SamplerLoop, hardEnd: number, endAt: number): Promise<void> {
+    const { o, timeline } = this;
+    while (Date.now() < hardEnd && !o.signal.aborted) {
+      await sleep(1000, o.signal);
+      await pods.pull();
+      for (const line of pods.emitComplete()) {
+        loop.emit(line);
+        feedBystanders(this.faults, line);
+      }
+      if (Date.now() >= endAt) {
+        if (timeline.phase === 'load') timeline.enter('drain');
+        await pods.collectFinals();
+        if (pods.allFinished()) break;
+      }
+      const f = this.failure();
+      if (f && !this.stuck) throw f;
+    }
+  }
+
+  /** Whatever happened: faults undone, samplers stopped, the measurement completed, logs saved, the namespace torn down. */
+  async finish(): Promise<void> {
+    const { o, ctx, m, tracker } = this;
+    o.signal.removeEventListener('abort', this.onAbort);
     // A squeeze still in force is undone before the namespace goes (and with it the pod).
-    if (faults && !m.faults) m.faults = recordsOf(await faults.stop().catch(() => []), o.rep);
-    await podMemory?.stop();
-    loop?.stop();
-    watch.stop();
+    if (this.faults && !m.faults) m.faults = faultRecordsOf(await this.faults.stop().catch(() => []), o.rep);
+    await this.podMemory?.stop();
+    this.loop?.stop();
+    this.watch.stop();
     // One peak from the one source this cluster has; null when nothing could be read (never 0).
-    m.peakMemoryBytes = o.nodeCgroup ? memory.peakBytes() : podMemory?.peakBytes() ?? null;
-    const cgroupVersion = o.nodeCgroup?.version ?? podMemory?.flavour ?? null;
+    m.peakMemoryBytes = o.nodeCgroup ? this.memory.peakBytes() : this.podMemory?.peakBytes() ?? null;
+    const cgroupVersion = o.nodeCgroup?.version ?? this.podMemory?.flavour ?? null;
     if (cgroupVersion) o.onCgroupVersion?.(cgroupVersion);
     m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
     // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
-    if (podMemory && m.peakMemoryBytes === null) event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
+    if (this.podMemory && m.peakMemoryBytes === null) this.event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
-    m.peakInflightAttestations = metrics.peakInflight();
-    m.rejectionsByKeyType = completeRejections(metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
+    m.peakInflightAttestations = this.metrics.peakInflight();
+    m.rejectionsByKeyType = completeRejections(this.metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
-    m.deaths = deaths.map((d) => deathRecord({ rep: o.rep, atMs: timeline.t(d.seenAt), phase: timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail }, s.oomKillsOutsideLoad));
+    m.deaths = deaths.map((d) => deathRecord({ rep: o.rep, atMs: this.timeline.t(d.seenAt), phase: this.timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail }, o.scenario.oomKillsOutsideLoad));
     m.oomKills = oomKillsOf(m.deaths);
-    const podName = (agentPod as V1Pod | null)?.metadata?.name;
-    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
-    writer.close();
-    await teardownVariant(o.kc, ctx.namespace, { image: images.project, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    const podName = this.agentPod?.metadata?.name;
+    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', this.dir, { previous: deaths.length > 0 }).catch(() => undefined);
+    this.writer.close();
+    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
   }
 }
 
@@ -311,8 +339,4 @@ function startFaults(
 function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBystanders): void {
   const b = line.bystanders;
   if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
-}
-
-function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
-  return records.map((r) => ({ rep, ...r }));
 }

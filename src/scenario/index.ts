@@ -20,6 +20,7 @@ export { localPlatform, localFaultProblems } from './platform-local.js';
 export type { AgentHost, Platform, PlatformMeasurement } from './platform.js';
 export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
+export { faultRecordsOf, newMeasurement } from './measurement.js';
 export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
 export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';

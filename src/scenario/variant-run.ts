@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, FaultRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import type { DeathRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
@@ -18,6 +18,7 @@ import type { RepMeasurement } from './aggregate.js';
 import { completeRejections, RejectionTotals } from './rejection-totals.js';
 import { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
+import { faultRecordsOf, newMeasurement } from './measurement.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
 
@@ -44,24 +45,6 @@ export interface VariantRunContext {
   onEnvironment?(patch: Partial<Pick<RunEnvironment, 'cgroupVersion'>>): void;
   /** Runs elsewhere (a cluster): facts about the platform (server version, nodes, image digests), merged into results.json's platform.detail. */
   onPlatform?(detail: Record<string, unknown>): void;
-}
-
-function newMeasurement(dirName: string, limitBytes: number): RepMeasurement {
-  return {
-    runDir: dirName,
-    memoryLimitBytes: limitBytes,
-    peakMemoryBytes: null,
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
-    loadSeconds: 0,
-    counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 },
-    histograms: {},
-    peakInflightAttestations: null,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    deaths: [],
-  };
 }
 
 /** What one repetition holds while it runs; everything here is reaped by finishRepetition. */
@@ -261,7 +244,7 @@ async function loadPhase(r: Repetition): Promise<void> {
   const machineBusy = busyCores(r.machineAtCalls, readMachineCpu());
   if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
   timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
-  if (r.faults) m.faults = recordsOf(await r.faults.stop(), ctx.rep);
+  if (r.faults) m.faults = faultRecordsOf(await r.faults.stop(), ctx.rep);
   timeline.enter('drain', result.callsStartedAt + result.loadSeconds * 1000);
   timeline.event('load-end');
   m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
@@ -308,7 +291,7 @@ async function finishRepetition(r: Repetition): Promise<void> {
   if (ctx.signal.aborted) timeline.event('interrupted');
   timeline.enter('stop');
   // A fault still holding the agent (frozen, squeezed, throttled) is undone before the agent is stopped.
-  if (r.faults && !m.faults) m.faults = recordsOf(await r.faults.stop().catch(() => []), ctx.rep);
+  if (r.faults && !m.faults) m.faults = faultRecordsOf(await r.faults.stop().catch(() => []), ctx.rep);
   if (target && m.downtimeSeconds === 0) m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
   // The agent is stopped while the samplers still run, so a death during the stop is on the timeline.
   await target?.stop().catch((err: Error) => timeline.event('note', `stopping the agent failed: ${err.message}`));
@@ -399,8 +382,4 @@ function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: 
   });
   scheduler.start();
   return scheduler;
-}
-
-function recordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
-  return records.map((r) => ({ rep, ...r }));
 }
