@@ -75,7 +75,7 @@ function bareClient(socket: string, mode: ConnectionMode): Promise<{ calls: numb
     const timer = setTimeout(() => child.kill('SIGKILL'), DURATION_MS + 30_000);
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (code === 0) resolve(JSON.parse(out));
+      if (code === 0) resolve(JSON.parse(out) as { calls: number; ok: number; cpuSeconds: number });
       else reject(new Error(`bare client exited with ${code}`));
     });
   });

@@ -29,7 +29,7 @@ interface Tally {
 /** Counts one (a, b); two Map levels, so no key string is built per call. */
 function tally(counts: Map<string, Map<string, Tally>>, a: string, b: string): void {
   let inner = counts.get(a);
-  if (!inner) counts.set(a, (inner = new Map()));
+  if (!inner) counts.set(a, (inner = new Map<string, Tally>()));
   const t = inner.get(b);
   if (t) t.n++;
   else inner.set(b, { labels: [a, b], n: 1, reported: 0 });

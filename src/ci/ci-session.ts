@@ -38,7 +38,7 @@ export interface CiSessionOptions {
 function checkWritableTarget(file: string, flag: string): string {
   const abs = path.resolve(file);
   const dir = path.dirname(abs);
-  let ok = false;
+  let ok: boolean;
   try {
     ok = statSync(dir).isDirectory();
   } catch {

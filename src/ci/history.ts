@@ -89,7 +89,7 @@ export interface HistoryOptions {
 
 export function loadHistory(folder: string, opts: HistoryOptions = {}): HistoryModel {
   const root = path.resolve(folder);
-  let isDir = false;
+  let isDir: boolean;
   try {
     isDir = statSync(root).isDirectory();
   } catch {

@@ -65,7 +65,7 @@ function git(cwd: string, args: string[]): string | null {
 export function gitProvenance(projectRoot: string): Provenance['git'] {
   const top = git(projectRoot, ['rev-parse', '--show-toplevel']);
   if (!top) return null;
-  let same = false;
+  let same: boolean;
   try {
     same = realpathSync(top) === realpathSync(projectRoot);
   } catch {

@@ -108,7 +108,7 @@ export function fitMarkdown(markdown: string, budget: number, where: string): { 
 
 /** Appends to `file` (the $GITHUB_STEP_SUMMARY file or --step-summary), keeping the file under the limit. */
 export function appendStepSummary(file: string, markdown: string, where: string, limit = STEP_SUMMARY_LIMIT): AppendResult {
-  let existing = 0;
+  let existing: number;
   try {
     existing = statSync(file).size;
   } catch {

@@ -31,6 +31,6 @@ export const COMMANDS: readonly CommandModule<any, any>[] = [
 
 /** The word that invokes a command module ("run" for "run [scenario..]"). */
 export function commandName(module: Pick<CommandModule, 'command'>): string {
-  const spec = Array.isArray(module.command) ? module.command[0] : module.command;
+  const spec = typeof module.command === 'string' ? module.command : module.command?.[0];
   return String(spec ?? '').split(' ')[0]!;
 }

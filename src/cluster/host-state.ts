@@ -62,7 +62,7 @@ export function kubepodsCgroups(mounts = readMounts()): string[] {
 export function cgroupTree(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
-    let entries: string[] = [];
+    let entries: string[];
     try {
       entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     } catch {

@@ -49,10 +49,10 @@ export function sh(tool: string, args: string[], opts: ShOptions = {}): Promise<
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => {
-      stdout += d;
+      stdout += d.toString();
       if (opts.inherit) process.stderr.write(d);
     });
-    child.stderr?.on('data', (d: Buffer) => (stderr += d));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
     if (opts.input !== undefined) child.stdin?.end(opts.input);
     child.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') reject(new PlatformError(`\`${tool}\` is not on PATH: apt-get install ${PACKAGE_OF[tool] ?? tool}`));

@@ -38,7 +38,7 @@ export interface Leftovers {
 }
 
 export function leftoverCount(l: Leftovers): number {
-  return Object.values(l).reduce((n, v: unknown[]) => n + v.length, 0);
+  return (Object.values(l) as unknown[][]).reduce((n, v) => n + v.length, 0);
 }
 
 export function describeLeftovers(l: Leftovers): string[] {

@@ -9,7 +9,7 @@ export async function applyObjects(kc: KubeConfig, objects: KubeObject[]): Promi
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const o of objects) {
     try {
-      await api.patch(o as any, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+      await api.patch(o, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
     } catch (err) {
       const e = err as { code?: number; body?: unknown; message?: string };
       const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body ?? '');

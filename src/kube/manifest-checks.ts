@@ -45,9 +45,9 @@ function modelType(o: KubeObject): string {
   return `${version.charAt(0).toUpperCase()}${version.slice(1)}${o.kind}`;
 }
 
-function podSpecOf(o: KubeObject): Record<string, any> | null {
-  if (o.kind === 'Pod') return (o.spec as any) ?? null;
-  if (o.kind === 'DaemonSet' || o.kind === 'Deployment') return (o.spec as any)?.template?.spec ?? null;
+function podSpecOf(o: KubeObject): k8s.V1PodSpec | null {
+  if (o.kind === 'Pod') return (o.spec as k8s.V1PodSpec | undefined) ?? null;
+  if (o.kind === 'DaemonSet' || o.kind === 'Deployment') return (o.spec as k8s.V1DaemonSetSpec | undefined)?.template?.spec ?? null;
   return null;
 }
 
@@ -84,15 +84,15 @@ export function manifestProblems(objects: KubeObject[], ctx: RenderContext): str
   return out;
 }
 
-function checkPod(o: KubeObject, spec: Record<string, any>, ctx: RenderContext, out: string[]): void {
+function checkPod(o: KubeObject, spec: k8s.V1PodSpec, ctx: RenderContext, out: string[]): void {
   const w = where(o);
-  const socket = (spec.volumes ?? []).find((v: any) => v.name === 'agent-socket');
+  const socket = (spec.volumes ?? []).find((v) => v.name === 'agent-socket');
   if (!socket) out.push(`${w}: must mount the shared socket directory (volume agent-socket)`);
   else if (socket.hostPath?.path !== hostSocketDir(ctx) || socket.hostPath?.type !== 'DirectoryOrCreate') {
     out.push(`${w}: volume agent-socket must be hostPath ${hostSocketDir(ctx)} (DirectoryOrCreate), got ${JSON.stringify(socket.hostPath ?? socket)}`);
   }
   for (const c of [...(spec.initContainers ?? []), ...(spec.containers ?? [])]) {
-    const m = (c.volumeMounts ?? []).find((v: any) => v.name === 'agent-socket');
+    const m = (c.volumeMounts ?? []).find((v) => v.name === 'agent-socket');
     if (socket && (!m || m.mountPath !== SOCKET_DIR)) out.push(`${w}: container ${c.name} must mount agent-socket at ${SOCKET_DIR}`);
   }
   const isAgent = o.kind === 'DaemonSet' && o.metadata.name === 'agent';

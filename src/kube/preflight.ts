@@ -1,7 +1,7 @@
 // Before anything is applied: the API server answers, and the images the variant needs are on a
 // node (the project's image is loaded with `kind load`, never pulled) or can be pulled by it.
 // Each failure names its step; the CLI maps them to exit 3.
-import { CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, VersionApi, type KubeConfig, type V1DaemonSetSpec, type V1PodSpec } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import type { KubeObject } from './objects.js';
 
@@ -28,8 +28,8 @@ export function normalizeImage(ref: string): string {
 export function imagesOf(objects: KubeObject[]): string[] {
   const out = new Set<string>();
   for (const o of objects) {
-    const spec = o.kind === 'Pod' ? (o.spec as any) : (o.spec as any)?.template?.spec;
-    for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) out.add(c.image);
+    const spec = o.kind === 'Pod' ? (o.spec as V1PodSpec | undefined) : (o.spec as V1DaemonSetSpec | undefined)?.template?.spec;
+    for (const c of [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])]) if (c.image) out.add(c.image);
   }
   return [...out];
 }

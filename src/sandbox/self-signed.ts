@@ -36,6 +36,7 @@ export async function generateServingCert(host: string, nodeName: string): Promi
     name: `CN=${nodeName}@${Math.floor(now / 1000)}`,
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + 86_400_000),
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-assignment -- x509's types name the DOM's CryptoKeyPair, which Node's types lack
     keys: keys as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
     signingAlgorithm: ALG,
     extensions: [

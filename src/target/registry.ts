@@ -17,6 +17,7 @@ export const AGENT_KINDS = TARGET_KINDS.map((k) => k.kind) as unknown as readonl
 export const DEFAULT_AGENT_KIND: AgentKindName = TARGET_KINDS[0].kind;
 
 // The registry calls each kind with an agent of that kind: the pairing is by name, not by type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyKind = TargetKind<any, any>;
 const byName = new Map<string, AnyKind>(TARGET_KINDS.map((k) => [k.kind, k as AnyKind]));
 

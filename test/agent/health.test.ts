@@ -35,7 +35,7 @@ function check(socketPath: string, service = '', md = new grpc.Metadata()): Prom
 function opensFromAnotherProcess(socketPath: string, n: number): Promise<Array<{ code: number; details: string }>> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [X509_OPENS, socketPath, PROTO_PATH, String(n)], { timeout: 20_000 }, (err, stdout) =>
-      err ? reject(err) : resolve(JSON.parse(stdout) as Array<{ code: number; details: string }>),
+      err ? reject(err as Error) : resolve(JSON.parse(stdout) as Array<{ code: number; details: string }>),
     );
   });
 }
@@ -195,8 +195,8 @@ function spireHealthcheck(socketPath: string): Promise<{ code: number | null; st
     const child = spawn(spireAgent!, ['healthcheck', '-socketPath', socketPath, '-verbose'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d));
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     child.once('close', (code) => {
       clearTimeout(timer);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { startFakeKubelet } from './fake-kubelet.js';
 
 interface Outcome {
-  code: number;
+  code: grpc.status;
   details: string;
 }
 
@@ -107,7 +107,7 @@ describe('limiter placement', () => {
         expect(r).toEqual({ code: grpc.status.UNAVAILABLE, details: 'rate limit exceeded for /SpiffeWorkloadAPI/FetchJWTBundles' });
       }
       // Other methods have their own buckets (limit 0 = unlimited).
-      expect((await burst(t, 5)).every((o) => o.code === 0)).toBe(true);
+      expect((await burst(t, 5)).every((o) => o.code === grpc.status.OK)).toBe(true);
     }));
 
   it('ValidateJWTSVID is exempt by default and limited when validate_jwt_svid is set', async () => {
@@ -127,7 +127,7 @@ describe('limiter placement', () => {
   it('post-attestation with key spiffe-id labels rejections spiffe_id', () =>
     withAgent({ rateLimit: { placement: 'post-attestation', key: 'spiffe-id', limits: { fetch_jwt_svid: 2 } } }, async (t) => {
       const out = await burst(t, 10);
-      const rejected = out.filter((o) => o.code !== 0).length;
+      const rejected = out.filter((o) => o.code !== grpc.status.OK).length;
       expect(rejected).toBeGreaterThan(0);
       expect(await limitedCount(t, 'FetchJWTSVID', 'spiffe_id')).toBe(rejected);
     }));

@@ -10,6 +10,7 @@ export interface XmlElement {
 }
 
 const NAME = /^[A-Za-z_][\w.-]*/;
+// eslint-disable-next-line no-control-regex -- the control characters XML forbids are what it matches
 const FORBIDDEN = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/;
 
 function decode(raw: string, where: string): string {

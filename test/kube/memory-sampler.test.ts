@@ -125,7 +125,7 @@ describe('the memory-sampler server', () => {
 
 describe('the memory-sampler pod manifest', () => {
   it('passes the OpenAPI schema and our checks; on the agent\'s node, the node cgroup read-only, the project\'s CLI', async () => {
-    const { scenario } = await readScenarioFile(join(import.meta.dirname, '../../scenarios/quick.yaml'));
+    const { scenario } = readScenarioFile(join(import.meta.dirname, '../../scenarios/quick.yaml'));
     const variant = kindVariants(scenario, { runId: 'ms-1' })[0]!;
     const ctx = renderContext(scenario, variant, { runId: 'ms-1', memorySampler: true });
     const objects = renderVariant(ctx) as any[];

@@ -22,7 +22,7 @@ describe('kind render: every shipped scenario', () => {
   it('finds the shipped scenarios', () => expect(files.length).toBeGreaterThanOrEqual(7));
   for (const file of files) {
     it(`${file}: every object of every variant (and a SPIRE variant) passes the OpenAPI schema and our checks`, async () => {
-      const { scenario } = await readScenarioFile(join(scenarioDir, file));
+      const { scenario } = readScenarioFile(join(scenarioDir, file));
       const rendered = renderScenario(scenario, { runId: `${scenario.name}-20261201-040000`, withSpire: true });
       const names = scenario.variants.map((v) => v.name);
       expect(rendered.map((r) => r.variant.name)).toEqual(scenario.variants.some((v) => v.agent.kind === 'spire') ? names : [...names, 'spire']);
@@ -62,7 +62,7 @@ describe('kind render: every shipped scenario', () => {
 
 describe('bystander pods (load.bystanders)', () => {
   const render = async (bystanders: Record<string, unknown>) => {
-    const { scenario } = await readScenarioFile(join(scenarioDir, 'quick.yaml'));
+    const { scenario } = readScenarioFile(join(scenarioDir, 'quick.yaml'));
     const s = { ...scenario, load: { ...scenario.load, bystanders: { ...scenario.load.bystanders!, ...bystanders } } };
     const variant = kindVariants(s, { runId: 'bys-1' })[0]!;
     const ctx = renderContext(s, variant, { runId: 'bys-1' });
@@ -105,7 +105,7 @@ describe('bystander pods (load.bystanders)', () => {
 
 describe('the checks kubernetes-models does not make', () => {
   const base = async () => {
-    const { scenario } = await readScenarioFile(join(scenarioDir, 'quick.yaml'));
+    const { scenario } = readScenarioFile(join(scenarioDir, 'quick.yaml'));
     const variant = kindVariants(scenario, { runId: 'quick-1' })[0]!;
     const ctx = renderContext(scenario, variant, { runId: 'quick-1' });
     return { ctx, objects: renderVariant(ctx) };
@@ -152,7 +152,7 @@ describe('the checks kubernetes-models does not make', () => {
   });
 
   it('long run ids still give DNS-1123 namespaces', async () => {
-    const { scenario } = await readScenarioFile(join(scenarioDir, 'quick.yaml'));
+    const { scenario } = readScenarioFile(join(scenarioDir, 'quick.yaml'));
     const rendered = renderScenario(scenario, { runId: `${'x'.repeat(80)}-20261201`, rep: 12 });
     for (const r of rendered) expect(r.ctx.namespace.length).toBeLessThanOrEqual(63);
     expect(new Set(rendered.map((r) => r.ctx.namespace)).size).toBe(rendered.length);

@@ -49,7 +49,7 @@ describe('load generator against a counting server', () => {
         const { pid } = peerCred(socket);
         if (callers.has(pid)) return;
         // Read while the caller is certainly alive: it is waiting on this connection.
-        let podUid: string | null = null;
+        let podUid: string | null;
         try {
           podUid = parseCgroup(readFileSync(`/proc/${pid}/cgroup`, 'utf8')).podUID;
         } catch {

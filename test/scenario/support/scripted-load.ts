@@ -20,7 +20,7 @@ export interface ScriptedLoad extends LoadDriver {
   readonly runs: Array<{ scenario: Scenario; socket: string; counts: Record<Outcome, number> }>;
 }
 
-function classify(code: number, details: string): Outcome {
+function classify(code: grpc.status, details: string): Outcome {
   if (code === grpc.status.OK) return 'ok';
   if ((code === grpc.status.UNAVAILABLE || code === grpc.status.RESOURCE_EXHAUSTED) && details.startsWith('rate limit exceeded')) return 'rateLimited';
   if (code === grpc.status.DEADLINE_EXCEEDED) return 'deadlineExceeded';
