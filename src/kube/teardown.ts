@@ -9,17 +9,21 @@ import { applyObjects } from './apply.js';
 import { DEFAULT_IMAGES } from './variant.js';
 
 const notFound = (err: unknown) => (err as { code?: number }).code === 404;
+/** A delete's failure, except that the object is already gone. */
+const ignoreNotFound = (err: unknown): void => {
+  if (!notFound(err)) throw err;
+};
 
 async function deleteClusterRbac(kc: KubeConfig, selector: string, dryRun: boolean): Promise<string[]> {
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   const removed: string[] = [];
   for (const b of (await rbac.listClusterRoleBinding({ labelSelector: selector })).items) {
     removed.push(`clusterrolebinding/${b.metadata!.name}`);
-    if (!dryRun) await rbac.deleteClusterRoleBinding({ name: b.metadata!.name! }).catch((e) => void (notFound(e) || Promise.reject(e)));
+    if (!dryRun) await rbac.deleteClusterRoleBinding({ name: b.metadata!.name! }).catch(ignoreNotFound);
   }
   for (const r of (await rbac.listClusterRole({ labelSelector: selector })).items) {
     removed.push(`clusterrole/${r.metadata!.name}`);
-    if (!dryRun) await rbac.deleteClusterRole({ name: r.metadata!.name! }).catch((e) => void (notFound(e) || Promise.reject(e)));
+    if (!dryRun) await rbac.deleteClusterRole({ name: r.metadata!.name! }).catch(ignoreNotFound);
   }
   return removed;
 }
@@ -59,16 +63,14 @@ async function sweepSocketDirsOnceGone(kc: KubeConfig, doomed: string[], o: { re
 /** Deletes one variant run's namespace and cluster-scoped objects, then its socket directory on the nodes. Idempotent. */
 export async function teardownVariant(kc: KubeConfig, namespace: string, opts: { image?: string; runId?: string; namespaceGoneMs?: number } = {}): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
-  await core.deleteNamespace({ name: namespace }).catch((e) => {
-    if (!notFound(e)) throw e;
-  });
+  await core.deleteNamespace({ name: namespace }).catch(ignoreNotFound);
   // Cluster-scoped objects carry the namespace in their name and the run's labels.
   const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
   for (const b of (await rbac.listClusterRoleBinding({ labelSelector: MANAGED_SELECTOR })).items) {
-    if (b.metadata?.name?.startsWith(`${namespace}-`)) await rbac.deleteClusterRoleBinding({ name: b.metadata.name }).catch((e) => void (notFound(e) || Promise.reject(e)));
+    if (b.metadata?.name?.startsWith(`${namespace}-`)) await rbac.deleteClusterRoleBinding({ name: b.metadata.name }).catch(ignoreNotFound);
   }
   for (const r of (await rbac.listClusterRole({ labelSelector: MANAGED_SELECTOR })).items) {
-    if (r.metadata?.name?.startsWith(`${namespace}-`)) await rbac.deleteClusterRole({ name: r.metadata.name }).catch((e) => void (notFound(e) || Promise.reject(e)));
+    if (r.metadata?.name?.startsWith(`${namespace}-`)) await rbac.deleteClusterRole({ name: r.metadata.name }).catch(ignoreNotFound);
   }
   await sweepSocketDirsOnceGone(kc, [namespace], { ...opts, remove: [namespace] }).catch((e: Error) => warn([`socket janitor for ${namespace}: ${e.message}`]));
 }
@@ -87,7 +89,7 @@ export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; r
   const staying = opts.runId ? [] : (await core.listNamespace()).items.map((n) => n.metadata!.name!).filter((n) => !doomed.includes(n) && n.startsWith('atst-'));
   for (const name of doomed) {
     removed.push(`namespace/${name}`);
-    if (!opts.dryRun) await core.deleteNamespace({ name }).catch((e) => void (notFound(e) || Promise.reject(e)));
+    if (!opts.dryRun) await core.deleteNamespace({ name }).catch(ignoreNotFound);
   }
   removed.push(...(await deleteClusterRbac(kc, selector, opts.dryRun ?? false)));
   if (opts.dryRun) {

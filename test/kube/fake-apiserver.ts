@@ -61,6 +61,8 @@ export interface FakeApiServerOptions {
   version?: string;
   /** Serve the pod resize subresource (Kubernetes >= 1.33); false: 404 as older API servers answer. */
   resize?: boolean;
+  /** Paths (lowercase) whose DELETE is refused with this status, as RBAC or an admission webhook would. */
+  refuseDeletes?: Record<string, number>;
 }
 
 export interface TimedRequest {
@@ -328,6 +330,8 @@ current-context: ${context}
   }
 
   #delete(res: ServerResponse, path: string): void {
+    const refused = this.#opts.refuseDeletes?.[path];
+    if (refused) return this.#send(res, refused, status(refused, `fake: deleting ${path} is refused`));
     const obj = this.objects.get(path);
     if (!obj) return this.#send(res, 404, status(404, `${path} not found`));
     this.deleted.push(path);
