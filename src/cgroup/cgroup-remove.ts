@@ -61,7 +61,7 @@ export async function removeTree(dir: string, timeoutMs = 30_000): Promise<void>
       rmdirTree(dir);
       return;
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`cannot remove cgroup ${dir}: ${(err as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`cannot remove cgroup ${dir}: ${(err as Error).message}`, { cause: err });
       await sleep(50);
     }
   }

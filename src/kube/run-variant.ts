@@ -266,7 +266,8 @@ class ClusterRepetition {
     // A squeeze still in force is undone before the namespace goes (and with it the pod).
     if (this.faults && !m.faults) m.faults = faultRecordsOf(await this.faults.stop().catch(() => []), o.rep);
     await this.podMemory?.stop();
-    this.loop?.stop();
+    // The loop's stop takes each sampler's last reading: the peak below must include it.
+    await this.loop?.stop();
     this.watch.stop();
     // One peak from the one source this cluster has; null when nothing could be read (never 0).
     m.peakMemoryBytes = o.nodeCgroup ? this.memory.peakBytes() : this.podMemory?.peakBytes() ?? null;

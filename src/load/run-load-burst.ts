@@ -6,7 +6,7 @@ import type { PodHost } from './pod-host.js';
 import type { LoadRunPods } from './run-load-pods.js';
 import { waveSizes, type StormControl, type StormWave, type StormWaveEnd } from './storm-wave.js';
 
-export function stormControl(pods: LoadRunPods, host: PodHost<any>, workersPerPod: number): StormControl {
+export function stormControl(pods: LoadRunPods, host: PodHost, workersPerPod: number): StormControl {
   return {
     async addWorkers(workers: number): Promise<StormWave> {
       if (!host.addPods || !host.endPods) throw new RunError('load: this pod host cannot add storm pods while the load runs');

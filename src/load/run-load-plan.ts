@@ -15,7 +15,7 @@ export interface LoadPlan {
   /** The options as asked (client included: `built.client` says which one runs). */
   opts: ResolvedLoadOptions;
   bys: ResolvedBystanderLoadOptions | null;
-  host: PodHost<any>;
+  host: PodHost;
   built: LoadBundles;
   /** The bundles as the pods' processes reach them. */
   bundles: { pod: string; worker: string };
@@ -36,10 +36,10 @@ export function podStartTimeoutMs(workersPerPod: number, totalWorkers: number, c
 }
 
 /** Validates the options against the host and builds the bundles; refuses a load the machine cannot hold. */
-export async function planLoad(input: LoadOptions, sandbox: PodHost<any> | undefined): Promise<LoadPlan> {
+export async function planLoad(input: LoadOptions, sandbox: PodHost | undefined): Promise<LoadPlan> {
   const opts = validateLoadOptions(input);
   const bys: ResolvedBystanderLoadOptions | null = opts.bystanders ?? null;
-  const host: PodHost<any> = sandbox ?? localPodHost(opts.pods, bys?.pods ?? 0);
+  const host: PodHost = sandbox ?? localPodHost(opts.pods, bys?.pods ?? 0);
   if ((host.bystanderPods ?? 0) !== (bys?.pods ?? 0)) {
     throw new ConfigError(
       `load.bystanders.pods is ${bys?.pods ?? 0} but the sandbox hosts ${host.bystanderPods ?? 0} bystander pods: create the sandbox with bystanders: { pods: ${bys?.pods ?? 0} }`,

@@ -123,8 +123,8 @@ export class LoadRunPods {
     const handles = this.#handles;
     const startDeadline = Date.now() + startTimeoutMs;
     while (!this.#stopping) {
-      const failed = handles.find((h) => h.failure);
-      if (failed) throw failed.failure;
+      const failure = handles.find((h) => h.failure)?.failure;
+      if (failure) throw failure;
       const live = handles.filter((h) => !h.isFinished);
       if (live.length > 0 && live.every((h) => h.isReady)) return;
       // Churn faster than start-up would keep some pod starting forever: once a pod has been

@@ -23,7 +23,7 @@ export type { LoadSummary } from './run-load-summary.js';
 
 export interface LoadEnv {
   /** Where pods run; without one, pods are plain local processes (no cgroups, no pod identity). */
-  sandbox?: PodHost<any>;
+  sandbox?: PodHost;
   /** Each second of the storm, with the bystanders' as `bystanders` when there are bystanders. */
   onSecond?: (sample: LoadSampleWithBystanders) => void;
   /**
@@ -50,9 +50,10 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   env.signal?.addEventListener('abort', onAbort, { once: true });
   const timers: NodeJS.Timeout[] = [];
   let memory: MemoryStats | null = null;
-  let memorySampling: Promise<void> | null = null;
+  // Set by a timer: an object, so the await below sees what the timer put there.
+  const memorySampling: { done: Promise<void> | null } = { done: null };
   const startedAt = new Date();
-  let loadEndedAt = 0;
+  let loadEndedAt: number;
 
   try {
     await host.startPods(pods.podMain);
@@ -68,7 +69,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     seconds.start(t0, opts.durationMs);
     timers.push(
       setTimeout(() => {
-        memorySampling = samplePss(pods.storm().filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
+        memorySampling.done = samplePss(pods.storm().filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
       }, Math.max(0, t0 + opts.durationMs / 2 - Date.now())),
     );
     timers.push(setTimeout(pods.poke, Math.max(0, endAt - Date.now())));
@@ -84,7 +85,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     pods.endLoadPhase();
     await host.stopPods();
     pods.killLeftovers();
-    await memorySampling;
+    await memorySampling.done;
   }
 
   seconds.emitRest();

@@ -1,6 +1,6 @@
 // PNG charts rendered in Node: the same Chart.js definitions as the HTML page, drawn on an
 // @napi-rs/canvas canvas at a fixed size, on white, with labels large enough to read at 1200×600.
-import { createCanvas } from '@napi-rs/canvas';
+import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import type { ChartSpec } from './chart-configs.js';
 
@@ -22,7 +22,8 @@ function setUp(): void {
 const whiteBackground: Plugin = {
   id: 'attestorm-white-background',
   beforeDraw(chart) {
-    const ctx = chart.ctx;
+    // Chart.js types its context as the DOM's, which Node's types lack; here it is @napi-rs/canvas's.
+    const ctx = chart.ctx as unknown as SKRSContext2D;
     ctx.save();
     ctx.globalCompositeOperation = 'destination-over';
     ctx.fillStyle = '#ffffff';
