@@ -204,7 +204,9 @@ async function main(): Promise<void> {
         for (const connection of ['reused', 'fresh'] as const) {
           const result = await measure(server, connection, ms, CONCURRENCY[connection]);
           rows.push({ name: c.name, placement: c.placement, connection, result });
-          const codes = Object.entries(result.codes).map(([k, v]) => `${k} ${v}`).join(', ');
+          const codes = Object.entries(result.codes)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ');
           say(
             `  ${c.name.padEnd(22)} ${c.placement.padEnd(17)} ${connection.padEnd(7)} ${String(result.perSecond).padStart(7)} calls/s ${String(result.serverCpuUsPerCall).padStart(6)} µs server CPU/call  (${codes})`,
           );

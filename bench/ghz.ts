@@ -25,7 +25,12 @@ const REPS = 3;
 const json = process.argv.includes('--json');
 
 function findGhz(): { path: string } | { reason: string } {
-  const candidates = process.env.GHZ_BIN ? [process.env.GHZ_BIN] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, 'ghz'));
+  const candidates = process.env.GHZ_BIN
+    ? [process.env.GHZ_BIN]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, 'ghz'));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -70,25 +75,40 @@ function runGhz(socket: string, connections: number, dir: string): Promise<Row> 
   const out = join(dir, `ghz-${connections}.json`);
   const args = [
     '--insecure',
-    '--proto', join(PROJECT_ROOT, 'proto', 'workload.proto'),
-    '--import-paths', join(PROJECT_ROOT, 'proto'),
-    '--call', 'SpiffeWorkloadAPI.FetchJWTSVID',
-    '-d', '{"audience":["attestorm"]}',
-    '-m', '{"workload.spiffe.io":"true"}',
-    '-c', String(CONCURRENCY),
-    '--connections', String(connections),
-    '-z', `${SECONDS}s`,
-    '-t', '1s',
-    '-O', 'json',
-    '-o', out,
+    '--proto',
+    join(PROJECT_ROOT, 'proto', 'workload.proto'),
+    '--import-paths',
+    join(PROJECT_ROOT, 'proto'),
+    '--call',
+    'SpiffeWorkloadAPI.FetchJWTSVID',
+    '-d',
+    '{"audience":["attestorm"]}',
+    '-m',
+    '{"workload.spiffe.io":"true"}',
+    '-c',
+    String(CONCURRENCY),
+    '--connections',
+    String(connections),
+    '-z',
+    `${SECONDS}s`,
+    '-t',
+    '1s',
+    '-O',
+    'json',
+    '-o',
+    out,
     `unix://${socket}`,
   ];
   return new Promise((resolve, reject) => {
     // bash reports the CPU of the children it waited for: ghz's, every thread included.
-    const child = spawn('bash', ['-c', 'start=$(date +%s.%N); "$@" >/dev/null 2>"$GHZ_ERR"; s=$?; end=$(date +%s.%N); echo "wall $start $end"; times; exit $s', 'ghz', ghz.path, ...args], {
-      env: { ...process.env, GHZ_ERR: join(dir, 'ghz.stderr') },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      'bash',
+      ['-c', 'start=$(date +%s.%N); "$@" >/dev/null 2>"$GHZ_ERR"; s=$?; end=$(date +%s.%N); echo "wall $start $end"; times; exit $s', 'ghz', ghz.path, ...args],
+      {
+        env: { ...process.env, GHZ_ERR: join(dir, 'ghz.stderr') },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let text = '';
     child.stdout.on('data', (d) => (text += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), (SECONDS + 60) * 1000);
@@ -101,18 +121,42 @@ function runGhz(socket: string, connections: number, dir: string): Promise<Row> 
       const report = JSON.parse(readFileSync(out, 'utf8')) as { count: number; statusCodeDistribution?: Record<string, number> };
       const calls = report.count;
       const wallSeconds = wall ? Number(wall[2]) - Number(wall[1]) : SECONDS;
-      resolve({ client: `ghz (${connections} connection${connections === 1 ? '' : 's'})`, calls, ok: report.statusCodeDistribution?.OK ?? 0, wallSeconds: +wallSeconds.toFixed(2), cpuSeconds: +cpuSeconds.toFixed(3), callsPerCpuSecond: Math.round(calls / cpuSeconds), callsPerSecond: Math.round(calls / SECONDS) });
+      resolve({
+        client: `ghz (${connections} connection${connections === 1 ? '' : 's'})`,
+        calls,
+        ok: report.statusCodeDistribution?.OK ?? 0,
+        wallSeconds: +wallSeconds.toFixed(2),
+        cpuSeconds: +cpuSeconds.toFixed(3),
+        callsPerCpuSecond: Math.round(calls / cpuSeconds),
+        callsPerSecond: Math.round(calls / SECONDS),
+      });
     });
   });
 }
 
 /** CONCURRENCY native workers, each one call at a time on its own reused connection. */
 async function runNative(socket: string): Promise<Row> {
-  const s = await runLoad({ socket, pods: 1, workersPerPod: CONCURRENCY, durationMs: SECONDS * 1000, connection: 'per-worker', client: 'native', deadlineMs: 1000 });
+  const s = await runLoad({
+    socket,
+    pods: 1,
+    workersPerPod: CONCURRENCY,
+    durationMs: SECONDS * 1000,
+    connection: 'per-worker',
+    client: 'native',
+    deadlineMs: 1000,
+  });
   if (s.client !== 'native') throw new Error(`the native worker did not run: ${s.clientFallback}`);
   // Workers and their pod process: the generator's processes, as each second's CPU counted them.
   const cpuSeconds = (s.cpu?.generatorCores ?? 0) * (s.durationMs / 1000);
-  return { client: `native (${CONCURRENCY} workers, pod process included)`, calls: s.totals.calls, ok: s.totals.ok, wallSeconds: +(s.durationMs / 1000).toFixed(2), cpuSeconds: +cpuSeconds.toFixed(3), callsPerCpuSecond: Math.round(s.totals.calls / cpuSeconds), callsPerSecond: Math.round(s.totals.calls / (s.durationMs / 1000)) };
+  return {
+    client: `native (${CONCURRENCY} workers, pod process included)`,
+    calls: s.totals.calls,
+    ok: s.totals.ok,
+    wallSeconds: +(s.durationMs / 1000).toFixed(2),
+    cpuSeconds: +cpuSeconds.toFixed(3),
+    callsPerCpuSecond: Math.round(s.totals.calls / cpuSeconds),
+    callsPerSecond: Math.round(s.totals.calls / (s.durationMs / 1000)),
+  };
 }
 
 const median = (rows: Row[]) => [...rows].sort((a, b) => a.callsPerCpuSecond - b.callsPerCpuSecond)[rows.length >> 1]!;
@@ -137,7 +181,11 @@ const rows = Object.values(runs).map(median);
 const nativeRow = rows.find((r) => r.client.startsWith('native'))!;
 if (json) process.stdout.write(`${JSON.stringify({ seconds: SECONDS, concurrency: CONCURRENCY, reps: REPS, ghz: ghz.path, rows, perRun: runs }, null, 2)}\n`);
 const out = json ? process.stderr : process.stdout;
-out.write(`FetchJWTSVID at the reference agent (unix attestor, no limiter), reused connections, ${CONCURRENCY} calls in flight, ${SECONDS} s per run, median of ${REPS} (by calls per client CPU-second)\n`);
+out.write(
+  `FetchJWTSVID at the reference agent (unix attestor, no limiter), reused connections, ${CONCURRENCY} calls in flight, ${SECONDS} s per run, median of ${REPS} (by calls per client CPU-second)\n`,
+);
 for (const r of rows) {
-  out.write(`${r.client.padEnd(44)} calls ${String(r.calls).padStart(7)}  ok ${(r.calls ? r.ok / r.calls : 0).toFixed(3)}  client CPU ${r.cpuSeconds.toFixed(2)} s  calls/client-CPU-s ${String(r.callsPerCpuSecond).padStart(6)}  calls/s ${String(r.callsPerSecond).padStart(6)}${r === nativeRow ? '' : `  (native ÷ this: ${(nativeRow.callsPerCpuSecond / r.callsPerCpuSecond).toFixed(2)}×)`}\n`);
+  out.write(
+    `${r.client.padEnd(44)} calls ${String(r.calls).padStart(7)}  ok ${(r.calls ? r.ok / r.calls : 0).toFixed(3)}  client CPU ${r.cpuSeconds.toFixed(2)} s  calls/client-CPU-s ${String(r.callsPerCpuSecond).padStart(6)}  calls/s ${String(r.callsPerSecond).padStart(6)}${r === nativeRow ? '' : `  (native ÷ this: ${(nativeRow.callsPerCpuSecond / r.callsPerCpuSecond).toFixed(2)}×)`}\n`,
+  );
 }

@@ -102,7 +102,7 @@ async function nsPerCallTicking(keys: string[], calls: number, rounds = ROUNDS):
   let i = 0;
   let sink = 0;
   const loop = async (n: number) => {
-    for (let done = 0; done < n; ) {
+    for (let done = 0; done < n;) {
       const end = Math.min(n, done + TURN);
       for (; done < end; done++) {
         if (limiter.allow('fetch_jwt_svid', keys[i]!)) sink++;
@@ -170,18 +170,28 @@ const TURN = 1000;
 const CALLS = 2_000_000;
 const load = loadavg()[0]!;
 const few = nsPerCall(makeKeys(10), CALLS);
-say(`allow() with 10 live keys:      ${few.median.toFixed(1)} ns/call CPU time (median of ${ROUNDS} rounds of ${CALLS / 1e6}M calls; best ${few.min.toFixed(1)}; bare Map.get ${few.mapGet.toFixed(1)})`);
+say(
+  `allow() with 10 live keys:      ${few.median.toFixed(1)} ns/call CPU time (median of ${ROUNDS} rounds of ${CALLS / 1e6}M calls; best ${few.min.toFixed(1)}; bare Map.get ${few.mapGet.toFixed(1)})`,
+);
 const manyKeys = makeKeys(100_000);
 const many = nsPerCall(manyKeys, CALLS);
-say(`allow() with 100,000 live keys: ${many.median.toFixed(1)} ns/call CPU time (median of ${ROUNDS} rounds of ${CALLS / 1e6}M calls; best ${many.min.toFixed(1)}; bare Map.get ${many.mapGet.toFixed(1)})`);
+say(
+  `allow() with 100,000 live keys: ${many.median.toFixed(1)} ns/call CPU time (median of ${ROUNDS} rounds of ${CALLS / 1e6}M calls; best ${many.min.toFixed(1)}; bare Map.get ${many.mapGet.toFixed(1)})`,
+);
 // As the agent sees it: every call is its own event-loop turn, so every call reads the clock.
 const clocked = nsPerCall(manyKeys, CALLS, ROUNDS, () => performance.now());
-say(`allow() with 100,000 live keys, clock read on every call: ${clocked.median.toFixed(1)} ns/call CPU time (best ${clocked.min.toFixed(1)}; bare Map.get ${clocked.mapGet.toFixed(1)})`);
+say(
+  `allow() with 100,000 live keys, clock read on every call: ${clocked.median.toFixed(1)} ns/call CPU time (best ${clocked.min.toFixed(1)}; bare Map.get ${clocked.mapGet.toFixed(1)})`,
+);
 // Under heavy load: the default coarse clock in timer mode, refreshed by its timer between turns.
 const ticking = await nsPerCallTicking(manyKeys, CALLS);
-say(`allow() with 100,000 live keys, coarse clock (timer mode, ${DEFAULT_CLOCK_TICK_MS} ms tick), ${TURN} calls per event-loop turn: ${ticking.median.toFixed(1)} ns/call CPU time (best ${ticking.min.toFixed(1)}; timer and turns included; ~${ticking.ticksPerRound.toFixed(0)} ticks per round)`);
+say(
+  `allow() with 100,000 live keys, coarse clock (timer mode, ${DEFAULT_CLOCK_TICK_MS} ms tick), ${TURN} calls per event-loop turn: ${ticking.median.toFixed(1)} ns/call CPU time (best ${ticking.min.toFixed(1)}; timer and turns included; ~${ticking.ticksPerRound.toFixed(0)} ticks per round)`,
+);
 const clockUs = await coarseClockTimerUsPerSecond();
-say(`coarse clock's timer, at most: ${clockUs.toFixed(0)} µs CPU per second (a process doing nothing but keep it in timer mode; paid only above ${(DEFAULT_CLOCK_BUSY_READS * 1000) / DEFAULT_CLOCK_TICK_MS} reads/s)`);
+say(
+  `coarse clock's timer, at most: ${clockUs.toFixed(0)} µs CPU per second (a process doing nothing but keep it in timer mode; paid only above ${(DEFAULT_CLOCK_BUSY_READS * 1000) / DEFAULT_CLOCK_TICK_MS} reads/s)`,
+);
 const perKey = bytesPerKey(100_000);
 say(
   perKey === null

@@ -13,7 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAgentConfig, startAgent } from '../src/agent/index.js';
 import { PROJECT_ROOT } from '../src/util/index.js';
-import { LOAD_CLIENTS, WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readPssAndPrivate, runLoad, type ConnectionMode, type LoadClient, type WorkerConfig } from '../src/load/index.js';
+import {
+  LOAD_CLIENTS,
+  WORKER_ENV,
+  WORKER_EXEC_ARGV,
+  loadBundles,
+  readPssAndPrivate,
+  runLoad,
+  type ConnectionMode,
+  type LoadClient,
+  type WorkerConfig,
+} from '../src/load/index.js';
 import { nativeWorkerArgs } from '../src/load/worker/native-args.js';
 import { startBareServer } from '../test/load/support/bare-server.js';
 
@@ -131,18 +141,35 @@ async function bare(target: string, socket: string, mode: ConnectionMode): Promi
 /** Idle PSS and USS of k workers that started and reported ready but have made no call (MiB). */
 async function idleWorkerMemory(client: LoadClient, k: number): Promise<Array<{ pss: number; uss: number }>> {
   const { worker } = await loadBundles(client);
-  const config: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client, connection: 'per-call', rate: null, deadlineMs: 1000, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
+  const config: WorkerConfig = {
+    socket: '/nonexistent/attestorm.sock',
+    client,
+    connection: 'per-call',
+    rate: null,
+    deadlineMs: 1000,
+    retry: 'immediate',
+    methods: [['FetchJWTSVID', 1]],
+    audience: 'attestorm',
+    maxCalls: null,
+  };
   const stdio: ['ignore', 'inherit', 'inherit', 'ipc'] = ['ignore', 'inherit', 'inherit', 'ipc'];
   const env = { ...process.env, ...WORKER_ENV };
   const kids: ChildProcess[] = Array.from({ length: k }, () =>
-    client === 'native' ? spawn(worker, nativeWorkerArgs(config), { env, stdio }) : fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env, stdio }),
+    client === 'native'
+      ? spawn(worker, nativeWorkerArgs(config), { env, stdio })
+      : fork(worker, [JSON.stringify(config)], { execArgv: WORKER_EXEC_ARGV, env, stdio }),
   );
   try {
-    await Promise.all(kids.map((c) => new Promise((resolve, reject) => {
-      c.once('message', resolve);
-      c.once('exit', () => reject(new Error('worker exited before ready')));
-      setTimeout(() => reject(new Error('worker not ready in 30 s')), 30_000);
-    })));
+    await Promise.all(
+      kids.map(
+        (c) =>
+          new Promise((resolve, reject) => {
+            c.once('message', resolve);
+            c.once('exit', () => reject(new Error('worker exited before ready')));
+            setTimeout(() => reject(new Error('worker not ready in 30 s')), 30_000);
+          }),
+      ),
+    );
     await new Promise((r) => setTimeout(r, 1500));
     const read = await Promise.all(kids.map((c) => readPssAndPrivate(c.pid!)));
     return read.map((m) => ({ pss: +((m?.pss ?? 0) / 2 ** 20).toFixed(2), uss: +((m?.private ?? 0) / 2 ** 20).toFixed(2) }));
@@ -157,12 +184,20 @@ const rows: Row[] = [];
 const server = await startBareServer();
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-benchload-'));
 const agentSocket = join(dir, 'agent.sock');
-const agent = await startAgent(parseAgentConfig({ socket: agentSocket, attestors: ['unix'], rateLimit: { placement: 'disabled' } }), { log: () => {}, graceMs: 1000 });
+const agent = await startAgent(parseAgentConfig({ socket: agentSocket, attestors: ['unix'], rateLimit: { placement: 'disabled' } }), {
+  log: () => {},
+  graceMs: 1000,
+});
 function median(list: Row[]): Row {
   const sorted = [...list].sort((a, b) => a.callsPerCpuSecond - b.callsPerCpuSecond);
   return sorted[sorted.length >> 1]!;
 }
-const targets = ([['bare-server', server.socket], ['reference-agent', agentSocket]] as const).filter(([t]) => TARGETS.includes(t));
+const targets = (
+  [
+    ['bare-server', server.socket],
+    ['reference-agent', agentSocket],
+  ] as const
+).filter(([t]) => TARGETS.includes(t));
 interface MemoryRow {
   client: LoadClient;
   idlePssMedianMiB: number;
@@ -214,16 +249,35 @@ const ratios = (rows.length ? MODES : []).flatMap((mode) =>
 );
 
 if (process.argv.includes('--json')) {
-  process.stdout.write(`${JSON.stringify({ workers: WORKERS, durationMs: DURATION_MS, reps: REPS, memoryWorkers: MEMORY_WORKERS, rows, ratios, memory }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ workers: WORKERS, durationMs: DURATION_MS, reps: REPS, memoryWorkers: MEMORY_WORKERS, rows, ratios, memory }, null, 2)}\n`,
+  );
 }
 const header = ['target', 'mode', 'client', 'calls', 'ok', 'cpu s', 'calls/cpu-s', 'PSS med MiB', 'PSS max MiB'];
-const lines = rows.map((r) => [r.target, r.mode, r.client, String(r.calls), r.okRatio.toFixed(2), r.cpuSeconds.toFixed(2), String(r.callsPerCpuSecond), String(r.workerPssMedianMiB ?? '-'), String(r.workerPssMaxMiB ?? '-')]);
+const lines = rows.map((r) => [
+  r.target,
+  r.mode,
+  r.client,
+  String(r.calls),
+  r.okRatio.toFixed(2),
+  r.cpuSeconds.toFixed(2),
+  String(r.callsPerCpuSecond),
+  String(r.workerPssMedianMiB ?? '-'),
+  String(r.workerPssMaxMiB ?? '-'),
+]);
 const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
 const fmt = (cells: string[]) => cells.map((c, i) => (i < 3 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-process.stderr.write(`load generator: ${WORKERS} worker (client ${CLIENTS.join(', ')}) vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`);
+process.stderr.write(
+  `load generator: ${WORKERS} worker (client ${CLIENTS.join(', ')}) vs a bare grpc-js client process with ${WORKERS} loop, ${DURATION_MS / 1000} s each, median of ${REPS}\n`,
+);
 process.stderr.write(`${fmt(header)}\n${lines.map(fmt).join('\n')}\n`);
-for (const r of ratios) process.stderr.write(`generator (${r.client})/bare grpc-js loop, calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
+for (const r of ratios)
+  process.stderr.write(`generator (${r.client})/bare grpc-js loop, calls per CPU-second, ${r.target}, ${r.mode}: ${r.generatorOverBare}\n`);
 for (const m of memory) {
-  const storms = Object.entries(m.storm).map(([t, v]) => `${t} PSS median ${v.medianMiB} / max ${v.maxMiB}, USS median ${v.ussMedianMiB}`).join('; ');
-  process.stderr.write(`worker memory MiB, client ${m.client}: idle PSS ${m.idlePssMedianMiB}, USS ${m.idleUssMedianMiB}; per-call storm, ${MEMORY_WORKERS} workers, mid-run (median of ${MEMORY_REPS}): ${storms}\n`);
+  const storms = Object.entries(m.storm)
+    .map(([t, v]) => `${t} PSS median ${v.medianMiB} / max ${v.maxMiB}, USS median ${v.ussMedianMiB}`)
+    .join('; ');
+  process.stderr.write(
+    `worker memory MiB, client ${m.client}: idle PSS ${m.idlePssMedianMiB}, USS ${m.idleUssMedianMiB}; per-call storm, ${MEMORY_WORKERS} workers, mid-run (median of ${MEMORY_REPS}): ${storms}\n`,
+  );
 }

@@ -51,7 +51,11 @@ for (const { name, file, nodeArgs, onlyWhenNamed } of benches) {
   const named = only.some((o) => o === name || o === file);
   if ((only.length || onlyWhenNamed) && !named) continue;
   const path = fileURLToPath(new URL(file, import.meta.url));
-  const benchArgs = [...(json ? ['--json'] : []), ...(name === 'agent' && seconds ? ['--seconds', seconds] : []), ...(name === 'workers' && sizes ? ['--sizes', sizes] : [])];
+  const benchArgs = [
+    ...(json ? ['--json'] : []),
+    ...(name === 'agent' && seconds ? ['--seconds', seconds] : []),
+    ...(name === 'workers' && sizes ? ['--sizes', sizes] : []),
+  ];
   for (let r = 0; r < (json ? repeat : 1); r++) {
     human(`\n== bench/${file}${json && repeat > 1 ? ` (run ${r + 1} of ${repeat})` : ''} ==\n`);
     const res = spawnSync(process.execPath, [...nodeArgs, '--import', 'tsx', path, ...benchArgs], {
@@ -85,7 +89,15 @@ interface LimiterRun {
   loadAverage1m: number;
 }
 interface WorkersRun {
-  sizes: Array<{ workers: number; startSeconds: number | null; startCpuMsPerWorker: number | null; pssMedianMiB: number | null; pssTotalMiB: number | null; ussMedianMiB: number | null; ussTotalMiB: number | null }>;
+  sizes: Array<{
+    workers: number;
+    startSeconds: number | null;
+    startCpuMsPerWorker: number | null;
+    pssMedianMiB: number | null;
+    pssTotalMiB: number | null;
+    ussMedianMiB: number | null;
+    ussTotalMiB: number | null;
+  }>;
 }
 interface AgentRow {
   name: string;

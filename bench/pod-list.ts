@@ -88,7 +88,9 @@ if (args[0] === '--serve') {
   for (const { name, shape } of SHAPES) {
     const c = await measure(name, shape);
     cases.push(c);
-    human(`pod-list ${c.name.padEnd(27)} /pods ${(c.bytes / 2 ** 20).toFixed(2).padStart(6)} MiB (${String(c.items).padStart(3)} pods)  agent fetch+parse+index ${String(c.cpuUsPerFetch).padStart(7)} µs CPU, ${c.wallMsPerFetch.toFixed(2).padStart(7)} ms wall\n`);
+    human(
+      `pod-list ${c.name.padEnd(27)} /pods ${(c.bytes / 2 ** 20).toFixed(2).padStart(6)} MiB (${String(c.items).padStart(3)} pods)  agent fetch+parse+index ${String(c.cpuUsPerFetch).padStart(7)} µs CPU, ${c.wallMsPerFetch.toFixed(2).padStart(7)} ms wall\n`,
+    );
   }
   if (json) process.stdout.write(`${JSON.stringify({ podList: cases })}\n`);
 }

@@ -11,7 +11,16 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { WORKER_ENV, WORKER_EXEC_ARGV, loadBundles, readCpuSeconds, readPssAndPrivate, type LoadClient, type PodConfig, type WorkerConfig } from '../src/load/index.js';
+import {
+  WORKER_ENV,
+  WORKER_EXEC_ARGV,
+  loadBundles,
+  readCpuSeconds,
+  readPssAndPrivate,
+  type LoadClient,
+  type PodConfig,
+  type WorkerConfig,
+} from '../src/load/index.js';
 import { bundleEntry } from '../src/util/index.js';
 
 const json = process.argv.includes('--json');
@@ -44,7 +53,17 @@ if (!(START_LIMIT_MS >= 1000)) {
  */
 const NEED_PER_WORKER = (CLIENT === 'native' ? 2 : 14) * 2 ** 20;
 
-const WORKER: WorkerConfig = { socket: '/nonexistent/attestorm.sock', client: CLIENT, connection: 'per-call', rate: null, deadlineMs: 200, retry: 'immediate', methods: [['FetchJWTSVID', 1]], audience: 'attestorm', maxCalls: null };
+const WORKER: WorkerConfig = {
+  socket: '/nonexistent/attestorm.sock',
+  client: CLIENT,
+  connection: 'per-call',
+  rate: null,
+  deadlineMs: 200,
+  retry: 'immediate',
+  methods: [['FetchJWTSVID', 1]],
+  audience: 'attestorm',
+  maxCalls: null,
+};
 
 function memAvailable(): number {
   const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
@@ -110,13 +129,26 @@ function limitProblem(total: number): string | null {
   if (need > pidMax) return `needs about ${need} pids/threads, the kernel allows ${pidMax}`;
   // Every pod process holds one IPC descriptor per worker.
   const perPod = Math.ceil(total / PODS) + 100;
-  const nofile = readNumber(`/proc/${process.pid}/limits`) === Infinity ? Infinity : Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${process.pid}/limits`, 'utf8'))?.[1] ?? Infinity);
+  const nofile =
+    readNumber(`/proc/${process.pid}/limits`) === Infinity
+      ? Infinity
+      : Number(/Max open files\s+(\d+)/.exec(readFileSync(`/proc/${process.pid}/limits`, 'utf8'))?.[1] ?? Infinity);
   if (perPod > nofile) return `each pod process needs ${perPod} file descriptors, the limit is ${nofile}`;
   return null;
 }
 
 async function measure(total: number, bundles: { pod: string; worker: string }, execArgv: string[]): Promise<SizeResult> {
-  const empty = { workers: total, pods: PODS, startSeconds: null, startCpuSeconds: null, startCpuMsPerWorker: null, pssMedianMiB: null, pssTotalMiB: null, ussMedianMiB: null, ussTotalMiB: null };
+  const empty = {
+    workers: total,
+    pods: PODS,
+    startSeconds: null,
+    startCpuSeconds: null,
+    startCpuMsPerWorker: null,
+    pssMedianMiB: null,
+    pssTotalMiB: null,
+    ussMedianMiB: null,
+    ussTotalMiB: null,
+  };
   const free = memAvailable();
   if (free < total * NEED_PER_WORKER) return { ...empty, skipped: `needs ${mib(total * NEED_PER_WORKER)} MiB available, the machine has ${mib(free)} MiB` };
   const limit = limitProblem(total);
@@ -127,7 +159,15 @@ async function measure(total: number, bundles: { pod: string; worker: string }, 
   try {
     const ready = Array.from({ length: PODS }, (_, i) => {
       const n = Math.floor(total / PODS) + (i < total % PODS ? 1 : 0);
-      const config: PodConfig = { worker: WORKER, workers: n, workerBundle: bundles.worker, startTimeoutMs: START_LIMIT_MS, workerExecArgv: execArgv, workerEnv: { ...WORKER_ENV }, workerNice: null };
+      const config: PodConfig = {
+        worker: WORKER,
+        workers: n,
+        workerBundle: bundles.worker,
+        startTimeoutMs: START_LIMIT_MS,
+        workerExecArgv: execArgv,
+        workerEnv: { ...WORKER_ENV },
+        workerNice: null,
+      };
       const pod = fork(bundles.pod, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, NODE_OPTIONS: '' } });
       pods.push(pod);
       return new Promise<number[]>((resolve, reject) => {
@@ -141,7 +181,9 @@ async function measure(total: number, bundles: { pod: string; worker: string }, 
     let limit: NodeJS.Timeout | undefined;
     const all = await Promise.race([
       Promise.all(ready),
-      new Promise<never>((_, reject) => (limit = setTimeout(() => reject(new Error(`not every worker was ready within ${START_LIMIT_MS / 1000} s`)), START_LIMIT_MS))),
+      new Promise<never>(
+        (_, reject) => (limit = setTimeout(() => reject(new Error(`not every worker was ready within ${START_LIMIT_MS / 1000} s`)), START_LIMIT_MS)),
+      ),
     ]).finally(() => clearTimeout(limit));
     const startSeconds = (performance.now() - t0) / 1000;
     for (const list of all) workerPids.push(...list);
@@ -204,5 +246,12 @@ for (const n of SIZES) {
       : `${n} workers (${PODS} pods): all ready in ${r.startSeconds} s wall, ${r.startCpuSeconds} CPU-s (${r.startCpuMsPerWorker} ms per worker); idle PSS median ${r.pssMedianMiB} MiB, total ${r.pssTotalMiB} MiB; USS median ${r.ussMedianMiB} MiB, total ${r.ussTotalMiB} MiB`,
   );
 }
-say(`client ${CLIENT}; node ${process.version}; bundles ${bundles.worker.split('/').pop()}; worker flags ${execArgv.join(' ')}; env ${Object.entries(WORKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}; 1-min load average at start ${load.toFixed(2)}`);
-if (json) process.stdout.write(`${JSON.stringify({ bench: 'workers', client: CLIENT, node: process.version, pods: PODS, workerBundle: bundles.worker.split('/').pop(), workerExecArgv: execArgv, loadAverage1m: +load.toFixed(2), sizes: results })}\n`);
+say(
+  `client ${CLIENT}; node ${process.version}; bundles ${bundles.worker.split('/').pop()}; worker flags ${execArgv.join(' ')}; env ${Object.entries(WORKER_ENV)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}; 1-min load average at start ${load.toFixed(2)}`,
+);
+if (json)
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'workers', client: CLIENT, node: process.version, pods: PODS, workerBundle: bundles.worker.split('/').pop(), workerExecArgv: execArgv, loadAverage1m: +load.toFixed(2), sizes: results })}\n`,
+  );

@@ -12,7 +12,11 @@ const root = dirname(dirname(fileURLToPath(import.meta.url)));
 // `attestorm agent` runs from an entry of its own: the agent's process loads nothing else.
 const name = process.argv[2] === 'agent' ? 'agent-main' : 'main';
 const entry = join(root, 'src', 'cli', `${name}.ts`);
-const hash = createHash('sha256').update(entry).update(String(newestSourceMtime(join(root, 'src')))).digest('hex').slice(0, 12);
+const hash = createHash('sha256')
+  .update(entry)
+  .update(String(newestSourceMtime(join(root, 'src'))))
+  .digest('hex')
+  .slice(0, 12);
 const out = join(root, 'node_modules', '.cache', 'attestorm', `cli-${name}-${hash}.mjs`);
 await bundleOnce({
   entry,

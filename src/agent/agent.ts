@@ -82,11 +82,11 @@ export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {})
   const limited = cfg.rateLimit.placement !== 'disabled';
   const keyStrategy = limited ? createKeyStrategy(effectiveKeyStrategy(cfg), cfg) : undefined;
   if (keyStrategy && cfg.rateLimit.placement === 'pre-attestation' && keyStrategy.needsSelectors) {
-    throw new ConfigError(
-      `rateLimit.key must not need attestation results when rateLimit.placement is pre-attestation, got "${keyStrategy.name}"`,
-    );
+    throw new ConfigError(`rateLimit.key must not need attestation results when rateLimit.placement is pre-attestation, got "${keyStrategy.name}"`);
   }
-  const limiter = limited ? createRateLimiter(cfg.rateLimit.limits, { gcIntervalMs: cfg.rateLimit.gcInterval, ...(opts.limiterNow ? { now: opts.limiterNow } : {}) }) : undefined;
+  const limiter = limited
+    ? createRateLimiter(cfg.rateLimit.limits, { gcIntervalMs: cfg.rateLimit.gcInterval, ...(opts.limiterNow ? { now: opts.limiterNow } : {}) })
+    : undefined;
 
   const metrics = createAgentMetrics();
   let attestors: Attestor[] = [];

@@ -3,14 +3,7 @@
 import { AttestationError, type AttestorDeps } from './attestation-error.js';
 import { parseCgroup } from './cgroup-path.js';
 import type { AgentConfig } from './config.js';
-import {
-  createKubeletClient,
-  KubeletError,
-  type KubeletClient,
-  type KubeContainerStatus,
-  type PodContainer,
-  type PodListIndex,
-} from './kubelet-client.js';
+import { createKubeletClient, KubeletError, type KubeletClient, type KubeContainerStatus, type PodContainer, type PodListIndex } from './kubelet-client.js';
 import { readCgroupText } from './procfs.js';
 import type { Attestor, CallerCreds, Selector } from './types.js';
 
@@ -114,4 +107,3 @@ export function createK8sAttestor(cfg: AgentConfig, deps: AttestorDeps): Attesto
   });
   return createK8sAttestorWith({ procRoot: cfg.procRoot, kubelet, nodeName: k.nodeName });
 }
-

@@ -67,11 +67,7 @@ export function createUnixAttestorWith(opts: UnixAttestorOptions): Attestor {
         throw new AttestationError('unix', 'process-gone', `cannot stat the executable ${exe}: ${(err as Error).message}`, { cause: err });
       }
       if (size > opts.maxExeBytes) {
-        throw new AttestationError(
-          'unix',
-          'exe-too-large',
-          `executable ${exe} is ${size} bytes, above unix.maxExeBytes (${opts.maxExeBytes}); not hashed`,
-        );
+        throw new AttestationError('unix', 'exe-too-large', `executable ${exe} is ${size} bytes, above unix.maxExeBytes (${opts.maxExeBytes}); not hashed`);
       }
       try {
         // Opened through /proc/<pid>/exe, not the resolved path: that is the binary the process

@@ -96,10 +96,7 @@ export class AgentCa {
         signingAlgorithm: EC_SIGN,
         extensions: [
           new x509.BasicConstraintsExtension(true, undefined, true),
-          new x509.KeyUsagesExtension(
-            x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature,
-            true,
-          ),
+          new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
           new x509.SubjectAlternativeNameExtension([{ type: 'url', value: tdId }]),
           await x509.SubjectKeyIdentifierExtension.create(keys.publicKey as never, false, crypto as never),
         ],
@@ -214,9 +211,7 @@ export class JwtKeySet {
   async rotate(): Promise<void> {
     const now = this.#now();
     const next = await newSigningKey(now);
-    const kept = this.#keys
-      .map((k) => (k.retiredAt === undefined ? { ...k, retiredAt: now } : k))
-      .filter((k) => now - k.retiredAt! < this.#retainMs);
+    const kept = this.#keys.map((k) => (k.retiredAt === undefined ? { ...k, retiredAt: now } : k)).filter((k) => now - k.retiredAt! < this.#retainMs);
     this.#keys = [next, ...kept].slice(0, this.#maxKeys);
     this.#json = this.#render();
   }

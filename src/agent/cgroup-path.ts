@@ -14,8 +14,7 @@ const CONTAINER_SEGMENT = /^(?:[a-z][a-z0-9-]*-)?([0-9a-f]{64})(?:\.scope)?$/;
 
 // A segment naming a pod: "pod<uuid>" (cgroupfs) or "kubepods-<qos>-pod<uuid_with_underscores>.slice"
 // (systemd). Static (mirror) pods have a 32-hex config hash as UID, without dashes.
-const POD_SEGMENT =
-  /(?:^|-)pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?:\.slice)?$/;
+const POD_SEGMENT = /(?:^|-)pod([0-9a-f]{8}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{4}[-_][0-9a-f]{12}|[0-9a-f]{32})(?:\.slice)?$/;
 
 /** Parses one cgroup path ("/kubepods/besteffort/pod<uid>/<cid>"). */
 export function parseCgroupPath(path: string): CgroupIdentity {

@@ -30,10 +30,7 @@ export const limitsSchema = z
 export const rateLimitSchema = z
   .strictObject({
     placement: z.enum(PLACEMENTS).default('disabled').describe('Where the limiter sits: before attestation, after it, or nowhere'),
-    key: z
-      .enum(KEY_STRATEGIES)
-      .optional()
-      .describe('Limiter key strategy; default pod-uid before attestation, selector-set after'),
+    key: z.enum(KEY_STRATEGIES).optional().describe('Limiter key strategy; default pod-uid before attestation, selector-set after'),
     limits: limitsSchema.default(limitsSchema.parse({})),
     rejectStatus: z
       .enum(['unavailable', 'resource-exhausted'])
@@ -44,7 +41,7 @@ export const rateLimitSchema = z
       .enum(['auto', 'true', 'false'])
       .default('auto')
       .describe('Whether pod-uid keys read /proc/<pid>/cgroup; auto = when a kubepods cgroup or the k8s attestor is present'),
-    cgroupCacheTtl: zDuration.default(1000).describe('How long the pod-uid key strategy caches a PID\'s cgroup read'),
+    cgroupCacheTtl: zDuration.default(1000).describe("How long the pod-uid key strategy caches a PID's cgroup read"),
   })
   .describe('Workload API rate limiting');
 
@@ -60,7 +57,7 @@ export const k8sSchema = z
   .strictObject({
     kubeletUrl: z.url().default('https://127.0.0.1:10250').describe('Base URL of the kubelet read API (GET <url>/pods)'),
     tokenFile: z.string().optional().describe('Bearer token file (the service-account token on a real node)'),
-    caFile: z.string().optional().describe('CA bundle for the kubelet\'s serving certificate'),
+    caFile: z.string().optional().describe("CA bundle for the kubelet's serving certificate"),
     skipVerify: z.boolean().default(false).describe('Skip TLS verification of the kubelet (test clusters only)'),
     timeout: zDuration.default(5000).describe('Timeout of one kubelet request'),
     pollInterval: zDuration.default(500).describe('Minimum time between kubelet fetches while a pod is not listed yet'),
@@ -68,8 +65,10 @@ export const k8sSchema = z
     shareFetches: z
       .boolean()
       .default(true)
-      .describe('Share one in-flight GET /pods among all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own (older agents)'),
-    nodeName: z.string().optional().describe('Value of the k8s:node-name selector; default: the pod\'s spec.nodeName'),
+      .describe(
+        'Share one in-flight GET /pods among all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own (older agents)',
+      ),
+    nodeName: z.string().optional().describe("Value of the k8s:node-name selector; default: the pod's spec.nodeName"),
   })
   .describe('k8s attestor');
 
@@ -88,11 +87,15 @@ export const modelSchema = z
       .describe('Modeled cost, off by default: bytes each in-flight attestation holds (allocated and touched) until it ends'),
     podListWorkingSet: zBytes
       .default(0)
-      .describe('Modeled cost, off by default: bytes each parsed kubelet pod list holds (allocated and touched) while referenced, standing in for a heavier parser (SPIRE\'s parse tree of a ~1 MiB /pods answer: ~22 MB)'),
+      .describe(
+        "Modeled cost, off by default: bytes each parsed kubelet pod list holds (allocated and touched) while referenced, standing in for a heavier parser (SPIRE's parse tree of a ~1 MiB /pods answer: ~22 MB)",
+      ),
     cancelAbandoned: z
       .boolean()
       .default(true)
-      .describe('An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up (a memory mechanism seen in the field), named in reports'),
+      .describe(
+        'An attestation ends when its caller goes away, as in SPIRE (default true); false: older agents that keep attesting for callers who gave up (a memory mechanism seen in the field), named in reports',
+      ),
   })
   .describe('Modeled costs and behaviours, each named in reports when turned on');
 

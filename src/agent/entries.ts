@@ -41,16 +41,22 @@ function entriesSchema(trustDomain: string) {
     if (message !== null) ctx.addIssue({ code: 'custom', message });
   });
 
-  const entry = z.strictObject({
-    spiffeId,
-    // An entry without selectors would hand its identity to every caller: never what anyone means.
-    selectors: z.array(selector, { error: 'must be a list of "type:value" strings' }).min(1, 'must list at least one selector'),
-    hint: z.string({ error: 'must be a string' }).optional(),
-  }, { error: 'must be a mapping with spiffeId, selectors and optionally hint' });
+  const entry = z.strictObject(
+    {
+      spiffeId,
+      // An entry without selectors would hand its identity to every caller: never what anyone means.
+      selectors: z.array(selector, { error: 'must be a list of "type:value" strings' }).min(1, 'must list at least one selector'),
+      hint: z.string({ error: 'must be a string' }).optional(),
+    },
+    { error: 'must be a mapping with spiffeId, selectors and optionally hint' },
+  );
 
-  return z.strictObject({
-    entries: z.array(entry, { error: 'must be a list of entries' }),
-  }, { error: 'must be a mapping with a top-level "entries" list' });
+  return z.strictObject(
+    {
+      entries: z.array(entry, { error: 'must be a list of entries' }),
+    },
+    { error: 'must be a mapping with a top-level "entries" list' },
+  );
 }
 
 function pathText(path: readonly PropertyKey[]): string {
@@ -145,7 +151,17 @@ export function deriveEntries(trustDomain: string, callerSelectors: readonly Sel
   const ns = firstValue(callerSelectors, 'k8s', 'ns:');
   const sa = firstValue(callerSelectors, 'k8s', 'sa:');
   if (ns !== undefined && sa !== undefined) {
-    const entry = derived(trustDomain, [{ type: 'k8s', value: `ns:${ns}` }, { type: 'k8s', value: `sa:${sa}` }], 'ns', ns, 'sa', sa);
+    const entry = derived(
+      trustDomain,
+      [
+        { type: 'k8s', value: `ns:${ns}` },
+        { type: 'k8s', value: `sa:${sa}` },
+      ],
+      'ns',
+      ns,
+      'sa',
+      sa,
+    );
     if (entry) return [entry];
   }
   const uid = firstValue(callerSelectors, 'unix', 'uid:');

@@ -2,12 +2,7 @@
 // the composed pipeline, then the method's own answer. Streams send at once, again on every
 // rotation, and end when the client cancels or the agent drains.
 import { status } from '@grpc/grpc-js';
-import type {
-  sendUnaryData,
-  ServerUnaryCall,
-  ServerWritableStream,
-  UntypedServiceImplementation,
-} from '@grpc/grpc-js';
+import type { sendUnaryData, ServerUnaryCall, ServerWritableStream, UntypedServiceImplementation } from '@grpc/grpc-js';
 import { MalformedRequest, METHODS } from '../proto/index.js';
 import type {
   JWTBundlesResponse,
@@ -137,12 +132,7 @@ function failUnary<Res>(rt: Runtime, name: MethodName, call: Call, callback: sen
   callback({ code: e.code, details: e.message });
 }
 
-function unary<Req, Res>(
-  rt: Runtime,
-  name: MethodName,
-  check: ((req: Req) => void) | undefined,
-  answer: (ctx: CallContext, req: Req) => Promise<Res>,
-) {
+function unary<Req, Res>(rt: Runtime, name: MethodName, check: ((req: Req) => void) | undefined, answer: (ctx: CallContext, req: Req) => Promise<Res>) {
   const { pipeline, metrics } = rt;
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => {
     // A request the strict decoder refused (see proto/strict-request.ts) ends here: no stage runs.
@@ -247,68 +237,68 @@ function implementationOf(rt: Runtime): UntypedServiceImplementation {
   const { issuer } = rt;
   const bundleKey = `spiffe://${issuer.trustDomain}`;
   return {
-  FetchJWTSVID: unary<JWTSVIDRequest__Output, JWTSVIDResponse>(
-    rt,
-    'FetchJWTSVID',
-    (req) => {
-      if (req.audience.length === 0) throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
-      if (req.spiffe_id !== '') {
-        const problem = spiffeIdProblem(req.spiffe_id);
-        if (problem) throw new CallError(status.INVALID_ARGUMENT, `invalid requested SPIFFE ID: spiffe_id ${problem}`);
-      }
-    },
-    async (ctx, req) => {
-      let entries = entriesOf(ctx, issuer);
-      if (req.spiffe_id !== '') entries = entries.filter((e) => e.spiffeId === req.spiffe_id);
-      if (entries.length === 0) throw new CallError(status.PERMISSION_DENIED, 'no identity issued');
-      const svids = await Promise.all(entries.map((e) => issuer.jwtSvid(e, req.audience)));
-      return { svids: svids.map((s) => ({ spiffe_id: s.spiffeId, svid: s.token, hint: s.hint })) };
-    },
-  ),
+    FetchJWTSVID: unary<JWTSVIDRequest__Output, JWTSVIDResponse>(
+      rt,
+      'FetchJWTSVID',
+      (req) => {
+        if (req.audience.length === 0) throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+        if (req.spiffe_id !== '') {
+          const problem = spiffeIdProblem(req.spiffe_id);
+          if (problem) throw new CallError(status.INVALID_ARGUMENT, `invalid requested SPIFFE ID: spiffe_id ${problem}`);
+        }
+      },
+      async (ctx, req) => {
+        let entries = entriesOf(ctx, issuer);
+        if (req.spiffe_id !== '') entries = entries.filter((e) => e.spiffeId === req.spiffe_id);
+        if (entries.length === 0) throw new CallError(status.PERMISSION_DENIED, 'no identity issued');
+        const svids = await Promise.all(entries.map((e) => issuer.jwtSvid(e, req.audience)));
+        return { svids: svids.map((s) => ({ spiffe_id: s.spiffeId, svid: s.token, hint: s.hint })) };
+      },
+    ),
 
-  ValidateJWTSVID: unary<ValidateJWTSVIDRequest__Output, ValidateJWTSVIDResponse>(
-    rt,
-    'ValidateJWTSVID',
-    (req) => {
-      if (req.audience === '') throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
-      if (req.svid === '') throw new CallError(status.INVALID_ARGUMENT, 'svid must be specified');
-    },
-    async (_ctx, req) => {
-      let result: { spiffeId: string; claims: Record<string, unknown> };
-      try {
-        result = await issuer.validateJwt(req.svid, req.audience);
-      } catch (err) {
-        throw new CallError(status.INVALID_ARGUMENT, (err as Error)?.message || 'invalid JWT-SVID');
-      }
-      return { spiffe_id: result.spiffeId, claims: toStruct(result.claims) };
-    },
-  ),
+    ValidateJWTSVID: unary<ValidateJWTSVIDRequest__Output, ValidateJWTSVIDResponse>(
+      rt,
+      'ValidateJWTSVID',
+      (req) => {
+        if (req.audience === '') throw new CallError(status.INVALID_ARGUMENT, 'audience must be specified');
+        if (req.svid === '') throw new CallError(status.INVALID_ARGUMENT, 'svid must be specified');
+      },
+      async (_ctx, req) => {
+        let result: { spiffeId: string; claims: Record<string, unknown> };
+        try {
+          result = await issuer.validateJwt(req.svid, req.audience);
+        } catch (err) {
+          throw new CallError(status.INVALID_ARGUMENT, (err as Error)?.message || 'invalid JWT-SVID');
+        }
+        return { spiffe_id: result.spiffeId, claims: toStruct(result.claims) };
+      },
+    ),
 
-  FetchX509SVID: stream<X509SVIDResponse>(rt, 'FetchX509SVID', async (ctx) => {
-    const bundle = issuer.x509BundleDer();
-    const svids = await Promise.all(entriesOf(ctx, issuer).map((e) => issuer.x509Svid(e)));
-    return {
-      svids: svids.map((s) => ({
-        spiffe_id: s.spiffeId,
-        x509_svid: s.certChainDer,
-        x509_svid_key: s.keyDer,
-        bundle,
-        hint: s.hint,
-      })),
+    FetchX509SVID: stream<X509SVIDResponse>(rt, 'FetchX509SVID', async (ctx) => {
+      const bundle = issuer.x509BundleDer();
+      const svids = await Promise.all(entriesOf(ctx, issuer).map((e) => issuer.x509Svid(e)));
+      return {
+        svids: svids.map((s) => ({
+          spiffe_id: s.spiffeId,
+          x509_svid: s.certChainDer,
+          x509_svid_key: s.keyDer,
+          bundle,
+          hint: s.hint,
+        })),
+        crl: [],
+        federated_bundles: {},
+      };
+    }),
+
+    FetchX509Bundles: stream<X509BundlesResponse>(rt, 'FetchX509Bundles', async () => ({
       crl: [],
-      federated_bundles: {},
-    };
-  }),
+      bundles: { [bundleKey]: issuer.x509BundleDer() },
+    })),
 
-  FetchX509Bundles: stream<X509BundlesResponse>(rt, 'FetchX509Bundles', async () => ({
-    crl: [],
-    bundles: { [bundleKey]: issuer.x509BundleDer() },
-  })),
-
-  FetchJWTBundles: stream<JWTBundlesResponse>(rt, 'FetchJWTBundles', async () => ({
-    bundles: { [bundleKey]: issuer.jwtBundleJson() },
-  })),
-};
+    FetchJWTBundles: stream<JWTBundlesResponse>(rt, 'FetchJWTBundles', async () => ({
+      bundles: { [bundleKey]: issuer.jwtBundleJson() },
+    })),
+  };
 }
 
 export function createHandlers(deps: HandlerDeps): WorkloadHandlers {

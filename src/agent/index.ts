@@ -22,13 +22,4 @@ export { createKeyStrategy } from './limiter-key.js';
 export { createPeerCredReader, type PeerCred } from './peercred.js';
 export { fromStruct, toStruct } from './proto-struct.js';
 export type { AgentMetrics } from './metrics.js';
-export type {
-  Attestor,
-  CallerCreds,
-  IdentityIssuer,
-  KeyStrategy,
-  LimitMethodKey,
-  RateLimiter,
-  RegistrationEntry,
-  Selector,
-} from './types.js';
+export type { Attestor, CallerCreds, IdentityIssuer, KeyStrategy, LimitMethodKey, RateLimiter, RegistrationEntry, Selector } from './types.js';

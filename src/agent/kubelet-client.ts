@@ -300,9 +300,7 @@ export class KubeletClient {
           res.on('data', (c: string) => {
             if (snippet.length < 200) snippet += c;
           });
-          res.on('end', () =>
-            settle(new KubeletError('status', `kubelet GET ${url} answered HTTP ${res.statusCode}: ${snippet.slice(0, 200).trim()}`)),
-          );
+          res.on('end', () => settle(new KubeletError('status', `kubelet GET ${url} answered HTTP ${res.statusCode}: ${snippet.slice(0, 200).trim()}`)));
           return;
         }
         const chunks: Buffer[] = [];
@@ -351,9 +349,7 @@ function parsePodList(text: string, url: string): KubePod[] {
   // A kubelet omits "items" when no pods run; anything else must be an array of pods.
   if (items === undefined || items === null) return [];
   if (!Array.isArray(items)) throw new KubeletError('invalid-response', `kubelet GET ${url}: "items" is not an array`);
-  return items.filter(
-    (p): p is KubePod => typeof p === 'object' && p !== null && typeof (p as KubePod).metadata?.uid === 'string',
-  );
+  return items.filter((p): p is KubePod => typeof p === 'object' && p !== null && typeof (p as KubePod).metadata?.uid === 'string');
 }
 
 function containerKey(containerID: string): string {

@@ -87,13 +87,7 @@ class MethodBuckets {
   }
 }
 
-const METHOD_KEYS: readonly LimitMethodKey[] = [
-  'fetch_x509_svid',
-  'fetch_jwt_svid',
-  'fetch_x509_bundles',
-  'fetch_jwt_bundles',
-  'validate_jwt_svid',
-];
+const METHOD_KEYS: readonly LimitMethodKey[] = ['fetch_x509_svid', 'fetch_jwt_svid', 'fetch_x509_bundles', 'fetch_jwt_bundles', 'validate_jwt_svid'];
 
 /**
  * The default clock: performance.now() on each read while calls are few, and a reading refreshed by
@@ -221,10 +215,7 @@ class TwoGenerationLimiter implements RateLimiter {
  * Creates the limiter. `limits` are per-second integers per method (0 = unlimited). Throws
  * ConfigError for a negative or fractional limit or a non-positive GC interval.
  */
-export function createRateLimiter(
-  limits: Record<LimitMethodKey, number>,
-  opts: RateLimiterOptions = {},
-): RateLimiter {
+export function createRateLimiter(limits: Record<LimitMethodKey, number>, opts: RateLimiterOptions = {}): RateLimiter {
   const problems: string[] = [];
   for (const m of METHOD_KEYS) {
     const v = limits[m];

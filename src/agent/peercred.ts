@@ -26,9 +26,7 @@ let cached: PeerCredReader | undefined;
 export function createPeerCredReader(): PeerCredReader {
   if (cached) return cached;
   if (process.platform !== 'linux') {
-    throw new PlatformError(
-      `SO_PEERCRED is Linux-only and this is ${process.platform}: the agent cannot learn who calls it, so it does not start`,
-    );
+    throw new PlatformError(`SO_PEERCRED is Linux-only and this is ${process.platform}: the agent cannot learn who calls it, so it does not start`);
   }
   type Koffi = typeof import('koffi');
   let koffi: Koffi;
@@ -40,10 +38,9 @@ export function createPeerCredReader(): PeerCredReader {
     // Raw buffers rather than a koffi struct: no object is decoded per call on the accept path.
     getsockopt = libc.func('int getsockopt(int fd, int level, int optname, void *optval, void *optlen)') as typeof getsockopt;
   } catch (err) {
-    throw new PlatformError(
-      `cannot bind getsockopt(SO_PEERCRED) through koffi/libc.so.6 (${(err as Error).message}); the agent needs it to identify callers`,
-      { cause: err },
-    );
+    throw new PlatformError(`cannot bind getsockopt(SO_PEERCRED) through koffi/libc.so.6 (${(err as Error).message}); the agent needs it to identify callers`, {
+      cause: err,
+    });
   }
   // struct ucred and its length, reused: the agent's event loop reads one socket at a time.
   const ucred = Buffer.alloc(UCRED_SIZE);

@@ -8,17 +8,7 @@ import { SECURITY_HEADER } from '../proto/index.js';
 import type { AgentConfig, Placement } from './config.js';
 import type { AgentMetrics } from './metrics.js';
 import { readStartTimeSync, readStatusSync, type ProcStatus } from './procfs.js';
-import type {
-  Attestor,
-  CallerCreds,
-  IdentityIssuer,
-  KeyContext,
-  KeyStrategy,
-  LimitMethodKey,
-  RateLimiter,
-  RegistrationEntry,
-  Selector,
-} from './types.js';
+import type { Attestor, CallerCreds, IdentityIssuer, KeyContext, KeyStrategy, LimitMethodKey, RateLimiter, RegistrationEntry, Selector } from './types.js';
 
 /** Ends a call with a gRPC status and details string (the way grpc-js interceptors end calls). */
 export class CallError extends Error {
@@ -163,9 +153,7 @@ export function limitStage(
   issuer: IdentityIssuer,
   agentPid: number | null = null,
 ): Stage {
-  const limited = new Set(
-    (Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m),
-  );
+  const limited = new Set((Object.entries(cfg.rateLimit.limits) as [LimitMethodKey, number][]).filter(([, n]) => n > 0).map(([m]) => m));
   const rejectCode = cfg.rateLimit.rejectStatus === 'resource-exhausted' ? status.RESOURCE_EXHAUSTED : status.UNAVAILABLE;
   // One rejection per method path, made once: in a storm most calls end here, and nothing reads
   // or changes a CallError after it is thrown.

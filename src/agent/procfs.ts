@@ -113,7 +113,7 @@ function statusOf(buf: Buffer, n: number, file: string): ProcStatus {
       if (!all) return out;
     }
   };
-  for (let line = 0; line < n; ) {
+  for (let line = 0; line < n;) {
     if (buf[line] === 0x55 /* U */ && startsWithAt(buf, line, n, UID)) uid = numbers(line + UID.length, false)[0] ?? -1;
     else if (buf[line] === 0x47 /* G */) {
       if (startsWithAt(buf, line, n, GID)) gid = numbers(line + GID.length, false)[0] ?? -1;

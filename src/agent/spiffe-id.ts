@@ -58,9 +58,7 @@ export function parseSpiffeId(s: string, what = 'SPIFFE ID'): SpiffeId {
   if (problem !== null) throw new ConfigError(`${what} ${problem}`);
   const rest = s.slice(SCHEME.length);
   const slash = rest.indexOf('/');
-  return slash === -1
-    ? { trustDomain: rest, path: '', id: s }
-    : { trustDomain: rest.slice(0, slash), path: rest.slice(slash), id: s };
+  return slash === -1 ? { trustDomain: rest, path: '', id: s } : { trustDomain: rest.slice(0, slash), path: rest.slice(slash), id: s };
 }
 
 /** spiffe://<trust domain>/<segments...>, each segment checked; a bad segment is a ConfigError. */

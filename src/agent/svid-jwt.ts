@@ -1,14 +1,6 @@
 // JWT-SVIDs: minting with a bounded per-(SPIFFE ID, audience) cache, and validation against the
 // trust domain's JWKS with a plain-language reason for every rejection (ValidateJWTSVID returns it).
-import {
-  SignJWT,
-  createLocalJWKSet,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  jwtVerify,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { SignJWT, createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ConfigError } from '../errors.js';
 import { LruMap } from '../util/index.js';
 import type { JwtKeySet } from './ca.js';

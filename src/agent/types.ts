@@ -47,12 +47,7 @@ export interface KeyStrategy {
 }
 
 /** The SPIRE config keys of the per-method limits, plus ValidateJWTSVID (exempt unless set). */
-export type LimitMethodKey =
-  | 'fetch_x509_svid'
-  | 'fetch_jwt_svid'
-  | 'fetch_x509_bundles'
-  | 'fetch_jwt_bundles'
-  | 'validate_jwt_svid';
+export type LimitMethodKey = 'fetch_x509_svid' | 'fetch_jwt_svid' | 'fetch_x509_bundles' | 'fetch_jwt_bundles' | 'validate_jwt_svid';
 
 export interface RateLimiter {
   /** Non-blocking: take one token from the bucket of (method, key); false when empty. Methods with limit 0 always allow. */

@@ -4,7 +4,6 @@ import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { sleep } from '../util/sleep.js';
 
-
 /** PIDs in the cgroup at dir and every descendant. */
 export function collectPids(dir: string): number[] {
   const out: number[] = [];

@@ -8,7 +8,6 @@ import { readKeyed, readMemoryFiles, readNum, type MemoryReading } from './cgrou
 import { collectPids, removeTree } from './cgroup-remove.js';
 import type { CgroupHost, CgroupVersion } from './host.js';
 
-
 export class Cgroup {
   readonly version: CgroupVersion;
   /** Absolute directory in the memory (v1) or unified (v2) hierarchy. */
@@ -22,7 +21,14 @@ export class Cgroup {
   /** Path relative to the host's base, as given to create(). */
   readonly relPath: string;
 
-  private constructor(version: CgroupVersion, path: string, cpuPath: string | null, relPath: string, freezerPath: string | null = null, cpusetPath: string | null = null) {
+  private constructor(
+    version: CgroupVersion,
+    path: string,
+    cpuPath: string | null,
+    relPath: string,
+    freezerPath: string | null = null,
+    cpusetPath: string | null = null,
+  ) {
     this.version = version;
     this.path = path;
     this.cpuPath = cpuPath;

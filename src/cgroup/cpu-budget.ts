@@ -49,11 +49,17 @@ export function applyCpuBudget(cores: number, opts: CpuBudgetOptions = {}): CpuB
   if (v1 !== undefined && existsSync(join(root, 'cpu', v1, 'cpu.cfs_quota_us'))) {
     version = 'v1';
     from = join(root, 'cpu', v1);
-  } else if (self.has('') && existsSync(join(root, self.get('')!, 'cgroup.controllers')) && /\bcpu\b/.test(readFileSync(join(root, self.get('')!, 'cgroup.controllers'), 'utf8'))) {
+  } else if (
+    self.has('') &&
+    existsSync(join(root, self.get('')!, 'cgroup.controllers')) &&
+    /\bcpu\b/.test(readFileSync(join(root, self.get('')!, 'cgroup.controllers'), 'utf8'))
+  ) {
     version = 'v2';
     from = join(root, self.get('')!);
   } else {
-    throw new PlatformError(`--cpu-budget needs a cpu cgroup controller (v1 ${join(root, 'cpu')}, or v2 with "cpu" in cgroup.controllers) below this process's own cgroup; none found`);
+    throw new PlatformError(
+      `--cpu-budget needs a cpu cgroup controller (v1 ${join(root, 'cpu')}, or v2 with "cpu" in cgroup.controllers) below this process's own cgroup; none found`,
+    );
   }
   if (!writable(from)) throw new PlatformError(`--cpu-budget needs to create a cgroup in ${from}, which this process cannot write (run as root)`);
   const parent = join(from, 'attestorm');

@@ -74,7 +74,9 @@ export function baselineTableHtml(cmp: BaselineComparison, escape: (s: string) =
     .map((f, i) => {
       const cells = rows({ ...cmp, figures: [f] })[0]!;
       const cls = f.verdict === 'regressed' ? 'failed' : f.verdict === 'improved' ? 'passed' : '';
-      const tds = cells.map((c, j) => (j === 0 ? `<th scope="row">${escape(c)}</th>` : `<td${j >= 2 && j <= 4 ? ' class="num"' : ''}>${escape(c)}</td>`)).join('');
+      const tds = cells
+        .map((c, j) => (j === 0 ? `<th scope="row">${escape(c)}</th>` : `<td${j >= 2 && j <= 4 ? ' class="num"' : ''}>${escape(c)}</td>`))
+        .join('');
       return `<tr${cls ? ` class="${cls}"` : ''} data-figure="${escape(`${f.variant}/${f.figure}`)}" data-index="${i}">${tds}</tr>`;
     })
     .join('\n');

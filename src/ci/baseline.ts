@@ -93,7 +93,8 @@ export function compareWithBaseline(
     throw new ConfigError(`the new run has results schemaVersion ${JSON.stringify(after.schemaVersion)}; the baseline gate reads ${RESULTS_SCHEMA_VERSION}`);
   }
   const notes: string[] = [];
-  if (before.status !== 'complete') notes.push(`the baseline's status is ${before.status}${before.statusDetail ? ` (${before.statusDetail})` : ''}: its figures may be partial`);
+  if (before.status !== 'complete')
+    notes.push(`the baseline's status is ${before.status}${before.statusDetail ? ` (${before.statusDetail})` : ''}: its figures may be partial`);
   notes.push(...environmentNotes(before, after));
   notes.push(...settingNotes(before.scenario.resolved, after.scenario.resolved));
 

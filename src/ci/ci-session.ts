@@ -76,7 +76,8 @@ export class CiSession {
       }
     };
     const hasTolerance = flags.tolerance !== undefined && (Array.isArray(flags.tolerance) ? flags.tolerance.length > 0 : true);
-    if (hasTolerance && flags.baseline === undefined) problems.push('--tolerance applies to a --baseline comparison; add --baseline <run folder or results.json>');
+    if (hasTolerance && flags.baseline === undefined)
+      problems.push('--tolerance applies to a --baseline comparison; add --baseline <run folder or results.json>');
     this.tolerances = attempt(() => parseTolerances(flags.tolerance)) ?? parseTolerances(undefined);
     if (flags.baseline !== undefined) {
       if (flags.baseline.trim() === '') problems.push('--baseline needs a run folder or a results.json');
@@ -122,7 +123,9 @@ export class CiSession {
     if (!this.active) return run.exitCode;
     const results = run.results as RunResults;
     if (results?.schemaVersion !== RESULTS_SCHEMA_VERSION) {
-      this.log(`attestorm: the CI outputs need results schemaVersion ${RESULTS_SCHEMA_VERSION}; ${run.runDir} holds ${JSON.stringify(results?.schemaVersion)}\n`);
+      this.log(
+        `attestorm: the CI outputs need results schemaVersion ${RESULTS_SCHEMA_VERSION}; ${run.runDir} holds ${JSON.stringify(results?.schemaVersion)}\n`,
+      );
       return run.exitCode === EXIT.OK ? EXIT.RUN_FAILED : run.exitCode;
     }
     const resultsFile = path.join(run.runDir, 'results.json');
@@ -194,4 +197,3 @@ function writeBaselineInto(resultsFile: string, cmp: BaselineComparison): void {
   data['baseline'] = cmp;
   writeFileAtomic(resultsFile, `${JSON.stringify(data, null, 2)}\n`);
 }
-

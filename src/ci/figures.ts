@@ -2,15 +2,7 @@
 // direction is better, and how its tolerance is expressed (relative, absolute count, or points).
 import type { BystanderSummary, Range, VariantResult } from '../contract/index.js';
 
-export type FigureId =
-  | 'peakMemory'
-  | 'oomKills'
-  | 'restarts'
-  | 'okRps'
-  | 'rejectedRps'
-  | 'p99Latency'
-  | 'bystanderSuccess'
-  | 'bystanderGap';
+export type FigureId = 'peakMemory' | 'oomKills' | 'restarts' | 'okRps' | 'rejectedRps' | 'p99Latency' | 'bystanderSuccess' | 'bystanderGap';
 
 /**
  * relative: tolerance is a percentage of the baseline ("10%");
@@ -45,8 +37,7 @@ export function bystandersOf(v: VariantResult): BystanderSummary | null {
   return typeof f.successRatio === 'number' && typeof f.longestGapMs === 'number' ? (f as BystanderSummary) : null;
 }
 
-const point = (n: number | null | undefined): Range | null =>
-  typeof n === 'number' && Number.isFinite(n) ? { min: n, median: n, max: n } : null;
+const point = (n: number | null | undefined): Range | null => (typeof n === 'number' && Number.isFinite(n) ? { min: n, median: n, max: n } : null);
 
 /**
  * Counts are summed over repetitions; they compare as the mean per repetition, not as a range: with

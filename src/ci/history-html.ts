@@ -43,17 +43,17 @@ function buildCharts(m: HistoryModel): HistoryChart[] {
     // Marked where this variant regressed against the run before.
     const failed = m.runs.map((r) => gateFailed(r, variant));
     return {
-    label: variant,
-    data: m.runs.map((r) => (r.byVariant[variant]?.ran ? value(r) : null)),
-    borderColor: COLORS[i % COLORS.length],
-    backgroundColor: COLORS[i % COLORS.length],
-    borderWidth: 2,
-    spanGaps: true,
-    tension: 0,
-    pointStyle: failed.map((f) => (f ? 'triangle' : 'circle')),
-    pointRadius: failed.map((f) => (f ? 8 : 3)),
-    pointBorderColor: failed.map((f) => (f ? FAILED : COLORS[i % COLORS.length])),
-    pointBorderWidth: failed.map((f) => (f ? 3 : 1)),
+      label: variant,
+      data: m.runs.map((r) => (r.byVariant[variant]?.ran ? value(r) : null)),
+      borderColor: COLORS[i % COLORS.length],
+      backgroundColor: COLORS[i % COLORS.length],
+      borderWidth: 2,
+      spanGaps: true,
+      tension: 0,
+      pointStyle: failed.map((f) => (f ? 'triangle' : 'circle')),
+      pointRadius: failed.map((f) => (f ? 8 : 3)),
+      pointBorderColor: failed.map((f) => (f ? FAILED : COLORS[i % COLORS.length])),
+      pointBorderWidth: failed.map((f) => (f ? 3 : 1)),
     };
   };
   const options = (yTitle: string, extra: Record<string, unknown> = {}) => ({
@@ -70,14 +70,27 @@ function buildCharts(m: HistoryModel): HistoryChart[] {
       title: 'Peak memory per variant',
       unit: 'MiB',
       description: `Peak memory of the agent (MiB) per variant, one point per run, ${m.runs.length} runs; triangles mark where a variant regressed against the run before (a baseline gate would have failed).`,
-      config: { type: 'line', data: { labels, datasets: m.variants.map((v, i) => dataset(v, i, (r) => (r.byVariant[v]!.peakMemoryBytes === null ? null : +(r.byVariant[v]!.peakMemoryBytes! / 2 ** 20).toFixed(2)))) }, options: options('MiB') },
+      config: {
+        type: 'line',
+        data: {
+          labels,
+          datasets: m.variants.map((v, i) =>
+            dataset(v, i, (r) => (r.byVariant[v]!.peakMemoryBytes === null ? null : +(r.byVariant[v]!.peakMemoryBytes! / 2 ** 20).toFixed(2))),
+          ),
+        },
+        options: options('MiB'),
+      },
     },
     {
       id: 'oom-kills',
       title: 'OOM kills per variant',
       unit: 'kills',
       description: `Counted OOM kills per variant, one point per run, ${m.runs.length} runs.`,
-      config: { type: 'line', data: { labels, datasets: m.variants.map((v, i) => dataset(v, i, (r) => r.byVariant[v]!.oomKills)) }, options: options('OOM kills', { ticks: { precision: 0 } }) },
+      config: {
+        type: 'line',
+        data: { labels, datasets: m.variants.map((v, i) => dataset(v, i, (r) => r.byVariant[v]!.oomKills)) },
+        options: options('OOM kills', { ticks: { precision: 0 } }),
+      },
     },
   ];
   const withBystanders = m.variants.filter((v) => m.runs.some((r) => r.byVariant[v]?.bystanderSuccess != null));
@@ -91,10 +104,12 @@ function buildCharts(m: HistoryModel): HistoryChart[] {
         type: 'line',
         data: {
           labels,
-          datasets: withBystanders.map((v) => dataset(v, m.variants.indexOf(v), (r) => {
-            const s = r.byVariant[v]?.bystanderSuccess;
-            return s == null ? null : +(s * 100).toFixed(2);
-          })),
+          datasets: withBystanders.map((v) =>
+            dataset(v, m.variants.indexOf(v), (r) => {
+              const s = r.byVariant[v]?.bystanderSuccess;
+              return s == null ? null : +(s * 100).toFixed(2);
+            }),
+          ),
         },
         options: options('% of bystander calls ok', { max: 100 }),
       },
@@ -153,9 +168,26 @@ const HISTORY_SCRIPT = `
 `;
 
 function runsTable(m: HistoryModel): string {
-  const head = ['run', 'started (UTC)', 'commit', 'attestorm', 'agents', 'status', 'verdict', ...m.variants.map((v) => `${v}: peak / OOM kills`), 'baseline gate vs previous run'];
+  const head = [
+    'run',
+    'started (UTC)',
+    'commit',
+    'attestorm',
+    'agents',
+    'status',
+    'verdict',
+    ...m.variants.map((v) => `${v}: peak / OOM kills`),
+    'baseline gate vs previous run',
+  ];
   const rows = m.runs.map((r) => {
-    const agents = [...new Set(Object.values(r.byVariant).map((p) => p.agentVersion).filter(Boolean))].join(', ') || '—';
+    const agents =
+      [
+        ...new Set(
+          Object.values(r.byVariant)
+            .map((p) => p.agentVersion)
+            .filter(Boolean),
+        ),
+      ].join(', ') || '—';
     const cells = m.variants.map((v) => {
       const p = r.byVariant[v];
       if (!p) return '<td>—</td>';
@@ -184,7 +216,9 @@ export function renderHistoryHtml(m: HistoryModel): string {
   const last = m.runs[m.runs.length - 1]!;
   const body: string[] = [];
   body.push(`<h1>${escapeHtml(title)}</h1>`);
-  body.push(`<p class="meta">${m.runs.length} runs from ${escapeHtml(runLabel(first))} to ${escapeHtml(runLabel(last))} UTC, read from ${escapeHtml(m.folder)}. Gate tolerance: ${escapeHtml(m.tolerance)}.</p>`);
+  body.push(
+    `<p class="meta">${m.runs.length} runs from ${escapeHtml(runLabel(first))} to ${escapeHtml(runLabel(last))} UTC, read from ${escapeHtml(m.folder)}. Gate tolerance: ${escapeHtml(m.tolerance)}.</p>`,
+  );
   const verdict =
     failed.length === 0
       ? `No run would have failed a baseline gate against the run before it.`
@@ -205,7 +239,12 @@ export function renderHistoryHtml(m: HistoryModel): string {
     body.push('<h3>Left out</h3>');
     body.push(`<ul class="warn">${m.skipped.map((s) => `<li>${escapeHtml(s)}</li>`).join('')}</ul>`);
   }
-  return selfContainedPage({ title, body: body.join('\n'), data: { id: 'attestorm-history', value: { charts, runs: tooltipRuns(m) } }, script: HISTORY_SCRIPT });
+  return selfContainedPage({
+    title,
+    body: body.join('\n'),
+    data: { id: 'attestorm-history', value: { charts, runs: tooltipRuns(m) } },
+    script: HISTORY_SCRIPT,
+  });
 }
 
 /** Reads the run folders under `folder` and writes history.html and history.json into `outDir` (default <folder>/history). */

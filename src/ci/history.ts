@@ -36,7 +36,8 @@ export interface HistoryRun {
   upgradedFrom: number | null;
   byVariant: Record<string, HistoryPoint>;
   /** The gate against the previous run; null for the first. */
-  gate: { against: string; regressions: string[]; regressedVariants: string[]; improved: number; notes: string[] } | { against: string; refused: string } | null;
+  gate:
+    { against: string; regressions: string[]; regressedVariants: string[]; improved: number; notes: string[] } | { against: string; refused: string } | null;
 }
 
 export interface HistoryModel {

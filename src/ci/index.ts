@@ -1,6 +1,14 @@
 // CI-native results: the baseline regression gate, JUnit XML, job summaries, provenance and the
 // history report. The only surface other folders use.
-export { compareWithBaseline, checkBaselineCompatible, agentDifference, RULE as BASELINE_RULE, type BaselineComparison, type BaselineFigure, type FigureVerdict } from './baseline.js';
+export {
+  compareWithBaseline,
+  checkBaselineCompatible,
+  agentDifference,
+  RULE as BASELINE_RULE,
+  type BaselineComparison,
+  type BaselineFigure,
+  type FigureVerdict,
+} from './baseline.js';
 export { baselineTableText, baselineTableMarkdown, baselineTableHtml } from './baseline-table.js';
 export { FIGURES, FIGURE_IDS, bystandersOf, type FigureId } from './figures.js';
 export { parseTolerances, TOLERANCE_HELP, type Tolerances } from './tolerance.js';

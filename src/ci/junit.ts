@@ -50,7 +50,8 @@ function expectationCases(scenario: string, v: VariantResult): Case[] {
   return v.expectations.map((e) => {
     const name = `expectation ${e.name}`;
     const detail = `expected ${JSON.stringify(e.expected)}, measured ${JSON.stringify(e.actual)} (${e.basis})\n${e.message}`;
-    if (e.verdict === 'failed') return { name, classname, outcome: { kind: 'failure', type: 'expectation-failed', message: `${v.name}: ${e.message}`, detail } };
+    if (e.verdict === 'failed')
+      return { name, classname, outcome: { kind: 'failure', type: 'expectation-failed', message: `${v.name}: ${e.message}`, detail } };
     if (e.verdict === 'inconclusive') {
       return { name, classname, outcome: { kind: 'skipped', type: 'inconclusive', message: `inconclusive: ${e.message}`, detail } };
     }
@@ -63,7 +64,8 @@ function baselineCase(scenario: string, f: BaselineFigure, cmp: BaselineComparis
   const name = `baseline ${f.figure}`;
   const summary = `${f.label} ${changeText(f)} against ${cmp.from} (tolerance ${f.tolerance}): ${f.rule}`;
   const detail = `${summary}${f.flag ? `\n${f.flag}` : ''}\nrule: ${cmp.rule}`;
-  if (f.verdict === 'regressed') return { name, classname, outcome: { kind: 'failure', type: 'baseline-regression', message: `${f.variant}: ${f.label} regressed: ${summary}`, detail } };
+  if (f.verdict === 'regressed')
+    return { name, classname, outcome: { kind: 'failure', type: 'baseline-regression', message: `${f.variant}: ${f.label} regressed: ${summary}`, detail } };
   return { name, classname, out: `${f.verdict}: ${summary}${f.flag ? ` (${f.flag})` : ''}`, outcome: { kind: 'pass' } };
 }
 

@@ -39,12 +39,18 @@ export interface ProvenanceOptions {
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.keys(v as object).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+    return Object.fromEntries(
+      Object.keys(v as object)
+        .sort()
+        .map((k) => [k, (v as Record<string, unknown>)[k]]),
+    );
   });
 }
 
 export function scenarioHash(resolved: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(resolved ?? null)).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(canonicalJson(resolved ?? null))
+    .digest('hex')}`;
 }
 
 const GIT_TIMEOUT_MS = 5000;

@@ -20,7 +20,10 @@ export function readResultsFile(given: string, what: string): ResultsFile {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`${what} ${given}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give a run folder or its results.json`, { cause: err });
+    throw new ConfigError(
+      `${what} ${given}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give a run folder or its results.json`,
+      { cause: err },
+    );
   }
   let data: unknown;
   try {

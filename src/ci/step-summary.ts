@@ -53,20 +53,33 @@ export function renderStepSummary(input: StepSummaryInput): string {
   const lines: string[] = [];
   lines.push(`### ${verdictMark(r, cmp)} — attestorm ${mdCell(r.scenario.name)}`, '');
   const reps = Math.max(0, ...r.variants.map((v) => v.runDirs.length));
-  const facts = [`${r.variants.length} variant${r.variants.length === 1 ? '' : 's'}`, `${reps} repetition${reps === 1 ? '' : 's'}`, `verdict ${r.verdict}`, `status ${r.status}`];
+  const facts = [
+    `${r.variants.length} variant${r.variants.length === 1 ? '' : 's'}`,
+    `${reps} repetition${reps === 1 ? '' : 's'}`,
+    `verdict ${r.verdict}`,
+    `status ${r.status}`,
+  ];
   if (cmp) facts.push(`baseline: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.unchanged} unchanged`);
   lines.push(facts.join(' · '), '');
   lines.push('| variant | agent | peak memory | OOM kills | restarts | ok/s | rejected/s | p99 ok | bystander success | expectations |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const v of r.variants) lines.push(variantRow(v));
-  const failed = r.variants.flatMap((v) => v.expectations.filter((e) => e.verdict !== 'passed').map((e) => `- ${e.verdict === 'failed' ? '❌' : '⚠️'} **${mdCell(v.name)}** ${mdCell(e.name)}: ${mdCell(e.message)}`));
+  const failed = r.variants.flatMap((v) =>
+    v.expectations
+      .filter((e) => e.verdict !== 'passed')
+      .map((e) => `- ${e.verdict === 'failed' ? '❌' : '⚠️'} **${mdCell(v.name)}** ${mdCell(e.name)}: ${mdCell(e.message)}`),
+  );
   if (failed.length > 0) lines.push('', ...failed);
 
   if (cmp) {
     lines.push('', `#### ${mdCell(headline(cmp))}`, '');
     const changed = { ...cmp, figures: cmp.figures.filter((f) => f.verdict !== 'unchanged' || f.flag) };
     if (changed.figures.length > 0) lines.push(...baselineTableMarkdown(changed), '');
-    if (cmp.unchanged > 0) lines.push(`${cmp.unchanged} figure${cmp.unchanged === 1 ? '' : 's'} unchanged within tolerance (all ${cmp.figures.length} are in results.json → baseline).`, '');
+    if (cmp.unchanged > 0)
+      lines.push(
+        `${cmp.unchanged} figure${cmp.unchanged === 1 ? '' : 's'} unchanged within tolerance (all ${cmp.figures.length} are in results.json → baseline).`,
+        '',
+      );
     for (const n of cmp.notes) lines.push(`- note: ${mdCell(n)}`);
     lines.push('', `<details><summary>Rule</summary>\n\n${cmp.rule}\n\n</details>`);
   }
@@ -95,7 +108,8 @@ export interface AppendResult {
 export function fitMarkdown(markdown: string, budget: number, where: string): { text: string; truncated: boolean } {
   if (Buffer.byteLength(markdown) <= budget) return { text: markdown, truncated: false };
   const lines = markdown.split('\n');
-  const note = (dropped: number) => `\n\n> ✂️ Summary cut to stay under GitHub's 1 MiB step-summary limit: ${dropped} more lines; everything is in ${where}.\n\n`;
+  const note = (dropped: number) =>
+    `\n\n> ✂️ Summary cut to stay under GitHub's 1 MiB step-summary limit: ${dropped} more lines; everything is in ${where}.\n\n`;
   let used = Buffer.byteLength(note(lines.length));
   let kept = 0;
   for (; kept < lines.length; kept++) {

@@ -24,11 +24,7 @@ import { ConfigError, EXIT } from '../errors.js';
 
 /** Dotted paths of the config's leaves and sub-objects: the only keys a flag may name. */
 type KeyPath<T> = {
-  [K in keyof T & string]: NonNullable<T[K]> extends readonly unknown[]
-    ? K
-    : NonNullable<T[K]> extends object
-      ? K | `${K}.${KeyPath<NonNullable<T[K]>>}`
-      : K;
+  [K in keyof T & string]: NonNullable<T[K]> extends readonly unknown[] ? K : NonNullable<T[K]> extends object ? K | `${K}.${KeyPath<NonNullable<T[K]>>}` : K;
 }[keyof T & string];
 export type AgentConfigKey = KeyPath<AgentConfig>;
 
@@ -47,9 +43,7 @@ function parseLimits(value: unknown): Record<string, number> {
   for (const item of ([] as unknown[]).concat(value)) {
     const m = /^([a-z0-9_]+)=(\d+)$/.exec(String(item).trim());
     if (!m || !(LIMIT_KEYS as readonly string[]).includes(m[1]!)) {
-      throw new ConfigError(
-        `--limit must be <method_key>=<non-negative integer> with method_key one of ${LIMIT_KEYS.join(', ')}, got ${JSON.stringify(item)}`,
-      );
+      throw new ConfigError(`--limit must be <method_key>=<non-negative integer> with method_key one of ${LIMIT_KEYS.join(', ')}, got ${JSON.stringify(item)}`);
     }
     out[m[1]!] = Number(m[2]);
   }
@@ -145,7 +139,11 @@ export function agentConfigFromArgs(argv: AgentArgs): AgentConfig {
     throw new ConfigError(
       err.problems.map((p) => {
         const f = given.find((g) => p === g.key || p.startsWith(`${g.key} `) || p.startsWith(`${g.key}:`) || p.startsWith(`${g.key}.`));
-        if (f) return `--${f.flag} ${p.slice(f.key.length).replace(/^[:.]\s*/, '').trimStart()} (${p.split(/[ :]/)[0]})`;
+        if (f)
+          return `--${f.flag} ${p
+            .slice(f.key.length)
+            .replace(/^[:.]\s*/, '')
+            .trimStart()} (${p.split(/[ :]/)[0]})`;
         return argv.config ? `--config ${argv.config}: ${p}` : p;
       }),
     );
@@ -161,9 +159,7 @@ export async function runAgent(cfg: AgentConfig): Promise<void> {
   const agent: RunningAgent = await startAgent(cfg, { graceMs: STOP_GRACE_MS });
   const stopped = untilStopped(agent, (m) => process.stderr.write(`attestorm agent: ${m}\n`));
   process.stdout.write(readyLine(agent));
-  process.stderr.write(
-    `attestorm agent: serving ${agent.socketPath} (placement ${cfg.rateLimit.placement}, attestors ${cfg.attestors.join(',')})\n`,
-  );
+  process.stderr.write(`attestorm agent: serving ${agent.socketPath} (placement ${cfg.rateLimit.placement}, attestors ${cfg.attestors.join(',')})\n`);
   await stopped;
 }
 

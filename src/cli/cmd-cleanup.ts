@@ -15,7 +15,11 @@ export const cleanupCommand: CommandModule<object, CleanupArgs> = {
   builder: (y: Argv) =>
     y
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be removed; remove nothing' })
-      .option('reports', { type: 'string', default: 'reports', describe: 'Folder of run folders: those still saying "running" whose runner is gone are marked "incomplete"' })
+      .option('reports', {
+        type: 'string',
+        default: 'reports',
+        describe: 'Folder of run folders: those still saying "running" whose runner is gone are marked "incomplete"',
+      })
       .example('$0 cleanup --dry-run', 'show leftovers of killed runs')
       .example('$0 cleanup', 'remove them') as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {

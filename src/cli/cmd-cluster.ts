@@ -13,9 +13,15 @@ const upCommand: CommandModule<object, UpArgs> = {
   describe: 'Build what the cache lacks, start the cluster, import the images; prints KUBECONFIG and the context',
   builder: (y: Argv) =>
     y
-      .option('project-image', { type: 'boolean', default: true, describe: "Build the project's image from the Dockerfile (buildah, local Node base) and import it (--no-project-image to skip)" })
+      .option('project-image', {
+        type: 'boolean',
+        default: true,
+        describe: "Build the project's image from the Dockerfile (buildah, local Node base) and import it (--no-project-image to skip)",
+      })
       .example('$0 cluster up', `then: KUBECONFIG=<printed path> attestorm run scenarios/ci-kind.yaml --context ${CONTEXT_NAME}`)
-      .epilog('Cache: $ATTESTORM_CLUSTER_CACHE (default /var/cache/attestorm/cluster), kept across down. State: $ATTESTORM_CLUSTER_STATE (default /var/lib/attestorm/cluster).') as Argv<UpArgs>,
+      .epilog(
+        'Cache: $ATTESTORM_CLUSTER_CACHE (default /var/cache/attestorm/cluster), kept across down. State: $ATTESTORM_CLUSTER_STATE (default /var/lib/attestorm/cluster).',
+      ) as Argv<UpArgs>,
   handler: async (args) => {
     const r = await clusterUp({ projectImage: args['project-image'] });
     process.stderr.write(`attestorm cluster: up in ${r.seconds.toFixed(1)} s${r.built.length ? ` (built ${r.built.length} binaries)` : ''}\n`);
@@ -37,12 +43,16 @@ const statusCommand: CommandModule<object, StatusArgs> = {
       process.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
     } else if (!s.daemons.some((d) => d.running)) {
       const crashed = s.daemons.length ? ` (the one started ${s.startedAt} is gone)` : '';
-      process.stdout.write(`no cluster running${crashed}${s.leftovers.length ? `; left behind: ${s.leftovers.join('; ')} (attestorm cluster down removes it)` : ''}\n`);
+      process.stdout.write(
+        `no cluster running${crashed}${s.leftovers.length ? `; left behind: ${s.leftovers.join('; ')} (attestorm cluster down removes it)` : ''}\n`,
+      );
     } else {
       const how = !s.ready ? 'partly started (`up` did not finish: `attestorm cluster down`, then up again)' : s.running ? 'running' : 'partly running';
       process.stdout.write(`cluster ${how} since ${s.startedAt}\n`);
       for (const d of s.daemons) process.stdout.write(`  ${d.name.padEnd(24)} pid ${String(d.pid).padEnd(7)} ${d.running ? 'running' : 'not running'}\n`);
-      process.stdout.write(`  API server ${s.serverVersion ?? 'not answering'}; node ${s.node ? `${s.node.name} ${s.node.ready ? 'Ready' : 'NotReady'} (kubelet ${s.node.kubeletVersion})` : 'not registered'}\n`);
+      process.stdout.write(
+        `  API server ${s.serverVersion ?? 'not answering'}; node ${s.node ? `${s.node.name} ${s.node.ready ? 'Ready' : 'NotReady'} (kubelet ${s.node.kubeletVersion})` : 'not registered'}\n`,
+      );
       process.stdout.write(`  images: ${s.images.join(', ') || 'none'}\n`);
       process.stdout.write(`KUBECONFIG=${s.kubeconfig}\ncontext=${s.context}\n`);
     }

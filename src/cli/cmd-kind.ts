@@ -23,7 +23,8 @@ import { parseDurationMs } from '../util/index.js';
 const nameOption = { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: 'kind cluster name' } as const;
 
 function checkName(name: string): string {
-  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) throw new ConfigError(`--name must be a kind cluster name (lowercase letters, digits, "-"), got "${name}"`);
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name))
+    throw new ConfigError(`--name must be a kind cluster name (lowercase letters, digits, "-"), got "${name}"`);
   return name;
 }
 
@@ -47,15 +48,24 @@ const renderCommand: CommandModule<object, RenderArgs> = {
       .option('out', { type: 'string', describe: 'Directory for <variant>.yaml files; default: print to stdout' })
       .option('spire', { type: 'boolean', default: false, describe: 'Add a variant with real spire-server and spire-agent' })
       .option('image', { type: 'string', default: DEFAULT_IMAGES.project, describe: "The project's image (reference agent, generators)" })
-      .option('spire-tag', { type: 'string', default: DEFAULT_IMAGES.spireAgent.split(':').pop()!, describe: 'Tag of ghcr.io/spiffe/spire-server and spire-agent (no leading v)' })
+      .option('spire-tag', {
+        type: 'string',
+        default: DEFAULT_IMAGES.spireAgent.split(':').pop()!,
+        describe: 'Tag of ghcr.io/spiffe/spire-server and spire-agent (no leading v)',
+      })
       .option('cluster-name', { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: "Cluster name for spire-server's k8s_psat" })
       .option('run-id', { type: 'string', default: 'render', describe: 'Run id used in namespace names' })
-      .option('memory-sampler', { type: 'boolean', default: false, describe: "Add the memory-sampler pod (what a --context run applies: the agent's memory read on its node)" })
+      .option('memory-sampler', {
+        type: 'boolean',
+        default: false,
+        describe: "Add the memory-sampler pod (what a --context run applies: the agent's memory read on its node)",
+      })
       .example('$0 kind render scenarios/quick.yaml --out manifests/quick', 'one file per placement')
       .example('$0 kind render scenarios/quick.yaml --spire --spire-tag 1.13.3', 'with a SPIRE variant, to stdout') as Argv<RenderArgs>,
   handler: async (args: ArgumentsCamelCase<RenderArgs>) => {
     const tag = args['spire-tag'];
-    if (!/^[0-9A-Za-z][0-9A-Za-z._-]*$/.test(tag) || tag.startsWith('v')) throw new ConfigError(`--spire-tag must be an image tag without a leading v (e.g. 1.13.3), got "${tag}"`);
+    if (!/^[0-9A-Za-z][0-9A-Za-z._-]*$/.test(tag) || tag.startsWith('v'))
+      throw new ConfigError(`--spire-tag must be an image tag without a leading v (e.g. 1.13.3), got "${tag}"`);
     const { scenario } = readScenarioFile(args.scenario);
     const rendered = renderScenario(scenario, {
       runId: args['run-id'],
@@ -153,12 +163,16 @@ const generatorCommand: CommandModule<object, GeneratorArgs> = {
       .option('audience', { type: 'string', default: 'attestorm', describe: 'JWT-SVID audience' })
       .option('method', { type: 'string', array: true, default: ['FetchJWTSVID'], describe: 'Method[=weight], repeatable' })
       .option('rate', { type: 'number', describe: 'Calls per second per worker (open loop)' })
-      .option('probe-timeout', { type: 'string', describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)' }) as Argv<GeneratorArgs>,
+      .option('probe-timeout', {
+        type: 'string',
+        describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)',
+      }) as Argv<GeneratorArgs>,
   handler: async (args: ArgumentsCamelCase<GeneratorArgs>) => {
     const deadlineMs = parseDurationMs(args.deadline);
     if (deadlineMs === null) throw new ConfigError(`--deadline must be a duration like 200ms or 1s, got "${args.deadline}"`);
     const probeMs = args['probe-timeout'] === undefined ? null : parseDurationMs(args['probe-timeout']);
-    if (probeMs === null && args['probe-timeout'] !== undefined) throw new ConfigError(`--probe-timeout must be a duration like 120s, got "${args['probe-timeout']}"`);
+    if (probeMs === null && args['probe-timeout'] !== undefined)
+      throw new ConfigError(`--probe-timeout must be a duration like 120s, got "${args['probe-timeout']}"`);
     const gen = await startGenerator({
       ...(probeMs !== null ? { probe: { timeoutMs: probeMs } } : {}),
       podName: process.env.HOSTNAME ?? 'generator',

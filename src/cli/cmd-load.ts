@@ -57,22 +57,58 @@ const mix = (m: Partial<Record<string, number>>) => Object.entries(m).map(([k, w
  */
 export const SCENARIO_LOAD_FLAGS: { [K in keyof Scenario['load']]-?: Flag | { none: string } } = {
   pods: { flag: 'pods', target: { load: 'pods' }, convert: number, option: { type: 'string', default: String(D.pods), describe: LOAD_DESCRIPTIONS.pods } },
-  workersPerPod: { flag: 'workers', target: { load: 'workersPerPod' }, convert: number, option: { type: 'string', default: String(D.workersPerPod), describe: LOAD_DESCRIPTIONS.workersPerPod } },
-  connection: { flag: 'connection', target: { load: 'connection' }, option: { type: 'string', choices: CONNECTION_MODES, default: D.connection, describe: LOAD_DESCRIPTIONS.connection } },
-  client: { flag: 'client', target: { load: 'client' }, option: { type: 'string', choices: LOAD_CLIENTS, default: D.client, describe: LOAD_DESCRIPTIONS.client } },
+  workersPerPod: {
+    flag: 'workers',
+    target: { load: 'workersPerPod' },
+    convert: number,
+    option: { type: 'string', default: String(D.workersPerPod), describe: LOAD_DESCRIPTIONS.workersPerPod },
+  },
+  connection: {
+    flag: 'connection',
+    target: { load: 'connection' },
+    option: { type: 'string', choices: CONNECTION_MODES, default: D.connection, describe: LOAD_DESCRIPTIONS.connection },
+  },
+  client: {
+    flag: 'client',
+    target: { load: 'client' },
+    option: { type: 'string', choices: LOAD_CLIENTS, default: D.client, describe: LOAD_DESCRIPTIONS.client },
+  },
   rate: { flag: 'rate', target: { load: 'rate' }, convert: number, option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.rate} [default: closed loop]` } },
-  deadline: { flag: 'deadline', target: { load: 'deadlineMs' }, convert: duration, option: { type: 'string', default: formatDuration(D.deadlineMs), describe: LOAD_DESCRIPTIONS.deadline } },
+  deadline: {
+    flag: 'deadline',
+    target: { load: 'deadlineMs' },
+    convert: duration,
+    option: { type: 'string', default: formatDuration(D.deadlineMs), describe: LOAD_DESCRIPTIONS.deadline },
+  },
   retry: { flag: 'retry', target: { load: 'retry' }, option: { type: 'string', choices: RETRY_POLICIES, default: D.retry, describe: LOAD_DESCRIPTIONS.retry } },
   methods: {
     flag: 'method',
     target: { load: 'methods' },
     convert: (v) => parseMethodMix(([] as unknown[]).concat(v).map(String)),
-    option: { type: 'string', array: true, default: mix(D.methods), describe: `Method[=weight] to call, repeatable (${LOAD_METHODS.join(', ')}): ${LOAD_DESCRIPTIONS.methods}` },
+    option: {
+      type: 'string',
+      array: true,
+      default: mix(D.methods),
+      describe: `Method[=weight] to call, repeatable (${LOAD_METHODS.join(', ')}): ${LOAD_DESCRIPTIONS.methods}`,
+    },
   },
   audience: { flag: 'audience', target: { load: 'audience' }, option: { type: 'string', default: D.audience, describe: LOAD_DESCRIPTIONS.audience } },
-  podLifetime: { flag: 'pod-lifetime', target: { sandbox: 'podLifetimeMs' }, convert: duration, option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.podLifetime} [default: pods live for the whole run]` } },
-  uidMode: { flag: 'uid-mode', target: { sandbox: 'uidMode' }, option: { type: 'string', choices: ['same', 'per-pod'], default: D.uidMode, describe: LOAD_DESCRIPTIONS.uidMode } },
-  cgroupDriver: { flag: 'cgroup-driver', target: { sandbox: 'cgroupDriver' }, option: { type: 'string', choices: ['cgroupfs', 'systemd'], default: D.cgroupDriver, describe: LOAD_DESCRIPTIONS.cgroupDriver } },
+  podLifetime: {
+    flag: 'pod-lifetime',
+    target: { sandbox: 'podLifetimeMs' },
+    convert: duration,
+    option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.podLifetime} [default: pods live for the whole run]` },
+  },
+  uidMode: {
+    flag: 'uid-mode',
+    target: { sandbox: 'uidMode' },
+    option: { type: 'string', choices: ['same', 'per-pod'], default: D.uidMode, describe: LOAD_DESCRIPTIONS.uidMode },
+  },
+  cgroupDriver: {
+    flag: 'cgroup-driver',
+    target: { sandbox: 'cgroupDriver' },
+    option: { type: 'string', choices: ['cgroupfs', 'systemd'], default: D.cgroupDriver, describe: LOAD_DESCRIPTIONS.cgroupDriver },
+  },
   bystanders: { none: 'a nested block (pods, rate, uid, ...): write a scenario to run bystanders' },
 };
 
@@ -80,12 +116,35 @@ const isFlag = (f: Flag | { none: string }): f is Flag => 'flag' in f;
 
 /** Every load flag, once: the scenario's load keys, then what only `attestorm load` has. */
 export const FLAGS: readonly Flag[] = [
-  { flag: 'socket', target: { load: 'socket' }, option: { type: 'string', describe: 'Unix socket of the Workload API server (reference agent or a real SPIRE agent)' } },
+  {
+    flag: 'socket',
+    target: { load: 'socket' },
+    option: { type: 'string', describe: 'Unix socket of the Workload API server (reference agent or a real SPIRE agent)' },
+  },
   ...Object.values(SCENARIO_LOAD_FLAGS).filter(isFlag),
-  { flag: 'duration', target: { load: 'durationMs' }, convert: duration, option: { type: 'string', default: formatDuration(D.durationMs), describe: 'Load phase length; the run stops by itself (a scenario\'s top-level duration)' } },
-  { flag: 'max-calls', target: { load: 'maxCalls' }, convert: number, option: { type: 'string', describe: 'Stop after this many calls in total [default: no bound]' } },
-  { flag: 'kubelet', target: { sandbox: 'kubelet.listen' }, option: { type: 'string', default: '127.0.0.1:0', describe: 'Kubelet emulator listen address, loopback host:port (port 0: any free port)' } },
-  { flag: 'visibility-delay', target: { sandbox: 'kubelet.visibilityDelayMs' }, convert: duration, option: { type: 'string', default: '0s', describe: 'Delay before a new pod shows up in the kubelet emulator /pods' } },
+  {
+    flag: 'duration',
+    target: { load: 'durationMs' },
+    convert: duration,
+    option: { type: 'string', default: formatDuration(D.durationMs), describe: "Load phase length; the run stops by itself (a scenario's top-level duration)" },
+  },
+  {
+    flag: 'max-calls',
+    target: { load: 'maxCalls' },
+    convert: number,
+    option: { type: 'string', describe: 'Stop after this many calls in total [default: no bound]' },
+  },
+  {
+    flag: 'kubelet',
+    target: { sandbox: 'kubelet.listen' },
+    option: { type: 'string', default: '127.0.0.1:0', describe: 'Kubelet emulator listen address, loopback host:port (port 0: any free port)' },
+  },
+  {
+    flag: 'visibility-delay',
+    target: { sandbox: 'kubelet.visibilityDelayMs' },
+    convert: duration,
+    option: { type: 'string', default: '0s', describe: 'Delay before a new pod shows up in the kubelet emulator /pods' },
+  },
 ];
 
 const LOAD_KEY_TO_FLAG = Object.fromEntries(FLAGS.filter((f) => 'load' in f.target).map((f) => [(f.target as { load: string }).load, f.flag]));
@@ -126,7 +185,14 @@ export function loadPlanFromArgs(argv: Record<string, unknown>): LoadPlan {
       const key = /^([A-Za-z]+)/.exec(p)?.[1] ?? '';
       const flag = LOAD_KEY_TO_FLAG[key];
       if (key === 'socket' && argv.socket === undefined) continue;
-      problems.push(flag ? `--${flag} ${p.slice(key.length).replace(/^[:.]\s*/, '').replace(/^[A-Za-z]+:\s*/, '')}` : p);
+      problems.push(
+        flag
+          ? `--${flag} ${p
+              .slice(key.length)
+              .replace(/^[:.]\s*/, '')
+              .replace(/^[A-Za-z]+:\s*/, '')}`
+          : p,
+      );
     }
   }
   if (resolved && problems.length === 0) {
@@ -145,7 +211,16 @@ export function loadPlanFromArgs(argv: Record<string, unknown>): LoadPlan {
       parseSandboxOptions(sandboxOpts);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems.map((p) => p.replace(/^sandbox\.kubelet\.listen/, '--kubelet').replace(/^sandbox\.kubelet\.visibilityDelayMs/, '--visibility-delay').replace(/^sandbox\.podLifetimeMs/, '--pod-lifetime').replace(/^sandbox\.uidMode/, '--uid-mode').replace(/^sandbox\.cgroupDriver/, '--cgroup-driver')));
+      problems.push(
+        ...err.problems.map((p) =>
+          p
+            .replace(/^sandbox\.kubelet\.listen/, '--kubelet')
+            .replace(/^sandbox\.kubelet\.visibilityDelayMs/, '--visibility-delay')
+            .replace(/^sandbox\.podLifetimeMs/, '--pod-lifetime')
+            .replace(/^sandbox\.uidMode/, '--uid-mode')
+            .replace(/^sandbox\.cgroupDriver/, '--cgroup-driver'),
+        ),
+      );
     }
   }
   if (problems.length) throw new ConfigError(problems);
@@ -159,12 +234,22 @@ export const loadCommand: CommandModule<object, Record<string, unknown>> = {
     let b = y;
     for (const f of FLAGS) b = b.option(f.flag, f.option);
     return b
-      .option('sandbox', { type: 'boolean', default: true, describe: 'Run pods in the local sandbox (cgroups, kubelet emulator); --no-sandbox: plain local processes' })
+      .option('sandbox', {
+        type: 'boolean',
+        default: true,
+        describe: 'Run pods in the local sandbox (cgroups, kubelet emulator); --no-sandbox: plain local processes',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print the summary as JSON on stdout' })
       .example('$0 load --socket /tmp/agent.sock', '1 pod × 10 workers, a new connection per call, for 30s')
       .example('$0 load --socket /run/spire/agent.sock --pods 4 --workers 100 --duration 2m --json', 'The storm from the field report, JSON summary on stdout')
-      .example('$0 load --socket /tmp/agent.sock --connection per-worker --rate 20 --method FetchJWTSVID=9 --method ValidateJWTSVID=1', 'Well-behaved clients at 20 calls/s each, a method mix')
-      .example('$0 load --socket /tmp/agent.sock --pod-lifetime 10s --visibility-delay 2s', 'Short-lived pods that the kubelet lists only after 2s') as unknown as Argv<Record<string, unknown>>;
+      .example(
+        '$0 load --socket /tmp/agent.sock --connection per-worker --rate 20 --method FetchJWTSVID=9 --method ValidateJWTSVID=1',
+        'Well-behaved clients at 20 calls/s each, a method mix',
+      )
+      .example(
+        '$0 load --socket /tmp/agent.sock --pod-lifetime 10s --visibility-delay 2s',
+        'Short-lived pods that the kubelet lists only after 2s',
+      ) as unknown as Argv<Record<string, unknown>>;
   },
   handler: async (argv) => {
     const plan = loadPlanFromArgs(argv);

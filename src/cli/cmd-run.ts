@@ -45,36 +45,70 @@ export const runCommand: CommandModule<object, RunArgs> = {
   builder: (y: Argv<object>) =>
     y
       .positional('scenario', { type: 'string', array: true, default: ['scenarios/quick.yaml'], describe: 'Scenario YAML file(s)' })
-      .option('out', { type: 'string', describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>' })
-      .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants to run (expectations about the others are dropped and listed). Default: all' })
+      .option('out', {
+        type: 'string',
+        describe: 'Run folder. Default: reports/<scenario>-<timestamp>/ (reports/latest links to it); with several scenarios, <out>/<name>',
+      })
+      .option('variants', {
+        type: 'string',
+        describe: "Comma-separated subset of the scenario's variants to run (expectations about the others are dropped and listed). Default: all",
+      })
       .option('cluster', platformOptions.cluster)
       .option('context', platformOptions.context)
       .option('kubeconfig', platformOptions.kubeconfig)
       .option('placements', { type: 'string', describe: 'Alias of --variants (with the placements shorthand, variants are named after placements)' })
       .option('duration', { type: 'string', describe: `${overrideKeys.duration.description} (e.g. 30s, 2m). Default: the scenario's` })
       .option('repetitions', { type: 'number', describe: `${overrideKeys.repetitions.description}. Default: the scenario's` })
-      .option('agent-cpus', { type: 'string', describe: `${overrideKeys.isolation.description}; the runner and pods get the other CPUs (sets the scenario's isolation). Default: the scenario's isolation, none` })
-      .option('set', { type: 'string', array: true, describe: 'Set a scenario key before it is checked: key.path=value, a variant addressed by its name (variants.<name>.agent.binDir=/opt/spire/1.15.3, agent.memoryLimit=8Gi); repeatable. Default: none' })
+      .option('agent-cpus', {
+        type: 'string',
+        describe: `${overrideKeys.isolation.description}; the runner and pods get the other CPUs (sets the scenario's isolation). Default: the scenario's isolation, none`,
+      })
+      .option('set', {
+        type: 'string',
+        array: true,
+        describe:
+          'Set a scenario key before it is checked: key.path=value, a variant addressed by its name (variants.<name>.agent.binDir=/opt/spire/1.15.3, agent.memoryLimit=8Gi); repeatable. Default: none',
+      })
       .option('cpu-budget', cpuBudgetOption)
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
-      .option('baseline', { type: 'string', describe: 'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)' })
+      .option('baseline', {
+        type: 'string',
+        describe:
+          'Run folder or results.json of an earlier run of the same scenario: exit 1 when a figure regressed beyond its tolerance (improvements never fail)',
+      })
       .option('tolerance', { type: 'string', array: true, describe: `With --baseline. ${TOLERANCE_HELP}` })
       .option('junit', { type: 'string', describe: 'Write JUnit XML here: a suite per variant, a case per expectation and per baseline figure' })
       .option('step-summary', { type: 'string', describe: 'Append a Markdown summary here (default: $GITHUB_STEP_SUMMARY when set), kept under 1 MiB' })
-      .example('$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml', 'Gate against a stored run in CI (exit 1 on a regression)')
+      .example(
+        '$0 run scenarios/quick.yaml --baseline runs/main --tolerance 10% --tolerance peakMemory=5% --junit junit.xml',
+        'Gate against a stored run in CI (exit 1 on a regression)',
+      )
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
-      .example('$0 run scenarios/spire-releases.yaml --set variants.v1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi', 'One release\'s folder given on the command line, every variant without a memory limit to speak of')
+      .example(
+        '$0 run scenarios/spire-releases.yaml --set variants.v1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi',
+        "One release's folder given on the command line, every variant without a memory limit to speak of",
+      )
       .example('$0 run scenarios/seed-128mi-4x100.yaml --agent-cpus 1 --duration 20s', 'The agent alone on CPU 1, everything else on the other CPUs')
       .epilog(EXIT_HELP)
       .strict() as unknown as Argv<RunArgs>,
   handler: async (args) => {
     // Every problem of every flag and file at once, before anything starts (ConfigError → exit 2).
     const problems = new Problems();
-    const overrides = problems.collect(() => parseOverrides({ duration: args.duration, repetitions: args.repetitions, isolation: args.agentCpus === undefined ? undefined : { agentCpus: args.agentCpus } })) ?? {};
+    const overrides =
+      problems.collect(() =>
+        parseOverrides({
+          duration: args.duration,
+          repetitions: args.repetitions,
+          isolation: args.agentCpus === undefined ? undefined : { agentCpus: args.agentCpus },
+        }),
+      ) ?? {};
     if (args.variants !== undefined && args.placements !== undefined) problems.add('--variants and --placements are the same flag: give one');
-    const subset = (args.variants ?? args.placements)?.split(',').map((p) => p.trim()).filter(Boolean);
+    const subset = (args.variants ?? args.placements)
+      ?.split(',')
+      .map((p) => p.trim())
+      .filter(Boolean);
     if (subset && !subset.length) problems.add('--variants must name at least one variant, got an empty list');
     const loaded: Array<LoadedScenario & { dropped: string[] }> = [];
     for (const f of args.scenario) {
@@ -107,7 +141,17 @@ export const runCommand: CommandModule<object, RunArgs> = {
       const outDir = args.out === undefined ? undefined : loaded.length > 1 ? join(args.out, l.scenario.name) : args.out;
       const command = ['attestorm', 'run', l.file ?? '', ...process.argv.slice(3).filter((a) => !args.scenario.includes(a))].join(' ');
       // A baseline comparison goes into results.json and the reports as the run completes.
-      const outcome = await runScenario({ loaded: l, load: stormLoadDriver, command, render: args.report, droppedExpectations: l.dropped, cpuBudget, platform, complete: (r) => ci.complete(r), ...(outDir ? { outDir } : {}) });
+      const outcome = await runScenario({
+        loaded: l,
+        load: stormLoadDriver,
+        command,
+        render: args.report,
+        droppedExpectations: l.dropped,
+        cpuBudget,
+        platform,
+        complete: (r) => ci.complete(r),
+        ...(outDir ? { outDir } : {}),
+      });
       code = worse(code, outcome.exitCode);
       code = worse(code, ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;

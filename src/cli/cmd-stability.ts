@@ -31,14 +31,31 @@ export function stabilitySummary(runs: Array<{ results: RunResults; seconds: num
   if (budget) lines.push(`CPU budget ${budget.cores} cores`);
   const busy = range(runs.flatMap((r) => r.results.variants.flatMap((v) => (v.storm?.machineBusyCores != null ? [v.storm.machineBusyCores] : []))));
   const load = range(runs.flatMap((r) => r.results.variants.flatMap((v) => (v.storm?.loadAverage != null ? [v.storm.loadAverage] : []))));
-  if (busy && load) lines.push(`machine during the storms: busy cores median ${busy.median.toFixed(2)} (${busy.min.toFixed(2)}–${busy.max.toFixed(2)}), load average median ${load.median.toFixed(1)} (${load.min.toFixed(1)}–${load.max.toFixed(1)})`);
+  if (busy && load)
+    lines.push(
+      `machine during the storms: busy cores median ${busy.median.toFixed(2)} (${busy.min.toFixed(2)}–${busy.max.toFixed(2)}), load average median ${load.median.toFixed(1)} (${load.min.toFixed(1)}–${load.max.toFixed(1)})`,
+    );
   const names = [...new Set(runs.flatMap((r) => r.results.variants.map((v) => v.name)))];
   for (const name of names) {
     const vs = runs.map((r) => r.results.variants.find((v) => v.name === name)).filter((v) => v !== undefined);
     const peak = range(vs.flatMap((v) => (v.peakMemoryBytes === null ? [] : [v.peakMemoryBytes]))) ?? { min: 0, median: 0, max: 0 };
     const killed = vs.filter((v) => v.oomKills > 0).length;
-    const failed = vs.filter((v) => v.verdict === 'failed').map((v) => v.expectations.filter((e) => e.verdict === 'failed').map((e) => e.message).join('; '));
-    const inconclusive = vs.filter((v) => v.verdict === 'inconclusive').map((v) => v.expectations.filter((e) => e.verdict === 'inconclusive').map((e) => e.message).join('; '));
+    const failed = vs
+      .filter((v) => v.verdict === 'failed')
+      .map((v) =>
+        v.expectations
+          .filter((e) => e.verdict === 'failed')
+          .map((e) => e.message)
+          .join('; '),
+      );
+    const inconclusive = vs
+      .filter((v) => v.verdict === 'inconclusive')
+      .map((v) =>
+        v.expectations
+          .filter((e) => e.verdict === 'inconclusive')
+          .map((e) => e.message)
+          .join('; '),
+      );
     const offered = range(vs.flatMap((v) => (v.storm ? [v.storm.offeredRps] : [])));
     const okRps = range(vs.map((v) => v.okRps));
     lines.push(
@@ -54,19 +71,29 @@ export function stabilitySummary(runs: Array<{ results: RunResults; seconds: num
 
 export const stabilityCommand: CommandModule<object, StabilityArgs> = {
   command: 'stability [scenario]',
-  describe: 'Run one scenario N times and report how often its verdict held, with the spread of each variant\'s peak',
+  describe: "Run one scenario N times and report how often its verdict held, with the spread of each variant's peak",
   builder: (y: Argv<object>) =>
     y
       .positional('scenario', { type: 'string', default: 'scenarios/quick.yaml', describe: 'Scenario YAML file' })
       .option('runs', { type: 'number', default: 5, describe: 'How many runs, one after the other' })
-      .option('out', { type: 'string', default: join('reports', `stability-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`), describe: 'Folder for the run folders (run-1, run-2, …)' })
+      .option('out', {
+        type: 'string',
+        default: join(
+          'reports',
+          `stability-${new Date()
+            .toISOString()
+            .replace(/[-:]/g, '')
+            .replace(/\.\d+Z$/, 'Z')}`,
+        ),
+        describe: 'Folder for the run folders (run-1, run-2, …)',
+      })
       .option('cpu-budget', cpuBudgetOption)
       .option('cpu-hog', cpuHogOption)
       .option('cluster', platformOptions.cluster)
       .option('context', platformOptions.context)
       .option('kubeconfig', platformOptions.kubeconfig)
       .example('$0 stability --runs 20', 'the default comparison 20 times: pass count and spread')
-      .example('$0 stability --runs 20 --cpu-budget 1.2', 'the same on 1.2 cores\' worth of CPU time')
+      .example('$0 stability --runs 20 --cpu-budget 1.2', "the same on 1.2 cores' worth of CPU time")
       .example('$0 stability --runs 5 --cpu-hog 0', 'beside a neighbour busy on every core at equal priority')
       .strict() as unknown as Argv<StabilityArgs>,
   handler: async (args) => {
@@ -85,7 +112,9 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
     // The hog first: it is the machine's neighbour, outside the budget's cgroup.
     const stopHog = startCpuHog(args.cpuHog);
     const cpuBudget = startCpuBudget(args.cpuBudget);
-    const conditions = [args.cpuBudget !== undefined ? `--cpu-budget ${args.cpuBudget}` : '', args.cpuHog !== undefined ? `--cpu-hog ${args.cpuHog}` : ''].filter(Boolean).join(' ');
+    const conditions = [args.cpuBudget !== undefined ? `--cpu-budget ${args.cpuBudget}` : '', args.cpuHog !== undefined ? `--cpu-hog ${args.cpuHog}` : '']
+      .filter(Boolean)
+      .join(' ');
     const done: Array<{ results: RunResults; seconds: number }> = [];
     let code: number = EXIT.OK;
     for (let i = 1; i <= args.runs; i++) {

@@ -27,17 +27,32 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
     y
       .positional('scenario', { type: 'string', default: 'scenarios/quick.yaml', describe: 'Scenario YAML file' })
       .option('vary', { type: 'string', describe: '<key>=<v1>,<v2>,...: the scenario key to vary and its values, e.g. load.workersPerPod=10,20,40' })
-      .option('variants', { type: 'string', describe: 'Comma-separated subset of the scenario\'s variants. Default: all' })
-      .option('duration', { type: 'string', describe: 'Load phase per run (e.g. 20s). Default: the scenario\'s' })
-      .option('out', { type: 'string', describe: 'Sweep folder (one run folder per value, sweep.json, report.html). Default: reports/sweep-<scenario>-<timestamp>' })
-      .option('find-oom', { type: 'string', describe: '<low>..<high>: bisect the --vary key (give it as <key>= with no values) for the value where each variant starts or stops being OOM-killed' })
-      .option('resolution', { type: 'number', describe: 'With --find-oom: stop when the interval is this narrow, in the unit of <low> (default: a sixteenth of the range)' })
+      .option('variants', { type: 'string', describe: "Comma-separated subset of the scenario's variants. Default: all" })
+      .option('duration', { type: 'string', describe: "Load phase per run (e.g. 20s). Default: the scenario's" })
+      .option('out', {
+        type: 'string',
+        describe: 'Sweep folder (one run folder per value, sweep.json, report.html). Default: reports/sweep-<scenario>-<timestamp>',
+      })
+      .option('find-oom', {
+        type: 'string',
+        describe: '<low>..<high>: bisect the --vary key (give it as <key>= with no values) for the value where each variant starts or stops being OOM-killed',
+      })
+      .option('resolution', {
+        type: 'number',
+        describe: 'With --find-oom: stop when the interval is this narrow, in the unit of <low> (default: a sixteenth of the range)',
+      })
       .option('report', { type: 'string', describe: 'Render report.html of an existing sweep folder again (nothing runs)' })
       .option('cluster', platformOptions.cluster)
       .option('context', platformOptions.context)
       .option('kubeconfig', platformOptions.kubeconfig)
-      .example('$0 sweep scenarios/quick.yaml --vary load.workersPerPod=10,20,40 --variants pre-attestation,disabled', 'workers per pod until the agent dies, per variant')
-      .example('$0 sweep scenarios/quick.yaml --vary agent.memoryLimit= --find-oom 96Mi..512Mi --variants disabled', 'the memory limit the unlimited agent needs')
+      .example(
+        '$0 sweep scenarios/quick.yaml --vary load.workersPerPod=10,20,40 --variants pre-attestation,disabled',
+        'workers per pod until the agent dies, per variant',
+      )
+      .example(
+        '$0 sweep scenarios/quick.yaml --vary agent.memoryLimit= --find-oom 96Mi..512Mi --variants disabled',
+        'the memory limit the unlimited agent needs',
+      )
       .strict() as unknown as Argv<SweepArgs>,
   handler: async (args) => {
     if (args.report) {
@@ -59,9 +74,15 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
     }
     const overrides = parseOverrides({ duration: args.duration });
     const base = readScenarioFile(args.scenario, overrides);
-    const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    const stamp = new Date()
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z');
     const outDir = args.out ?? join('reports', `sweep-${base.scenario.name}-${stamp}`);
-    const variants = args.variants?.split(',').map((v) => v.trim()).filter(Boolean);
+    const variants = args.variants
+      ?.split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
     const where = choosePlatform(args);
     const problems = where.problems([base]);
     if (problems.length) throw new ConfigError(problems);
@@ -69,7 +90,10 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
     const result = await runSweep({ base, vary, outDir, platform, ...(variants ? { variants } : {}), ...(range ? { findOom: range } : {}) });
     const report = writeSweepReport(outDir, result);
     process.stderr.write(`sweep ${result.status}: ${join(outDir, 'sweep.json')}, ${report}\n`);
-    for (const [v, b] of Object.entries(result.boundaries)) process.stdout.write(`${v}: ${b === null ? 'never OOM-killed' : `first OOM-killed at ${result.key}=${b}`}${result.lastKilled[v] && result.lastKilled[v] !== b ? `, last at ${result.lastKilled[v]}` : ''}\n`);
+    for (const [v, b] of Object.entries(result.boundaries))
+      process.stdout.write(
+        `${v}: ${b === null ? 'never OOM-killed' : `first OOM-killed at ${result.key}=${b}`}${result.lastKilled[v] && result.lastKilled[v] !== b ? `, last at ${result.lastKilled[v]}` : ''}\n`,
+      );
     await runCleanups();
     process.exitCode = result.status === 'complete' ? EXIT.OK : EXIT.INTERRUPTED;
   },

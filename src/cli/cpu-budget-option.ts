@@ -5,7 +5,8 @@ import { onCleanup } from '../util/index.js';
 
 export const cpuBudgetOption = {
   type: 'number',
-  describe: 'Run everything (runner, agent, pods, workers) under a CPU quota of this many cores, e.g. 1.2: a smaller or busier machine on demand (needs a writable cpu cgroup). Default: no quota',
+  describe:
+    'Run everything (runner, agent, pods, workers) under a CPU quota of this many cores, e.g. 1.2: a smaller or busier machine on demand (needs a writable cpu cgroup). Default: no quota',
 } as const;
 
 /** Validates the flag (ConfigError naming it); undefined when not given. */

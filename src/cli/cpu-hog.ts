@@ -7,7 +7,8 @@ import { onCleanup, stopChild } from '../util/index.js';
 
 export const cpuHogOption = {
   type: 'number',
-  describe: 'Run the series beside a CPU hog: one busy process per CPU at this nice value (-20..19; 19 = a background build, 0 = a neighbour of equal priority). Default: none',
+  describe:
+    'Run the series beside a CPU hog: one busy process per CPU at this nice value (-20..19; 19 = a background build, 0 = a neighbour of equal priority). Default: none',
 } as const;
 
 export function checkCpuHogFlag(nice: number | undefined): number | undefined {

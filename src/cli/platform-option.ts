@@ -11,8 +11,14 @@ export interface PlatformArgs {
 }
 
 export const platformOptions = {
-  cluster: { type: 'string', describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)' },
-  context: { type: 'string', describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)" },
+  cluster: {
+    type: 'string',
+    describe: 'Run every variant in a kind cluster instead of the local sandbox: kind or kind:<name> (default name attestorm; see attestorm kind up)',
+  },
+  context: {
+    type: 'string',
+    describe: "Run every variant in the cluster of this kubeconfig context (the agent's memory is read by a memory-sampler pod on its node)",
+  },
   kubeconfig: { type: 'string', describe: 'Kubeconfig file for --cluster/--context. Default: KUBECONFIG, else ~/.kube/config' },
 } as const;
 
@@ -37,14 +43,27 @@ export function choosePlatform(args: PlatformArgs): PlatformChoice {
     problems(scenarios) {
       const problems = scenarios.flatMap((l) => clusterScenarioProblems(l.scenario, `${l.file ?? l.scenario.name}: `));
       const context = args.context !== undefined ? `context ${args.context}` : `--cluster ${args.cluster}`;
-      spirePlan = planSpireImages(scenarios.flatMap((l) => l.scenario.variants), { localCluster: args.context !== undefined && isLocalClusterContext(args.context), context });
+      spirePlan = planSpireImages(
+        scenarios.flatMap((l) => l.scenario.variants),
+        { localCluster: args.context !== undefined && isLocalClusterContext(args.context), context },
+      );
       return [...problems, ...spirePlan.problems];
     },
     async open() {
-      const cluster = await openCluster({ ...(args.cluster ? { cluster: args.cluster } : {}), ...(args.context ? { context: args.context } : {}), ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}) });
+      const cluster = await openCluster({
+        ...(args.cluster ? { cluster: args.cluster } : {}),
+        ...(args.context ? { context: args.context } : {}),
+        ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}),
+      });
       if (cluster.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
-      const spireImages = spirePlan?.binDirs.size ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`)) : new Map<string, SpireImages>();
-      if (spireImages.size) await waitForNodeImages(cluster.kc, [...spireImages.values()].flatMap((p) => [p.serverImage, p.agentImage]));
+      const spireImages = spirePlan?.binDirs.size
+        ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`))
+        : new Map<string, SpireImages>();
+      if (spireImages.size)
+        await waitForNodeImages(
+          cluster.kc,
+          [...spireImages.values()].flatMap((p) => [p.serverImage, p.agentImage]),
+        );
       return clusterPlatform(cluster, spireImages);
     },
   };
@@ -52,6 +71,7 @@ export function choosePlatform(args: PlatformArgs): PlatformChoice {
 
 /** Flags that apply to local runs only. */
 export function platformFlagProblems(choice: PlatformChoice, flags: { cpuBudget?: number | undefined }): string[] {
-  if (choice.remote && flags.cpuBudget !== undefined) return ["--cpu-budget applies to local runs (the cluster's node sets its own CPU): drop it or --cluster/--context"];
+  if (choice.remote && flags.cpuBudget !== undefined)
+    return ["--cpu-budget applies to local runs (the cluster's node sets its own CPU): drop it or --cluster/--context"];
   return [];
 }

@@ -76,10 +76,13 @@ function recorder(doc: CommandDoc, children: AnyCommand[]): Argv {
     } else if (method === 'positional') {
       doc.positionals.push(flagDoc(args[0] as string, (args[1] ?? {}) as PositionalOptions));
     } else if (method === 'command') {
-      if (typeof args[0] === 'string') children.push({ command: args[0], describe: args[1] as string, builder: args[2] as AnyCommand['builder'], handler: () => {} });
+      if (typeof args[0] === 'string')
+        children.push({ command: args[0], describe: args[1] as string, builder: args[2] as AnyCommand['builder'], handler: () => {} });
       else children.push(...([] as AnyCommand[]).concat(args[0] as AnyCommand | AnyCommand[]));
     } else if (method === 'example') {
-      const list: Array<[string, string?]> = Array.isArray(args[0]) ? (args[0] as Array<[string, string?]>) : [[args[0] as string, args[1] as string | undefined]];
+      const list: Array<[string, string?]> = Array.isArray(args[0])
+        ? (args[0] as Array<[string, string?]>)
+        : [[args[0] as string, args[1] as string | undefined]];
       for (const [command, describe] of list) doc.examples.push({ command: command.replace(/\$0/g, 'attestorm'), describe: describe ?? '' });
     } else if (method === 'epilog' || method === 'epilogue') {
       doc.epilog = args[0] as string;
@@ -140,7 +143,7 @@ export function renderReference(docs: readonly CommandDoc[]): string {
     '',
     'For anyone calling attestorm from a shell, a script or a CI job: every command, argument and flag,',
     'with its type and default. `attestorm <command> --help` prints the same. This file is generated from the',
-    'CLI\'s own definitions (`npm run gen:cli-docs`); a unit test fails when a command or flag is missing here',
+    "CLI's own definitions (`npm run gen:cli-docs`); a unit test fails when a command or flag is missing here",
     'or the file is out of date. Every command also takes `--help`; `attestorm --version` prints the version.',
     'Exit statuses are described in [verdicts and expectations](verdicts-and-expectations.md#exit-status).',
     '',

@@ -10,11 +10,37 @@ import { sh } from './sh.js';
 
 /** k8s.io/kubernetes v1.34's staging modules (its go.mod's `=> ./staging/src/k8s.io/<name>` lines). */
 export const STAGING_MODULES = [
-  'api', 'apiextensions-apiserver', 'apimachinery', 'apiserver', 'cli-runtime', 'client-go', 'cloud-provider',
-  'cluster-bootstrap', 'code-generator', 'component-base', 'component-helpers', 'controller-manager', 'cri-api',
-  'cri-client', 'csi-translation-lib', 'dynamic-resource-allocation', 'endpointslice', 'externaljwt', 'kms',
-  'kube-aggregator', 'kube-controller-manager', 'kube-proxy', 'kube-scheduler', 'kubectl', 'kubelet', 'metrics',
-  'mount-utils', 'pod-security-admission', 'sample-apiserver', 'sample-cli-plugin', 'sample-controller',
+  'api',
+  'apiextensions-apiserver',
+  'apimachinery',
+  'apiserver',
+  'cli-runtime',
+  'client-go',
+  'cloud-provider',
+  'cluster-bootstrap',
+  'code-generator',
+  'component-base',
+  'component-helpers',
+  'controller-manager',
+  'cri-api',
+  'cri-client',
+  'csi-translation-lib',
+  'dynamic-resource-allocation',
+  'endpointslice',
+  'externaljwt',
+  'kms',
+  'kube-aggregator',
+  'kube-controller-manager',
+  'kube-proxy',
+  'kube-scheduler',
+  'kubectl',
+  'kubelet',
+  'metrics',
+  'mount-utils',
+  'pod-security-admission',
+  'sample-apiserver',
+  'sample-cli-plugin',
+  'sample-controller',
 ] as const;
 
 export const K8S_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'] as const;
@@ -39,7 +65,13 @@ export function k8sLdflags(version: string = VERSIONS.kubernetes): string {
   if (!m) throw new PlatformError(`Kubernetes version must look like v1.34.4, got ${version}`);
   const parts = ['-s', '-w'];
   for (const pkg of ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']) {
-    parts.push(`-X ${pkg}.gitVersion=${version}`, `-X ${pkg}.gitMajor=${m[1]}`, `-X ${pkg}.gitMinor=${m[2]}`, `-X ${pkg}.gitTreeState=clean`, `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`);
+    parts.push(
+      `-X ${pkg}.gitVersion=${version}`,
+      `-X ${pkg}.gitMajor=${m[1]}`,
+      `-X ${pkg}.gitMinor=${m[2]}`,
+      `-X ${pkg}.gitTreeState=clean`,
+      `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`,
+    );
   }
   return parts.join(' ');
 }

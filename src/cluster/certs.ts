@@ -23,11 +23,17 @@ interface Issuer {
 }
 
 function pem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 
-const serial = () => Buffer.from(webcrypto.getRandomValues(new Uint8Array(12))).toString('hex').replace(/^[89a-f]/, '1');
+const serial = () =>
+  Buffer.from(webcrypto.getRandomValues(new Uint8Array(12)))
+    .toString('hex')
+    .replace(/^[89a-f]/, '1');
 
 async function keyPair(): Promise<webcrypto.CryptoKeyPair> {
   x509.cryptoProvider.set(webcrypto as unknown as ProviderCrypto);
@@ -79,7 +85,10 @@ async function signLeaf(ca: Issuer, spec: LeafSpec): Promise<PemPair> {
   const usages: string[] = [];
   if (spec.server) usages.push(x509.ExtendedKeyUsage.serverAuth);
   if (spec.client) usages.push(x509.ExtendedKeyUsage.clientAuth);
-  const names: x509.JsonGeneralName[] = [...(spec.dns ?? []).map((value) => ({ type: 'dns' as const, value })), ...(spec.ips ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const names: x509.JsonGeneralName[] = [
+    ...(spec.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(spec.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: serial(),
     subject: subjectOf(spec),

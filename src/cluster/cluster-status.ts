@@ -50,7 +50,11 @@ export async function clusterStatus(l: ClusterLayout = clusterLayout()): Promise
     const n = await httpsGet(`https://127.0.0.1:${PORTS.apiServer}/api/v1/nodes/${state!.nodeName}`, tls);
     if (n.status === 200) {
       const node = JSON.parse(n.body) as { status?: { conditions?: Array<{ type: string; status: string }>; nodeInfo?: { kubeletVersion?: string } } };
-      out.node = { name: state!.nodeName, ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false, kubeletVersion: node.status?.nodeInfo?.kubeletVersion ?? null };
+      out.node = {
+        name: state!.nodeName,
+        ready: node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+        kubeletVersion: node.status?.nodeInfo?.kubeletVersion ?? null,
+      };
     }
   } catch {
     // The API server is not answering: reported as no version.

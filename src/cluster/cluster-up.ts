@@ -61,7 +61,9 @@ function writeFiles(l: ClusterLayout, pki: Awaited<ReturnType<typeof makeCluster
   }
   const ca = pki.ca!.certPem;
   writeFileSync(l.kubeconfig, kubeconfig(ca, { name: 'attestorm-admin', ...pki.admin! }), { mode: 0o600 });
-  writeFileSync(join(l.stateDir, 'controller-manager.kubeconfig'), kubeconfig(ca, { name: 'system:kube-controller-manager', ...pki['controller-manager']! }), { mode: 0o600 });
+  writeFileSync(join(l.stateDir, 'controller-manager.kubeconfig'), kubeconfig(ca, { name: 'system:kube-controller-manager', ...pki['controller-manager']! }), {
+    mode: 0o600,
+  });
   writeFileSync(join(l.stateDir, 'scheduler.kubeconfig'), kubeconfig(ca, { name: 'system:kube-scheduler', ...pki.scheduler! }), { mode: 0o600 });
   writeFileSync(join(l.stateDir, 'kubelet.kubeconfig'), kubeconfig(ca, { name: `system:node:${l.nodeName}`, ...pki['kubelet-client']! }), { mode: 0o600 });
   writeFileSync(l.containerdConfig, containerdConfig(l));
@@ -81,25 +83,37 @@ async function checkCanStart(l: ClusterLayout, withProject: boolean, log: (s: st
   const earlier = readState(l.stateFile);
   const running = earlier?.daemons.filter((d) => isOurs(d)) ?? [];
   if (running.length) {
-    throw new PlatformError(`a cluster is already running (started ${earlier!.startedAt}: ${running.map((d) => `${d.name} pid ${d.pid}`).join(', ')}): use it (KUBECONFIG=${earlier!.kubeconfig}, context ${earlier!.context}), or stop it with \`attestorm cluster down\``);
+    throw new PlatformError(
+      `a cluster is already running (started ${earlier!.startedAt}: ${running.map((d) => `${d.name} pid ${d.pid}`).join(', ')}): use it (KUBECONFIG=${earlier!.kubeconfig}, context ${earlier!.context}), or stop it with \`attestorm cluster down\``,
+    );
   }
   // A port in use may be another cluster's (another state folder): its pods and bridge look like
   // leftovers, so nothing is cleaned then — the ports are named instead.
   const busy = Object.entries(PORTS).filter(([, port]) => readListeningPorts().has(port));
   if (busy.length) {
-    throw new PlatformError(`cannot start the local cluster: port(s) in use: ${busy.map(([what, port]) => `${port} (${what})`).join(', ')}. Stop what listens there (ss -ltnp), or \`attestorm cluster down\` if it is an earlier cluster`);
+    throw new PlatformError(
+      `cannot start the local cluster: port(s) in use: ${busy.map(([what, port]) => `${port} (${what})`).join(', ')}. Stop what listens there (ss -ltnp), or \`attestorm cluster down\` if it is an earlier cluster`,
+    );
   }
   if (process.getuid?.() === 0 && (await anythingLeft(l))) {
     const before = describeLeftovers(await findLeftovers(l));
     log(`cleaning what an earlier cluster left${before.length ? ` (${before.join('; ')})` : ''}`);
     const left = await teardownCluster(l, log);
-    if (leftoverCount(left)) throw new PlatformError(`an earlier cluster left things that could not be removed: ${describeLeftovers(left).join('; ')}. Try \`attestorm cluster down\`, or remove them by hand`);
+    if (leftoverCount(left))
+      throw new PlatformError(
+        `an earlier cluster left things that could not be removed: ${describeLeftovers(left).join('; ')}. Try \`attestorm cluster down\`, or remove them by hand`,
+      );
   }
 
   const pauseCached = existsSync(join(l.imagesDir, `pause-${PAUSE_IMAGE.split(':').pop()}.tar`));
   const baseCached = existsSync(join(l.imagesDir, `node-base-${VERSIONS.node}.tar`));
   const projectCached = existsSync(join(l.imagesDir, `attestorm-${projectImageKey()}.tar`));
-  const problems = hostProblems(probeHost(), { build: missingBinaries(l).length > 0, pauseImage: !pauseCached, baseImage: withProject && !projectCached && !baseCached, projectImage: withProject && !projectCached });
+  const problems = hostProblems(probeHost(), {
+    build: missingBinaries(l).length > 0,
+    pauseImage: !pauseCached,
+    baseImage: withProject && !projectCached && !baseCached,
+    projectImage: withProject && !projectCached,
+  });
   // With SPIRE_BIN_DIR, the SPIRE images are made from those binaries and imported too (runs make them otherwise).
   const spireDir = process.env.SPIRE_BIN_DIR || null;
   if (spireDir) problems.push(...spireBinDirProblems(spireDir, 'SPIRE_BIN_DIR'));
@@ -108,11 +122,19 @@ async function checkCanStart(l: ClusterLayout, withProject: boolean, log: (s: st
 }
 
 /** The daemons in order, each waited for, the images imported once containerd answers; returns the images. */
-async function startDaemons(l: ClusterLayout, state: ClusterState, archives: { pause: string; project: string | null; spireDir: string | null }, log: (s: string) => void): Promise<string[]> {
+async function startDaemons(
+  l: ClusterLayout,
+  state: ClusterState,
+  archives: { pause: string; project: string | null; spireDir: string | null },
+  log: (s: string) => void,
+): Promise<string[]> {
   const tls = writeFiles(l, await makeClusterPki(l.nodeName));
   const specs = daemonSpecs(l);
   const start = async (name: string) => {
-    const d = await startDaemon(specs.find((s) => s.name === name)!, l.logsDir);
+    const d = await startDaemon(
+      specs.find((s) => s.name === name)!,
+      l.logsDir,
+    );
     state.daemons.push(d);
     writeState(l.stateFile, state);
     return { d, alive: () => isOurs(d) };
@@ -120,7 +142,13 @@ async function startDaemons(l: ClusterLayout, state: ClusterState, archives: { p
   const api = (path: string) => httpsGet(`https://127.0.0.1:${PORTS.apiServer}${path}`, tls);
 
   const containerd = await start('containerd');
-  await waitFor('containerd answering', async () => ((await sh('ctr', ['--address', l.containerdSocket, 'version'], { allowFail: true })).code === 0 ? true : null), 30_000, containerd.alive, containerd.d.log);
+  await waitFor(
+    'containerd answering',
+    async () => ((await sh('ctr', ['--address', l.containerdSocket, 'version'], { allowFail: true })).code === 0 ? true : null),
+    30_000,
+    containerd.alive,
+    containerd.d.log,
+  );
   const images = [PAUSE_IMAGE, ...(archives.project ? [PROJECT_IMAGE] : [])];
   await importImage(l, archives.pause, PAUSE_IMAGE);
   if (archives.project) await importImage(l, archives.project, PROJECT_IMAGE);
@@ -131,23 +159,41 @@ async function startDaemons(l: ClusterLayout, state: ClusterState, archives: { p
   log(`imported ${images.join(', ')}`);
 
   const etcd = await start('etcd');
-  await waitFor('etcd healthy', async () => {
-    const r = await fetch(`http://127.0.0.1:${PORTS.etcdClient}/health`);
-    return r.ok ? true : null;
-  }, 30_000, etcd.alive, etcd.d.log);
+  await waitFor(
+    'etcd healthy',
+    async () => {
+      const r = await fetch(`http://127.0.0.1:${PORTS.etcdClient}/health`);
+      return r.ok ? true : null;
+    },
+    30_000,
+    etcd.alive,
+    etcd.d.log,
+  );
   const apiServer = await start('kube-apiserver');
   await waitFor('kube-apiserver ready', async () => ((await api('/readyz')).status === 200 ? true : null), 90_000, apiServer.alive, apiServer.d.log);
   await start('kube-controller-manager');
   await start('kube-scheduler');
   const kubelet = await start('kubelet');
-  await waitFor(`node ${l.nodeName} Ready`, async () => {
-    const r = await api(`/api/v1/nodes/${l.nodeName}`);
-    if (r.status !== 200) return null;
-    const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
-    return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : null;
-  }, 120_000, kubelet.alive, kubelet.d.log);
+  await waitFor(
+    `node ${l.nodeName} Ready`,
+    async () => {
+      const r = await api(`/api/v1/nodes/${l.nodeName}`);
+      if (r.status !== 200) return null;
+      const node = JSON.parse(r.body) as { status?: { conditions?: Array<{ type: string; status: string }> } };
+      return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : null;
+    },
+    120_000,
+    kubelet.alive,
+    kubelet.d.log,
+  );
   // Pods in a new namespace need its default service account, which the controller-manager makes.
-  await waitFor('default service account', async () => ((await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : null), 60_000, () => true, kubelet.d.log);
+  await waitFor(
+    'default service account',
+    async () => ((await api('/api/v1/namespaces/default/serviceaccounts/default')).status === 200 ? true : null),
+    60_000,
+    () => true,
+    kubelet.d.log,
+  );
   for (const d of state.daemons) if (!isOurs(d)) throw new PlatformError(`${d.name} exited during start-up; its log ${d.log}`);
   return images;
 }
@@ -199,4 +245,3 @@ export async function clusterUp(opts: UpOptions = {}): Promise<UpResult> {
     undo();
   }
 }
-

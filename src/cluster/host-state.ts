@@ -64,7 +64,9 @@ export function cgroupTree(root: string): string[] {
   const walk = (dir: string) => {
     let entries: string[];
     try {
-      entries = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+      entries = readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
     } catch {
       return;
     }
@@ -125,7 +127,9 @@ export function splitRule(rule: string): string[] {
 /** containerd's CRI network namespaces (`cni-<uuid>` under /run/netns). */
 export function criNetns(dir = '/run/netns'): string[] {
   try {
-    return readdirSync(dir).filter((n) => n.startsWith('cni-')).map((n) => join(dir, n));
+    return readdirSync(dir)
+      .filter((n) => n.startsWith('cni-'))
+      .map((n) => join(dir, n));
   } catch {
     return [];
   }

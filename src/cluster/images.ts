@@ -66,7 +66,8 @@ export async function pauseArchive(l: ClusterLayout, log: (s: string) => void): 
   if (existsSync(archive)) return archive;
   mkdirSync(l.imagesDir, { recursive: true });
   const src = join(await kubernetesModuleDir(), 'build/pause/linux/pause.c');
-  if (!existsSync(src)) throw new PlatformError(`pause.c not found at ${src}: the Kubernetes module is not in Go's module cache (attestorm cluster up builds it first)`);
+  if (!existsSync(src))
+    throw new PlatformError(`pause.c not found at ${src}: the Kubernetes module is not in Go's module cache (attestorm cluster up builds it first)`);
   const work = mkdtempSync(join(l.imagesDir, 'pause-'));
   try {
     mkdirSync(join(work, 'rootfs'));
@@ -132,7 +133,11 @@ export async function ensureNodeBase(l: ClusterLayout, log: (s: string) => void)
     const rootfs = await nodeBaseRootfs(l, log);
     const layout = join(l.imagesDir, `node-base-${VERSIONS.node}.oci`);
     try {
-      const env = ['PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin', `NODE_VERSION=${VERSIONS.node}`, ...(existsSync(join(rootfs, EXTRA_CA)) ? [`NODE_EXTRA_CA_CERTS=/${EXTRA_CA}`] : [])];
+      const env = [
+        'PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin',
+        `NODE_VERSION=${VERSIONS.node}`,
+        ...(existsSync(join(rootfs, EXTRA_CA)) ? [`NODE_EXTRA_CA_CERTS=/${EXTRA_CA}`] : []),
+      ];
       await umociImage(layout, VERSIONS.node, rootfs, [...env.flatMap((e) => ['--config.env', e]), '--config.cmd', 'node']);
       await tarLayout(layout, archive);
     } finally {
@@ -154,7 +159,23 @@ export async function projectArchive(l: ClusterLayout, log: (s: string) => void,
   const local = `localhost/attestorm:${tag}`;
   log(`building ${PROJECT_IMAGE} from ${join(root, 'Dockerfile')} with buildah (BASE=${NODE_BASE_IMAGE}, nice 19)`);
   const t0 = Date.now();
-  await sh('nice', ['-n', '19', 'buildah', 'bud', '--isolation', 'chroot', '--pull=never', '--layers', '--build-arg', `BASE=${NODE_BASE_IMAGE}`, '-t', local, '-f', join(root, 'Dockerfile'), root]);
+  await sh('nice', [
+    '-n',
+    '19',
+    'buildah',
+    'bud',
+    '--isolation',
+    'chroot',
+    '--pull=never',
+    '--layers',
+    '--build-arg',
+    `BASE=${NODE_BASE_IMAGE}`,
+    '-t',
+    local,
+    '-f',
+    join(root, 'Dockerfile'),
+    root,
+  ]);
   for (const old of readdirSync(l.imagesDir).filter((f) => /^attestorm-[0-9a-f]{16}\.tar$/.test(f))) rmSync(join(l.imagesDir, old), { force: true });
   await sh('skopeo', ['copy', '--quiet', `containers-storage:${local}`, `oci-archive:${archive}.partial:${tag}`]);
   renameSync(`${archive}.partial`, archive);
@@ -167,7 +188,15 @@ export async function importImage(l: ClusterLayout, archive: string, ref: string
   await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'import', '--base-name', splitImage(ref).base, archive]);
   const ls = await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'ls']);
   const digest = digestOf(ls.stdout, ref);
-  if (!digest) throw new PlatformError(`ctr images import ${archive} did not make ${ref} (containerd has: ${ls.stdout.trim().split('\n').slice(1).map((x) => x.split(/\s+/)[0]).join(', ')})`);
+  if (!digest)
+    throw new PlatformError(
+      `ctr images import ${archive} did not make ${ref} (containerd has: ${ls.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((x) => x.split(/\s+/)[0])
+        .join(', ')})`,
+    );
   // A pull leaves a repo@sha256 name beside the tag, which the kubelet lists in the node's images (the
   // preflight records it as the image's digest); an import does not: add it.
   await sh('ctr', ['--address', l.containerdSocket, '-n', 'k8s.io', 'images', 'tag', ref, `${splitImage(ref).base}@${digest}`], { allowFail: true });

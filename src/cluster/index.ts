@@ -5,5 +5,14 @@ export { clusterUp, type UpOptions, type UpResult } from './cluster-up.js';
 export { clusterStatus, type ClusterStatus } from './cluster-status.js';
 export { teardownCluster, findLeftovers, describeLeftovers, leftoverCount, type Leftovers } from './teardown.js';
 export { clusterLayout, CONTEXT_NAME, PROJECT_IMAGE, PAUSE_IMAGE, VERSIONS, type ClusterLayout } from './layout.js';
-export { ensureSpireImages, makePlannedSpireImages, planSpireImages, spireBinDirProblems, spireBuild, spireImageRefs, type SpireImagePair, type SpireImagePlan } from './spire-images.js';
+export {
+  ensureSpireImages,
+  makePlannedSpireImages,
+  planSpireImages,
+  spireBinDirProblems,
+  spireBuild,
+  spireImageRefs,
+  type SpireImagePair,
+  type SpireImagePlan,
+} from './spire-images.js';
 export { isLocalClusterContext } from './local-context.js';

@@ -81,7 +81,11 @@ export function clusterLayout(env: NodeJS.ProcessEnv = process.env, node = hostn
     etcdData: join(stateDir, 'etcd'),
     kubeletRoot: join(stateDir, 'kubelet'),
     // Node names are DNS-1123 subdomains; a host name need not be.
-    nodeName: node.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[-.]+|[-.]+$/g, '') || 'attestorm-node',
+    nodeName:
+      node
+        .toLowerCase()
+        .replace(/[^a-z0-9.-]/g, '-')
+        .replace(/^[-.]+|[-.]+$/g, '') || 'attestorm-node',
   };
 }
 

@@ -217,19 +217,19 @@ export function daemonSpecs(l: ClusterLayout, containerdExe = '/usr/bin/containe
       name: 'kube-scheduler',
       exe: b.scheduler,
       nice: 0,
-      args: [
-        ...apiClientFlags('scheduler'),
-        '--bind-address=127.0.0.1',
-        `--secure-port=${PORTS.scheduler}`,
-        '--leader-elect=false',
-        '--v=1',
-      ],
+      args: [...apiClientFlags('scheduler'), '--bind-address=127.0.0.1', `--secure-port=${PORTS.scheduler}`, '--leader-elect=false', '--v=1'],
     },
     {
       name: 'kubelet',
       exe: b.kubelet,
       nice: 0,
-      args: [`--config=${join(l.stateDir, 'kubelet.yaml')}`, `--kubeconfig=${kcfg('kubelet')}`, `--root-dir=${l.kubeletRoot}`, `--hostname-override=${l.nodeName}`, '--v=1'],
+      args: [
+        `--config=${join(l.stateDir, 'kubelet.yaml')}`,
+        `--kubeconfig=${kcfg('kubelet')}`,
+        `--root-dir=${l.kubeletRoot}`,
+        `--hostname-override=${l.nodeName}`,
+        '--v=1',
+      ],
     },
   ];
 }

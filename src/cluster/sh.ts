@@ -60,7 +60,8 @@ export function sh(tool: string, args: string[], opts: ShOptions = {}): Promise<
     });
     child.once('close', (code) => {
       const r = { code: code ?? 1, stdout, stderr };
-      if (r.code !== 0 && !opts.allowFail) reject(new PlatformError(`${tool} ${args.join(' ')} failed (exit ${r.code}): ${(stderr || stdout).trim().split('\n').slice(-5).join(' | ')}`));
+      if (r.code !== 0 && !opts.allowFail)
+        reject(new PlatformError(`${tool} ${args.join(' ')} failed (exit ${r.code}): ${(stderr || stdout).trim().split('\n').slice(-5).join(' | ')}`));
       else resolve(r);
     });
   });

@@ -52,7 +52,13 @@ export function spireBinDirProblems(dir: string, what: string): string[] {
 
 /** `1.16.0-dev-unk` → a valid image tag part (letters, digits, `.`, `_`, `-`). */
 export function tagPart(version: string): string {
-  return version.trim().replace(/^v/, '').replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100) || 'unknown';
+  return (
+    version
+      .trim()
+      .replace(/^v/, '')
+      .replace(/[^A-Za-z0-9_.-]/g, '_')
+      .slice(0, 100) || 'unknown'
+  );
 }
 
 export function spireImageRefs(b: Pick<SpireBuild, 'version' | 'key'>): SpireImagePair {
@@ -76,8 +82,14 @@ export async function spireBuild(dir: string): Promise<SpireBuild> {
   if (problems.length) throw new PlatformError(problems.join('; '));
   // spire-agent prints its version on stderr.
   const r = spawnSync(join(abs, 'spire-agent'), ['--version'], { encoding: 'utf8', timeout: 10_000 });
-  const version = `${r.stdout ?? ''}\n${r.stderr ?? ''}`.split('\n').map((x) => x.trim()).find((x) => /^v?\d+\.\d+/.test(x));
-  if (!version) throw new PlatformError(`${join(abs, 'spire-agent')} --version printed no version (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${`${r.stdout}${r.stderr}`.trim().slice(0, 200)}`);
+  const version = `${r.stdout ?? ''}\n${r.stderr ?? ''}`
+    .split('\n')
+    .map((x) => x.trim())
+    .find((x) => /^v?\d+\.\d+/.test(x));
+  if (!version)
+    throw new PlatformError(
+      `${join(abs, 'spire-agent')} --version printed no version (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${`${r.stdout}${r.stderr}`.trim().slice(0, 200)}`,
+    );
   return { dir: abs, version, key: await hashFiles(SPIRE_BINARIES.map((b) => join(abs, b))) };
 }
 
@@ -118,7 +130,8 @@ async function spireArchive(l: ClusterLayout, b: SpireBuild, binary: SpireBinary
     await sh('buildah', ['rm', ctr], { allowFail: true });
   }
   // Archives of earlier builds of the same binary go: they are keyed by content and never reused.
-  for (const old of readdirSync(l.imagesDir).filter((f) => new RegExp(`^${binary}-[0-9a-f]{12}\\.tar$`).test(f))) rmSync(join(l.imagesDir, old), { force: true });
+  for (const old of readdirSync(l.imagesDir).filter((f) => new RegExp(`^${binary}-[0-9a-f]{12}\\.tar$`).test(f)))
+    rmSync(join(l.imagesDir, old), { force: true });
   await sh('skopeo', ['copy', '--quiet', `containers-storage:${local}`, `oci-archive:${archive}.partial:${tag}`]);
   renameSync(`${archive}.partial`, archive);
   await sh('buildah', ['rmi', local], { allowFail: true });
@@ -139,7 +152,10 @@ async function containerdHas(l: ClusterLayout, ref: string): Promise<boolean> {
 export async function ensureSpireImages(l: ClusterLayout, dir: string, log: (s: string) => void): Promise<SpireImagePair & { build: SpireBuild }> {
   const b = await spireBuild(dir);
   const refs = spireImageRefs(b);
-  for (const [binary, ref] of [['spire-server', refs.serverImage], ['spire-agent', refs.agentImage]] as const) {
+  for (const [binary, ref] of [
+    ['spire-server', refs.serverImage],
+    ['spire-agent', refs.agentImage],
+  ] as const) {
     if (await containerdHas(l, ref)) continue;
     const archive = await spireArchive(l, b, binary, ref, log);
     await importImage(l, archive, ref);
@@ -157,7 +173,10 @@ export interface SpireImagePlan {
 
 /** The first folder on PATH holding both binaries, as local SPIRE variants find them. */
 function spireOnPath(path = process.env.PATH ?? ''): string | undefined {
-  return path.split(':').filter(Boolean).find((d) => SPIRE_BINARIES.every((b) => existsSync(join(d, b))));
+  return path
+    .split(':')
+    .filter(Boolean)
+    .find((d) => SPIRE_BINARIES.every((b) => existsSync(join(d, b))));
 }
 
 type SpireVariantLike = { name: string; agent: { kind: string; binDir?: string | undefined } };
@@ -174,12 +193,17 @@ export function planSpireImages(variants: SpireVariantLike[], opts: { localClust
     if (v.agent.kind !== 'spire') continue;
     const explicit = v.agent.binDir;
     if (!opts.localCluster) {
-      if (explicit) plan.problems.push(`variants.${v.name}.agent.binDir: images are made from SPIRE binaries for the local cluster (attestorm cluster up) only; ${opts.context} pulls the public ghcr.io images: remove binDir, or run on the local cluster`);
+      if (explicit)
+        plan.problems.push(
+          `variants.${v.name}.agent.binDir: images are made from SPIRE binaries for the local cluster (attestorm cluster up) only; ${opts.context} pulls the public ghcr.io images: remove binDir, or run on the local cluster`,
+        );
       continue;
     }
     const dir = explicit ?? (env.SPIRE_BIN_DIR || undefined) ?? spireOnPath(env.PATH);
     if (!dir) {
-      plan.problems.push(`variants.${v.name}: a SPIRE variant on the local cluster (${opts.context}) runs images made from your SPIRE build, and none was found: set SPIRE_BIN_DIR (or agent.binDir) to the folder with spire-server and spire-agent (this cluster cannot pull the public ghcr.io images)`);
+      plan.problems.push(
+        `variants.${v.name}: a SPIRE variant on the local cluster (${opts.context}) runs images made from your SPIRE build, and none was found: set SPIRE_BIN_DIR (or agent.binDir) to the folder with spire-server and spire-agent (this cluster cannot pull the public ghcr.io images)`,
+      );
       continue;
     }
     const problems = spireBinDirProblems(dir, `variants.${v.name}: ${explicit ? 'agent.binDir' : env.SPIRE_BIN_DIR ? 'SPIRE_BIN_DIR' : 'the folder on PATH'}`);

@@ -2,7 +2,14 @@
 // host's, so `up` records them before the kubelet starts and `down` puts them back.
 import { readFileSync, writeFileSync } from 'node:fs';
 
-export const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'] as const;
+export const KUBELET_SYSCTLS = [
+  'vm.overcommit_memory',
+  'vm.panic_on_oom',
+  'kernel.panic',
+  'kernel.panic_on_oops',
+  'kernel.keys.root_maxkeys',
+  'kernel.keys.root_maxbytes',
+] as const;
 
 const path = (key: string) => `/proc/sys/${key.replace(/\./g, '/')}`;
 
@@ -19,7 +26,11 @@ export function readSysctls(keys: readonly string[] = KUBELET_SYSCTLS, read = (p
 }
 
 /** Writes back the values that differ; returns what was restored, as "key: now → was". */
-export function restoreSysctls(saved: Record<string, string>, read = (p: string) => readFileSync(p, 'utf8'), write = (p: string, v: string) => writeFileSync(p, v)): string[] {
+export function restoreSysctls(
+  saved: Record<string, string>,
+  read = (p: string) => readFileSync(p, 'utf8'),
+  write = (p: string, v: string) => writeFileSync(p, v),
+): string[] {
   const restored: string[] = [];
   for (const [k, v] of Object.entries(saved)) {
     try {

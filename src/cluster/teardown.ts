@@ -18,7 +18,9 @@ const SOCKET_PARENT = '/run/attestorm';
 /** Kubernetes-mode runs' socket directories on this node (hostPath /run/attestorm/<namespace>). */
 function runSocketDirs(): string[] {
   try {
-    return readdirSync(SOCKET_PARENT).filter((n) => n.startsWith('atst-')).map((n) => join(SOCKET_PARENT, n));
+    return readdirSync(SOCKET_PARENT)
+      .filter((n) => n.startsWith('atst-'))
+      .map((n) => join(SOCKET_PARENT, n));
   } catch {
     return [];
   }
@@ -72,7 +74,11 @@ async function addedChains(baseline: ClusterState['firewallChains'] | undefined)
     if (!save || save.code !== 0) continue;
     out[fam] = firewallCleanupPlan(save.stdout, baseline?.[fam] ?? []);
     const before = new Set(baseline?.[fam] ?? []);
-    out.names.push(...parseChains(save.stdout).filter((c) => !before.has(c) && /^(KUBE-|CNI-)/.test(c.split(':')[1]!)).map((c) => `${fam}:${c}`));
+    out.names.push(
+      ...parseChains(save.stdout)
+        .filter((c) => !before.has(c) && /^(KUBE-|CNI-)/.test(c.split(':')[1]!))
+        .map((c) => `${fam}:${c}`),
+    );
   }
   return out;
 }
@@ -203,5 +209,10 @@ export async function teardownCluster(l: ClusterLayout, log: (s: string) => void
 
 /** True when an earlier cluster left anything (a state file or any host leftover). */
 export async function anythingLeft(l: ClusterLayout): Promise<boolean> {
-  return existsSync(l.stateFile) || existsSync(l.runDir) || (existsSync(l.stateDir) && readdirSync(l.stateDir).length > 0) || leftoverCount(await findLeftovers(l)) > 0;
+  return (
+    existsSync(l.stateFile) ||
+    existsSync(l.runDir) ||
+    (existsSync(l.stateDir) && readdirSync(l.stateDir).length > 0) ||
+    leftoverCount(await findLeftovers(l)) > 0
+  );
 }

@@ -9,7 +9,10 @@ import type { RunResults } from './results.js';
 export function processStartTicks(pid: number): number | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+    const fields = text
+      .slice(text.lastIndexOf(')') + 2)
+      .trim()
+      .split(/\s+/);
     const ticks = Number(fields[19]);
     return Number.isFinite(ticks) ? ticks : null;
   } catch {

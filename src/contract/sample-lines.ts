@@ -83,7 +83,20 @@ export interface MetricsSample {
 export interface EventSample {
   kind: 'event';
   t: number;
-  type: 'agent-start' | 'agent-ready' | 'phase' | 'warmup-start' | 'load-start' | 'load-end' | 'oom-kill' | 'agent-exit' | 'agent-restart' | 'interrupted' | 'note' | 'fault-start' | 'fault-end';
+  type:
+    | 'agent-start'
+    | 'agent-ready'
+    | 'phase'
+    | 'warmup-start'
+    | 'load-start'
+    | 'load-end'
+    | 'oom-kill'
+    | 'agent-exit'
+    | 'agent-restart'
+    | 'interrupted'
+    | 'note'
+    | 'fault-start'
+    | 'fault-end';
   /** For 'phase': the phase that starts at t. */
   phase?: Phase;
   detail?: string;

@@ -5,7 +5,10 @@ import type { ExpectationResult, VariantResult } from './variant-result.js';
 
 type V1Expectation = { name: string; expected: unknown; actual: unknown; passed: boolean; message: string };
 type V1Placement = Omit<VariantResult, 'agent' | 'spread' | 'deaths' | 'verdict' | 'expectations'> & { expectations: V1Expectation[] };
-type V1Results = Omit<RunResults, 'schemaVersion' | 'variants' | 'runner' | 'verdict' | 'droppedExpectations'> & { schemaVersion: 1; placements: V1Placement[] };
+type V1Results = Omit<RunResults, 'schemaVersion' | 'variants' | 'runner' | 'verdict' | 'droppedExpectations'> & {
+  schemaVersion: 1;
+  placements: V1Placement[];
+};
 
 const PLACEMENTS = new Set(['pre-attestation', 'post-attestation', 'disabled']);
 
@@ -23,7 +26,9 @@ export function upgradeResults(raw: Record<string, unknown>): RunResults {
     }));
     return {
       ...p,
-      agent: PLACEMENTS.has(p.name) ? { kind: 'reference', placement: p.name as VariantResult['agent']['placement'], key: null } : { kind: 'external', placement: null, key: null },
+      agent: PLACEMENTS.has(p.name)
+        ? { kind: 'reference', placement: p.name as VariantResult['agent']['placement'], key: null }
+        : { kind: 'external', placement: null, key: null },
       spread: {},
       deaths: [],
       expectations,

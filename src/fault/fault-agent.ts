@@ -39,7 +39,6 @@ function alive(pid: number): boolean {
   }
 }
 
-
 export const agentKill: FaultStarter<'agent-kill'> = async (f, target) => {
   const pid = pidOf(target);
   const sentAt = Date.now();
@@ -113,7 +112,10 @@ export const memorySqueeze: FaultStarter<'memory-squeeze'> = async (f, target) =
   const before = cg.readMemory();
   const set = squeezeMemory(cg, f.to);
   const was = before.limitBytes === null ? 'unlimited' : formatMiB(before.limitBytes);
-  const note = set === f.to ? '' : ` (asked ${formatMiB(f.to)}; v1 refuses a limit under memory it cannot reclaim, so it sits at the usage and the next allocations OOM-kill)`;
+  const note =
+    set === f.to
+      ? ''
+      : ` (asked ${formatMiB(f.to)}; v1 refuses a limit under memory it cannot reclaim, so it sits at the usage and the next allocations OOM-kill)`;
   return {
     detail: `memory limit ${was} → ${formatMiB(set)}, usage ${formatMiB(before.usageBytes)}${note}`,
     end: async () => {

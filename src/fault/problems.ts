@@ -115,7 +115,9 @@ export function faultProblems(faults: readonly Fault[], capabilities: FaultCapab
 export function burstProblems(faults: readonly Fault[], stormWorkers: number, maxWorkers: number): string[] {
   return faults.flatMap((f, i) =>
     f.action === 'burst' && stormWorkers + f.workers > maxWorkers
-      ? [`faults[${i}] (burst): the storm's ${stormWorkers} workers plus ${f.workers} extra would be ${stormWorkers + f.workers} worker processes; at most ${maxWorkers} may run at once`]
+      ? [
+          `faults[${i}] (burst): the storm's ${stormWorkers} workers plus ${f.workers} extra would be ${stormWorkers + f.workers} worker processes; at most ${maxWorkers} may run at once`,
+        ]
       : [],
   );
 }
@@ -124,7 +126,9 @@ export function burstProblems(faults: readonly Fault[], stormWorkers: number, ma
 export function faultScheduleProblems(faults: readonly Fault[], loadDurationMs: number): string[] {
   return faults.flatMap((f, i) =>
     f.at >= loadDurationMs
-      ? [`faults[${i}] (${f.action}): starts at ${formatDuration(f.at)}, at or after the end of the load phase (${formatDuration(loadDurationMs)}); it would never run`]
+      ? [
+          `faults[${i}] (${f.action}): starts at ${formatDuration(f.at)}, at or after the end of the load phase (${formatDuration(loadDurationMs)}); it would never run`,
+        ]
       : [],
   );
 }

@@ -5,7 +5,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 
-export async function saveLogs(kc: KubeConfig, namespace: string, pod: string, container: string, dir: string, opts: { previous: boolean; prefix?: string }): Promise<string[]> {
+export async function saveLogs(
+  kc: KubeConfig,
+  namespace: string,
+  pod: string,
+  container: string,
+  dir: string,
+  opts: { previous: boolean; prefix?: string },
+): Promise<string[]> {
   const core = kc.makeApiClient(CoreV1Api);
   const written: string[] = [];
   const prefix = opts.prefix ?? container;

@@ -35,7 +35,11 @@ export function classifyTermination(t: V1ContainerStateTerminated, oomKillRose: 
   const finished = `exit code ${t.exitCode}${t.signal ? `, signal ${t.signal}` : ''}`;
   if (t.reason === 'OOMKilled') return { cause: 'oom-kill', detail: `OOMKilled (${finished})` };
   if (t.exitCode === 137 && oomKillRose === true) return { cause: 'oom-kill', detail: `${t.reason ?? 'Error'}/137 while the cgroup's oom_kill counter rose` };
-  if (t.exitCode === 137 || t.signal) return { cause: 'signal', detail: `${t.reason ?? 'killed'} (${finished})${t.exitCode === 137 && oomKillRose === null ? '; oom_kill counter not readable' : ''}` };
+  if (t.exitCode === 137 || t.signal)
+    return {
+      cause: 'signal',
+      detail: `${t.reason ?? 'killed'} (${finished})${t.exitCode === 137 && oomKillRose === null ? '; oom_kill counter not readable' : ''}`,
+    };
   return { cause: 'exit', detail: `${t.reason ?? 'exited'} (${finished})` };
 }
 
@@ -139,7 +143,7 @@ export class AgentTracker {
     const key = `${id}@${finishedAt}`;
     if (this.#seen.has(key)) return;
     this.#seen.add(key);
-    const { cause, detail } = classifyTermination(t, t.exitCode === 137 ? this.#opts.oomKillRose?.() ?? null : false);
+    const { cause, detail } = classifyTermination(t, t.exitCode === 137 ? (this.#opts.oomKillRose?.() ?? null) : false);
     this.deaths.push({ cause, detail, containerID: id, finishedAt, seenAt: this.#now() });
     this.#opts.event?.(cause === 'oom-kill' ? 'oom-kill' : 'agent-exit', detail);
     this.#setReady(false);

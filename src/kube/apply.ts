@@ -13,7 +13,10 @@ export async function applyObjects(kc: KubeConfig, objects: KubeObject[]): Promi
     } catch (err) {
       const e = err as { code?: number; body?: unknown; message?: string };
       const body = typeof e.body === 'string' ? e.body : JSON.stringify(e.body ?? '');
-      throw new RunError(`apply: ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} was refused: ${e.code ? `HTTP ${e.code} ` : ''}${body || e.message}`, { cause: err });
+      throw new RunError(
+        `apply: ${o.kind} ${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name} was refused: ${e.code ? `HTTP ${e.code} ` : ''}${body || e.message}`,
+        { cause: err },
+      );
     }
   }
 }

@@ -14,7 +14,9 @@ import { runVariantInCluster } from './run-variant.js';
 import { kindVariant, type SpireImages } from './variant.js';
 
 /** How a cluster run measures: OOM kills are the node kernel's, pods have the kubelet's cgroups. */
-export function clusterEnvironment(cluster: Pick<OpenCluster, 'nodeCgroup'>): Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'> {
+export function clusterEnvironment(
+  cluster: Pick<OpenCluster, 'nodeCgroup'>,
+): Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'> {
   return {
     // kind: known from the node container's cgroup now; other clusters: from the memory-sampler pod's answer.
     cgroupVersion: cluster.nodeCgroup?.version ?? null,

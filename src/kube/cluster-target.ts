@@ -56,7 +56,9 @@ export function loadKubeConfig(target: ClusterTarget, kubeconfigPath?: string): 
   if (!names.includes(target.context)) {
     throw new RunError(
       `preflight (context): context "${target.context}" is not in the kubeconfig (${kubeconfigPath ?? kubeconfigSource()}; it has ${names.join(', ')}). ` +
-        (target.kindName ? `Create it with \`attestorm kind up --name ${target.kindName}\` or name another with --context` : 'Name one of those with --context'),
+        (target.kindName
+          ? `Create it with \`attestorm kind up --name ${target.kindName}\` or name another with --context`
+          : 'Name one of those with --context'),
     );
   }
   kc.setCurrentContext(target.context);

@@ -9,8 +9,8 @@ import { quantity } from './objects.js';
 
 /** Why each action is not mapped in a cluster; absent = mapped. */
 export const CLUSTER_FAULT_REFUSALS: Partial<Record<FaultAction, string>> = {
-  'agent-pause': 'Kubernetes has no API to freeze a running container (the cgroup freezer is the node\'s)',
-  'cpu-throttle': 'the agent pod has no CPU limit to lower in place (a CPU limit would throttle every variant\'s baseline)',
+  'agent-pause': "Kubernetes has no API to freeze a running container (the cgroup freezer is the node's)",
+  'cpu-throttle': "the agent pod has no CPU limit to lower in place (a CPU limit would throttle every variant's baseline)",
   'kubelet-latency': "the kubelet is the cluster's real one, not the harness's emulator",
   'kubelet-errors': "the kubelet is the cluster's real one, not the harness's emulator",
   'kubelet-down': "the kubelet is the cluster's real one, not the harness's emulator",
@@ -37,7 +37,9 @@ export function clusterVersionProblems(faults: readonly Fault[], serverVersion: 
   if (!old) return [];
   return faults.flatMap((f, i) =>
     f.action === 'memory-squeeze'
-      ? [`faults[${i}] (memory-squeeze) needs in-place pod resize (the pod resize subresource, Kubernetes >= 1.${RESIZE_MIN_MINOR}); the cluster's API server is ${serverVersion}`]
+      ? [
+          `faults[${i}] (memory-squeeze) needs in-place pod resize (the pod resize subresource, Kubernetes >= 1.${RESIZE_MIN_MINOR}); the cluster's API server is ${serverVersion}`,
+        ]
       : [],
   );
 }
@@ -100,7 +102,9 @@ export function clusterFaultActions(h: ClusterFaultHooks): FaultStarters {
       }
       const replaced = await h.agentReplaced(uid, REPLACE_WAIT_MS);
       const took = Date.now() - sentAt;
-      return { detail: `deleted agent pod ${name} (${grace}); ${replaced ? `its DaemonSet replaced it after ${took} ms` : `no replacement within ${took} ms`}` };
+      return {
+        detail: `deleted agent pod ${name} (${grace}); ${replaced ? `its DaemonSet replaced it after ${took} ms` : `no replacement within ${took} ms`}`,
+      };
     },
 
     'memory-squeeze': async (f) => {
@@ -119,7 +123,11 @@ export function clusterFaultActions(h: ClusterFaultHooks): FaultStarters {
           const now = h.agentPod()?.metadata?.name ?? name;
           const back = typeof was === 'string' ? was : String(was);
           await api.patchNamespacedPodResize(
-            { name: now, namespace: h.namespace, body: { spec: { containers: [{ name: h.container, resources: { requests: { memory: back }, limits: { memory: back } } }] } } },
+            {
+              name: now,
+              namespace: h.namespace,
+              body: { spec: { containers: [{ name: h.container, resources: { requests: { memory: back }, limits: { memory: back } } }] } },
+            },
             setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
           );
           return `memory limit restored to ${back} (agent pod ${now})`;

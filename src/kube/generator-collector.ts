@@ -124,13 +124,22 @@ export class GeneratorCollector {
 
   /** The final dump of every pod that answers. */
   async collectFinals(): Promise<void> {
-    await Promise.all(this.#pods.map(async (p) => this.#get<GeneratorFinal>(p, 'final').then((f) => void this.finals.set(p, f), () => undefined)));
+    await Promise.all(
+      this.#pods.map(async (p) =>
+        this.#get<GeneratorFinal>(p, 'final').then(
+          (f) => void this.finals.set(p, f),
+          () => undefined,
+        ),
+      ),
+    );
   }
 
   /** After an interrupt: workers stop after their call in flight, before the namespace goes. */
   async stop(): Promise<void> {
     await Promise.all(
-      this.#pods.map((p) => this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }).catch(() => undefined)),
+      this.#pods.map((p) =>
+        this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }).catch(() => undefined),
+      ),
     );
   }
 

@@ -11,7 +11,18 @@ import type { AddressInfo } from 'node:net';
 import { probeAgentOnce } from '../fault/index.js';
 import { waitForSvid } from './svid-probe.js';
 import { jsonSender, podRequestPath } from './pod-http.js';
-import { loadBundles, PodHandle, podConfigFor, WORKER_NICE, validateLoadOptions, podStartTimeoutMs, type IntervalData, type LoadBundles, type LoadOptions, type ResolvedLoadOptions } from '../load/index.js';
+import {
+  loadBundles,
+  PodHandle,
+  podConfigFor,
+  WORKER_NICE,
+  validateLoadOptions,
+  podStartTimeoutMs,
+  type IntervalData,
+  type LoadBundles,
+  type LoadOptions,
+  type ResolvedLoadOptions,
+} from '../load/index.js';
 
 export interface GeneratorOptions {
   load: Omit<LoadOptions, 'pods' | 'durationMs' | 'maxCalls'>;
@@ -170,7 +181,13 @@ class GeneratorPod {
   partsFrom(from: number): GeneratorParts {
     const finished = this.handle.isFinished;
     const complete = this.#complete;
-    return { pod: this.podName, finished, parts: this.#parts.slice(from), next: this.#parts.length, complete: finished ? Math.max(complete, this.#lastSecond) : complete };
+    return {
+      pod: this.podName,
+      finished,
+      parts: this.#parts.slice(from),
+      next: this.#parts.length,
+      complete: finished ? Math.max(complete, this.#lastSecond) : complete,
+    };
   }
 
   /** Tells the pod process go, once. */

@@ -28,7 +28,10 @@ export function nodeCgroupRoot(pid: number, opts: { procRoot?: string; cgroupRoo
   } catch (err) {
     throw new PlatformError(`kind cgroup: cannot read ${procRoot}/${pid}/cgroup of the node container (${(err as Error).message})`);
   }
-  const lines = text.split('\n').filter(Boolean).map((l) => l.split(':'));
+  const lines = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(':'));
   // On cgroup v2 the node's own processes cannot sit in its root once it has children: its init is
   // moved into a child (systemd's init.scope, or /init). The node's root is the nearest ancestor
   // that holds kubelet.slice; before the kubelet has made one, the init cgroup's parent if it is one
@@ -40,7 +43,8 @@ export function nodeCgroupRoot(pid: number, opts: { procRoot?: string; cgroupRoo
     return p.replace(/\/(init\.scope|init)$/, '');
   };
   const memory = lines.find((l) => l[1]?.split(',').includes('memory'));
-  if (memory && existsSync(join(cgroupRoot, 'memory'))) return { version: 'v1', dir: join(cgroupRoot, 'memory', nodeRoot(memory.slice(2).join(':'), join(cgroupRoot, 'memory'))) };
+  if (memory && existsSync(join(cgroupRoot, 'memory')))
+    return { version: 'v1', dir: join(cgroupRoot, 'memory', nodeRoot(memory.slice(2).join(':'), join(cgroupRoot, 'memory'))) };
   const unified = lines.find((l) => l[0] === '0' && l[1] === '');
   if (unified) return { version: 'v2', dir: join(cgroupRoot, nodeRoot(unified.slice(2).join(':'), cgroupRoot)) };
   throw new PlatformError(`kind cgroup: ${procRoot}/${pid}/cgroup names neither a memory controller nor the unified hierarchy`);

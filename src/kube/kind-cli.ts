@@ -30,7 +30,8 @@ export function runTool(tool: string, args: string[], opts: { hint: string; inhe
   });
 }
 
-const KIND_HINT = 'install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) and a container engine, or use --context with an existing cluster';
+const KIND_HINT =
+  'install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) and a container engine, or use --context with an existing cluster';
 
 /** The cluster config kind mode needs: one node (the agent and the storm share it: hostPath socket). */
 export function kindConfig(name: string, nodeImage?: string): string {
@@ -62,8 +63,11 @@ export async function kindDown(name: string): Promise<void> {
 /** The kind node container's cgroup on this host, via its init PID (`docker inspect`, or podman). */
 export async function kindNodeCgroup(name: string, engine = process.env.KIND_EXPERIMENTAL_PROVIDER || 'docker'): Promise<NodeCgroupRoot> {
   const node = `${name}-control-plane`;
-  const r = await runTool(engine, ['inspect', '-f', '{{.State.Pid}}', node], { hint: `kind mode reads the agent's memory through the node container's cgroup and needs ${engine} to find it` });
+  const r = await runTool(engine, ['inspect', '-f', '{{.State.Pid}}', node], {
+    hint: `kind mode reads the agent's memory through the node container's cgroup and needs ${engine} to find it`,
+  });
   const pid = Number(r.stdout.trim());
-  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) throw new PlatformError(`${engine} inspect ${node}: no running node container (${r.stderr.trim() || r.stdout.trim()})`);
+  if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0)
+    throw new PlatformError(`${engine} inspect ${node}: no running node container (${r.stderr.trim() || r.stdout.trim()})`);
   return nodeCgroupRoot(pid);
 }

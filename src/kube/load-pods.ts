@@ -37,8 +37,18 @@ export class LoadPods {
     this.#load = load;
     this.#kc = kc;
     this.#namespace = namespace;
-    this.storm = new GeneratorCollector(kc, namespace, Array.from({ length: load.pods }, (_, i) => generatorPodName(i)));
-    this.bystanders = load.bystanders ? new GeneratorCollector(kc, namespace, Array.from({ length: load.bystanders.pods }, (_, i) => bystanderPodName(i))) : null;
+    this.storm = new GeneratorCollector(
+      kc,
+      namespace,
+      Array.from({ length: load.pods }, (_, i) => generatorPodName(i)),
+    );
+    this.bystanders = load.bystanders
+      ? new GeneratorCollector(
+          kc,
+          namespace,
+          Array.from({ length: load.bystanders.pods }, (_, i) => bystanderPodName(i)),
+        )
+      : null;
   }
 
   #all(): GeneratorCollector[] {
@@ -141,7 +151,9 @@ export class LoadPods {
     if (this.bystanders && this.#load.bystanders) {
       out.bystanders = bystanderRunOf(this.bystanders.agg, this.bystanders.longestOkGaps(), this.#load.bystanders.workersPerPod, durationMs);
     }
-    const fallback = this.#all().flatMap((c) => [...c.finals.values()]).find((f) => f.clientFallback)?.clientFallback;
+    const fallback = this.#all()
+      .flatMap((c) => [...c.finals.values()])
+      .find((f) => f.clientFallback)?.clientFallback;
     if (fallback) out.clientFallback = fallback;
     return out;
   }

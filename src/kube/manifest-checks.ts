@@ -66,14 +66,16 @@ export function manifestProblems(objects: KubeObject[], ctx: RenderContext): str
     else unknownFields(o, type, w, out);
     const name = o.metadata.name;
     const asLabel = o.kind === 'Namespace' || o.kind === 'Service' || o.kind === 'Pod';
-    if (!(asLabel ? isDns1123Label(name) : isDns1123Subdomain(name))) out.push(`${w}: metadata.name must be a DNS-1123 ${asLabel ? 'label' : 'subdomain'}, got "${name}"`);
+    if (!(asLabel ? isDns1123Label(name) : isDns1123Subdomain(name)))
+      out.push(`${w}: metadata.name must be a DNS-1123 ${asLabel ? 'label' : 'subdomain'}, got "${name}"`);
     if (o.kind !== 'Namespace' && !o.kind.startsWith('Cluster') && o.metadata.namespace !== ctx.namespace) {
       out.push(`${w}: metadata.namespace must be the run's namespace ${ctx.namespace}, got ${o.metadata.namespace ?? 'none'}`);
     }
     const key = `${o.kind}/${o.metadata.namespace ?? ''}/${name}`;
     if (seen.has(key)) out.push(`${w}: rendered twice`);
     seen.add(key);
-    for (const [k, v] of Object.entries(o.metadata.labels ?? {})) if (!isLabelValue(v)) out.push(`${w}: label ${k} must be a label value (≤ 63, alphanumeric ends), got "${v}"`);
+    for (const [k, v] of Object.entries(o.metadata.labels ?? {}))
+      if (!isLabelValue(v)) out.push(`${w}: label ${k} must be a label value (≤ 63, alphanumeric ends), got "${v}"`);
     if (o.metadata.labels?.[MANAGED_BY] !== MANAGER) out.push(`${w}: must carry ${MANAGED_BY}=${MANAGER} (cleanup finds leftovers by it)`);
     const spec = podSpecOf(o);
     // The agent and the load pods share the socket directory; spire-server does not touch it.

@@ -54,7 +54,15 @@ export async function startMemorySampler(opts: MemorySamplerOptions): Promise<Ru
     if (r.dir !== lastDir) log(JSON.stringify({ event: 'resolved', dir: r.dir }));
     lastDir = r.dir;
     peak = Math.max(peak, r.peakBytes ?? r.usageBytes, r.usageBytes);
-    readings.push({ i: next++, at: Date.now(), usageBytes: r.usageBytes, peakBytes: peak, limitBytes: r.limitBytes, cpuSeconds: r.cpuSeconds, oomKills: r.oomKills });
+    readings.push({
+      i: next++,
+      at: Date.now(),
+      usageBytes: r.usageBytes,
+      peakBytes: peak,
+      limitBytes: r.limitBytes,
+      cpuSeconds: r.cpuSeconds,
+      oomKills: r.oomKills,
+    });
     if (readings.length > keep) readings.splice(0, readings.length - keep);
   }, opts.intervalMs ?? 100);
 

@@ -32,7 +32,11 @@ export function isLabelValue(s: string): boolean {
 
 /** Lowercases, replaces what DNS-1123 forbids, and shortens with a hash suffix past `max`. */
 export function dnsLabel(raw: string, max = 63): string {
-  let s = raw.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').replace(/-{2,}/g, '-');
+  let s = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .replace(/-{2,}/g, '-');
   if (!s) s = 'x';
   if (s.length > max) {
     const hash = createHash('sha256').update(raw).digest('hex').slice(0, 6);

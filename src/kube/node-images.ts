@@ -16,5 +16,8 @@ export async function waitForNodeImages(kc: KubeConfig, images: string[], opts: 
     if (!missing.length || Date.now() >= deadline) break;
     await sleep(2000, opts.signal);
   }
-  if (missing.length) throw new RunError(`preflight (images): ${missing.join(', ')} imported into the node's containerd but not listed in any node's status after ${Math.round((opts.timeoutMs ?? 60_000) / 1000)} s (the kubelet lists at most its largest 50 images)`);
+  if (missing.length)
+    throw new RunError(
+      `preflight (images): ${missing.join(', ')} imported into the node's containerd but not listed in any node's status after ${Math.round((opts.timeoutMs ?? 60_000) / 1000)} s (the kubelet lists at most its largest 50 images)`,
+    );
 }

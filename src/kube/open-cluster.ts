@@ -35,7 +35,14 @@ export async function openCluster(opts: { cluster?: string; context?: string; ku
   const target = parseClusterTarget(opts);
   const kc = loadKubeConfig(target, opts.kubeconfig);
   if (!target.kindName) {
-    return { kc, target, clusterName: target.context, nodeCgroup: null, hostApiServer: loopbackApiServer(kc.getCurrentCluster()?.server), note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)` };
+    return {
+      kc,
+      target,
+      clusterName: target.context,
+      nodeCgroup: null,
+      hostApiServer: loopbackApiServer(kc.getCurrentCluster()?.server),
+      note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)`,
+    };
   }
   // kind's loopback address is the Docker host's port mapping, not the node's own loopback.
   return { kc, target, clusterName: target.kindName, nodeCgroup: await kindNodeCgroup(target.kindName), note: null, hostApiServer: null };

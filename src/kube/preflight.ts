@@ -46,7 +46,9 @@ export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { l
     const v = await withTimeout(kc.makeApiClient(VersionApi).getCode(), opts.timeoutMs ?? 10_000, `no answer from ${server}`);
     serverVersion = v.gitVersion;
   } catch (err) {
-    throw new RunError(`preflight (api-server): the API server of context ${kc.getCurrentContext()} at ${server} is not reachable: ${describe(err)}`, { cause: err });
+    throw new RunError(`preflight (api-server): the API server of context ${kc.getCurrentContext()} at ${server} is not reachable: ${describe(err)}`, {
+      cause: err,
+    });
   }
   let nodes: PreflightResult['nodes'];
   const imageEntries: string[][] = [];

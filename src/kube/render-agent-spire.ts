@@ -172,7 +172,10 @@ function spireServer(ctx: RenderContext): KubeObject[] {
                 imagePullPolicy: 'IfNotPresent',
                 args: ['-config', '/run/spire/config/server.conf'],
                 ...(ctx.hostApiServer ? { env: apiServerEnv(ctx.hostApiServer) } : {}),
-                ports: [{ name: 'grpc', containerPort: SERVER_PORT }, { name: 'health', containerPort: serverHealthPort(ctx) }],
+                ports: [
+                  { name: 'grpc', containerPort: SERVER_PORT },
+                  { name: 'health', containerPort: serverHealthPort(ctx) },
+                ],
                 readinessProbe: { httpGet: { path: '/ready', port: serverHealthPort(ctx) }, periodSeconds: 2 },
                 livenessProbe: { httpGet: { path: '/live', port: serverHealthPort(ctx) }, periodSeconds: 10, failureThreshold: 6 },
                 volumeMounts: [
@@ -181,7 +184,10 @@ function spireServer(ctx: RenderContext): KubeObject[] {
                 ],
               },
             ],
-            volumes: [{ name: 'config', configMap: { name: 'spire-server-config' } }, { name: 'data', emptyDir: {} }],
+            volumes: [
+              { name: 'config', configMap: { name: 'spire-server-config' } },
+              { name: 'data', emptyDir: {} },
+            ],
           },
         },
       },

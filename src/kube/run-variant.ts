@@ -7,7 +7,18 @@ import { join } from 'node:path';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../errors.js';
 import { NdjsonWriter, SamplerLoop, type Sampler } from '../sample/index.js';
-import { completeRejections, deathRecord, faultRecordsOf, newMeasurement, oomKillsOf, Timeline, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../scenario/index.js';
+import {
+  completeRejections,
+  deathRecord,
+  faultRecordsOf,
+  newMeasurement,
+  oomKillsOf,
+  Timeline,
+  type EventSample,
+  type RepMeasurement,
+  type SampleLine,
+  type Scenario,
+} from '../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
 import { sleep } from '../util/index.js';
@@ -68,7 +79,14 @@ const END_GRACE_MS = 3000;
 export async function runVariantInCluster(o: RunVariantInClusterOptions): Promise<RepMeasurement> {
   const images = { ...DEFAULT_IMAGES, ...o.images };
   // Without the node's cgroup on this host (not kind), a sampler pod on the agent's node reads it.
-  const ctx = renderContext(o.scenario, o.variant, { runId: o.runId, rep: o.rep, images, clusterName: o.clusterName, memorySampler: o.nodeCgroup === null, ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}) });
+  const ctx = renderContext(o.scenario, o.variant, {
+    runId: o.runId,
+    rep: o.rep,
+    images,
+    clusterName: o.clusterName,
+    memorySampler: o.nodeCgroup === null,
+    ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}),
+  });
   const all = renderChecked(ctx);
   const dir = join(o.runDir, o.dirName);
   mkdirSync(dir, { recursive: true });
@@ -167,14 +185,20 @@ class ClusterRepetition {
     this.timeline.enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     this.event('note', `agent applied in ${ctx.namespace}`);
-    const ready = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => this.tracker.ready, { timeoutMs: o.timeouts?.agentReadyMs ?? 120_000, signal: o.signal, failure: () => this.failure() });
+    const ready = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => this.tracker.ready, {
+      timeoutMs: o.timeouts?.agentReadyMs ?? 120_000,
+      signal: o.signal,
+      failure: () => this.failure(),
+    });
     if (!ready) return false;
     const agentNode = this.agentPod?.spec?.nodeName;
     if (agentNode) {
       const filler = await placeFillerPods(o.kc, ctx, agentNode, o.signal);
-      if (filler.count) this.event('note', `${filler.count} filler pods listed by the kubelet on ${agentNode} (${Math.round(filler.specBytes / 1024)} KiB of pod specs)`);
+      if (filler.count)
+        this.event('note', `${filler.count} filler pods listed by the kubelet on ${agentNode} (${Math.round(filler.specBytes / 1024)} KiB of pod specs)`);
     }
-    for (const k of o.variant.kubeletNotApplied) this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
+    for (const k of o.variant.kubeletNotApplied)
+      this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
     if (this.podMemory && this.tracker.podUid && this.tracker.containerID) await this.podMemory.follow(this.tracker.podUid, this.tracker.containerID);
     // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
@@ -189,7 +213,12 @@ class ClusterRepetition {
     const pods = new LoadPods(o.kc, ctx.namespace, ctx.load);
     try {
       await applyObjects(o.kc, renderGenerators(ctx));
-      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), { timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000, pollMs: 1000, signal: o.signal, failure: () => this.failure() });
+      const ready = await waitFor(`the load pods in ${ctx.namespace} did not fork their workers`, () => pods.allReady(), {
+        timeoutMs: o.timeouts?.generatorsReadyMs ?? 180_000,
+        pollMs: 1000,
+        signal: o.signal,
+        failure: () => this.failure(),
+      });
       if (!ready) return;
       // t counts toward the planned load start (negative during warm-up), as in the local runner.
       timeline.fix(Date.now() + s.warmup);
@@ -205,7 +234,17 @@ class ClusterRepetition {
       await pods.release(t0, endAt);
       timeline.enter('load');
       this.event('load-start');
-      if (s.faults.length) this.faults = startFaults(s, t0, o, ctx, pods, this.tracker, () => this.agentPod, (e) => timeline.event(e.type, e.detail));
+      if (s.faults.length)
+        this.faults = startFaults(
+          s,
+          t0,
+          o,
+          ctx,
+          pods,
+          this.tracker,
+          () => this.agentPod,
+          (e) => timeline.event(e.type, e.detail),
+        );
       await this.pullUntilFinished(pods, loop, endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS, endAt);
       this.m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
       if (this.faults) this.m.faults = faultRecordsOf(await this.faults.stop(), o.rep);
@@ -235,7 +274,10 @@ class ClusterRepetition {
     this.loop = loop;
     if (o.onSample) loop.onSample(o.onSample);
     loop.start();
-    this.podMemory?.start((line) => loop.emit(line), (at) => this.timeline.t(at));
+    this.podMemory?.start(
+      (line) => loop.emit(line),
+      (at) => this.timeline.t(at),
+    );
     return loop;
   }
 
@@ -270,23 +312,31 @@ class ClusterRepetition {
     await this.loop?.stop();
     this.watch.stop();
     // One peak from the one source this cluster has; null when nothing could be read (never 0).
-    m.peakMemoryBytes = o.nodeCgroup ? this.memory.peakBytes() : this.podMemory?.peakBytes() ?? null;
+    m.peakMemoryBytes = o.nodeCgroup ? this.memory.peakBytes() : (this.podMemory?.peakBytes() ?? null);
     const cgroupVersion = o.nodeCgroup?.version ?? this.podMemory?.flavour ?? null;
     if (cgroupVersion) o.onCgroupVersion?.(cgroupVersion);
     m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
     // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
-    if (this.podMemory && m.peakMemoryBytes === null) this.event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
+    if (this.podMemory && m.peakMemoryBytes === null)
+      this.event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
     m.peakInflightAttestations = this.metrics.peakInflight();
     m.rejectionsByKeyType = completeRejections(this.metrics.rejections(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
     m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
     const deaths: Death[] = tracker.deaths;
-    m.deaths = deaths.map((d) => deathRecord({ rep: o.rep, atMs: this.timeline.t(d.seenAt), phase: this.timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail }, o.scenario.oomKillsOutsideLoad));
+    m.deaths = deaths.map((d) =>
+      deathRecord(
+        { rep: o.rep, atMs: this.timeline.t(d.seenAt), phase: this.timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail },
+        o.scenario.oomKillsOutsideLoad,
+      ),
+    );
     m.oomKills = oomKillsOf(m.deaths);
     const podName = this.agentPod?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', this.dir, { previous: deaths.length > 0 }).catch(() => undefined);
     this.writer.close();
-    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`));
+    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
+      process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
+    );
   }
 }
 

@@ -53,7 +53,11 @@ export class PodMemorySampler {
     await this.#sendTarget();
     let r: { readings: MemoryReading[]; flavour?: 'v1' | 'v2' | null };
     try {
-      const text = await this.#api.connectGetNamespacedPodProxyWithPath({ name: this.#name(), namespace: this.#namespace, path: `readings-from-${this.#next}` });
+      const text = await this.#api.connectGetNamespacedPodProxyWithPath({
+        name: this.#name(),
+        namespace: this.#namespace,
+        path: `readings-from-${this.#next}`,
+      });
       r = (typeof text === 'string' ? JSON.parse(text) : text) as typeof r;
       if (r.flavour) this.flavour = r.flavour;
     } catch {
@@ -64,7 +68,15 @@ export class PodMemorySampler {
       if (x.i < this.#next) continue;
       this.#next = x.i + 1;
       this.#peak = Math.max(this.#peak ?? 0, x.peakBytes);
-      emit({ kind: 'memory', t: clock(x.at), usageBytes: x.usageBytes, rssBytes: null, peakBytes: x.peakBytes, limitBytes: x.limitBytes ?? this.#limitBytes, cpuSeconds: x.cpuSeconds });
+      emit({
+        kind: 'memory',
+        t: clock(x.at),
+        usageBytes: x.usageBytes,
+        rssBytes: null,
+        peakBytes: x.peakBytes,
+        limitBytes: x.limitBytes ?? this.#limitBytes,
+        cpuSeconds: x.cpuSeconds,
+      });
     }
   }
 

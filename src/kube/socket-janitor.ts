@@ -22,7 +22,7 @@ export const JANITOR_SCRIPT = [
   'const keep = process.env.ATTESTORM_KEEP ? new Set(JSON.parse(process.env.ATTESTORM_KEEP)) : null;',
   "const names = keep ? (fs.existsSync(root) ? fs.readdirSync(root) : []).filter((n) => n.startsWith('atst-') && !keep.has(n)) : JSON.parse(process.env.ATTESTORM_REMOVE || '[]');",
   'for (const name of names) {',
-  "  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) continue;",
+  '  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) continue;',
   '  const dir = path.join(root, name);',
   "  if (fs.existsSync(dir)) { fs.rmSync(dir, { recursive: true, force: true }); console.log('removed ' + dir); }",
   '}',
@@ -35,7 +35,14 @@ export function janitorPod(o: { namespace: string; node: string; image: string; 
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `socket-janitor-${o.node}`.slice(0, 63).replace(/[^a-z0-9-]/g, '-').replace(/-+$/, ''), namespace: o.namespace, labels: { ...labels(o.runId, 'janitor'), [ROLE_LABEL]: 'socket-janitor', [MANAGED_BY]: MANAGER } },
+    metadata: {
+      name: `socket-janitor-${o.node}`
+        .slice(0, 63)
+        .replace(/[^a-z0-9-]/g, '-')
+        .replace(/-+$/, ''),
+      namespace: o.namespace,
+      labels: { ...labels(o.runId, 'janitor'), [ROLE_LABEL]: 'socket-janitor', [MANAGED_BY]: MANAGER },
+    },
     spec: {
       nodeName: o.node, // bypasses the scheduler: one per node, wherever a socket directory may be
       restartPolicy: 'Never',
@@ -50,7 +57,9 @@ export function janitorPod(o: { namespace: string; node: string; image: string; 
           command: ['node', '-e', JANITOR_SCRIPT],
           env: [
             { name: 'ATTESTORM_SOCKET_PARENT', value: MOUNT },
-            Array.isArray(o.remove) ? { name: 'ATTESTORM_REMOVE', value: JSON.stringify(o.remove) } : { name: 'ATTESTORM_KEEP', value: JSON.stringify(o.remove.allExcept) },
+            Array.isArray(o.remove)
+              ? { name: 'ATTESTORM_REMOVE', value: JSON.stringify(o.remove) }
+              : { name: 'ATTESTORM_KEEP', value: JSON.stringify(o.remove.allExcept) },
           ],
           // The directories were created by the kubelet as root (then handed to uid 1000): root removes them.
           securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false, allowPrivilegeEscalation: false },
@@ -67,7 +76,10 @@ export function janitorPod(o: { namespace: string; node: string; image: string; 
  * `namespace`; waits for them up to timeoutMs. Returns a problem per node that did not finish (not thrown:
  * a leftover directory must not fail a teardown).
  */
-export async function removeSocketDirs(kc: KubeConfig, o: { namespace: string; image: string; remove: SocketDirSelection; runId: string; timeoutMs?: number }): Promise<string[]> {
+export async function removeSocketDirs(
+  kc: KubeConfig,
+  o: { namespace: string; image: string; remove: SocketDirSelection; runId: string; timeoutMs?: number },
+): Promise<string[]> {
   if (Array.isArray(o.remove) && !o.remove.length) return [];
   const core = kc.makeApiClient(CoreV1Api);
   const nodes = (await core.listNode()).items.map((n) => n.metadata?.name).filter((n): n is string => !!n);
@@ -90,7 +102,9 @@ export async function removeSocketDirs(kc: KubeConfig, o: { namespace: string; i
       if (phase === 'Succeeded') pending.delete(name);
       else if (phase === 'Failed') {
         pending.delete(name);
-        problems.push(`socket janitor ${name} failed: ${pod?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? pod?.status?.message ?? 'no message'}`);
+        problems.push(
+          `socket janitor ${name} failed: ${pod?.status?.containerStatuses?.[0]?.state?.terminated?.message ?? pod?.status?.message ?? 'no message'}`,
+        );
       }
     }
     if (pending.size) await sleep(300);

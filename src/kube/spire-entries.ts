@@ -11,7 +11,13 @@ function sink(): { stream: Writable; text: () => string } {
   return { stream: new Writable({ write: (c, _e, cb) => void ((text += String(c)), cb()) }), text: () => text };
 }
 
-export async function execInPod(kc: KubeConfig, namespace: string, pod: string, container: string, command: string[]): Promise<{ ok: boolean; stdout: string; stderr: string; message: string }> {
+export async function execInPod(
+  kc: KubeConfig,
+  namespace: string,
+  pod: string,
+  container: string,
+  command: string[],
+): Promise<{ ok: boolean; stdout: string; stderr: string; message: string }> {
   const out = sink();
   const err = sink();
   return new Promise((resolve, reject) => {

@@ -18,7 +18,11 @@ export function fetchJwtSvidOnce(socket: string, audience: string, deadlineMs = 
 }
 
 /** Retries until a fetch succeeds or `timeoutMs` passes; returns the last failure, or null on success. */
-export async function waitForSvid(socket: string, audience: string, opts: { timeoutMs: number; intervalMs?: number; stopped?: () => boolean }): Promise<string | null> {
+export async function waitForSvid(
+  socket: string,
+  audience: string,
+  opts: { timeoutMs: number; intervalMs?: number; stopped?: () => boolean },
+): Promise<string | null> {
   const deadline = Date.now() + opts.timeoutMs;
   let last: string | null = 'no attempt';
   while (Date.now() < deadline && !opts.stopped?.()) {

@@ -38,7 +38,11 @@ const warn = (problems: string[]) => {
  * directory (DirectoryOrCreate) whenever one restarts — an agent after an OOM kill, a pod still
  * starting in a killed run. Returns whether the janitors finished on every node.
  */
-async function sweepSocketDirsOnceGone(kc: KubeConfig, doomed: string[], o: { remove: SocketDirSelection; image?: string; runId?: string; namespaceGoneMs?: number }): Promise<boolean> {
+async function sweepSocketDirsOnceGone(
+  kc: KubeConfig,
+  doomed: string[],
+  o: { remove: SocketDirSelection; image?: string; runId?: string; namespaceGoneMs?: number },
+): Promise<boolean> {
   const core = kc.makeApiClient(CoreV1Api);
   const waitMs = o.namespaceGoneMs ?? 180_000;
   const until = Date.now() + waitMs;
@@ -52,7 +56,12 @@ async function sweepSocketDirsOnceGone(kc: KubeConfig, doomed: string[], o: { re
   const janitorNs = `attestorm-janitor-${Date.now().toString(36)}`;
   await applyObjects(kc, [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: janitorNs, labels: labels(o.runId ?? 'cleanup', 'janitor') } }]);
   try {
-    const problems = await removeSocketDirs(kc, { namespace: janitorNs, image: o.image ?? DEFAULT_IMAGES.project, remove: o.remove, runId: o.runId ?? 'cleanup' });
+    const problems = await removeSocketDirs(kc, {
+      namespace: janitorNs,
+      image: o.image ?? DEFAULT_IMAGES.project,
+      remove: o.remove,
+      runId: o.runId ?? 'cleanup',
+    });
     warn(problems);
     return !problems.length && !left.length;
   } finally {
@@ -61,7 +70,11 @@ async function sweepSocketDirsOnceGone(kc: KubeConfig, doomed: string[], o: { re
 }
 
 /** Deletes one variant run's namespace and cluster-scoped objects, then its socket directory on the nodes. Idempotent. */
-export async function teardownVariant(kc: KubeConfig, namespace: string, opts: { image?: string; runId?: string; namespaceGoneMs?: number } = {}): Promise<void> {
+export async function teardownVariant(
+  kc: KubeConfig,
+  namespace: string,
+  opts: { image?: string; runId?: string; namespaceGoneMs?: number } = {},
+): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await core.deleteNamespace({ name: namespace }).catch(ignoreNotFound);
   // Cluster-scoped objects carry the namespace in their name and the run's labels.
@@ -79,14 +92,19 @@ export async function teardownVariant(kc: KubeConfig, namespace: string, opts: {
  * Every namespace and cluster-scoped object attestorm created, in any run (or in one run), and the
  * runs' socket directories on the nodes (from a janitor namespace of its own, also labelled).
  */
-export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number } = {}): Promise<string[]> {
+export async function cleanupCluster(
+  kc: KubeConfig,
+  opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number } = {},
+): Promise<string[]> {
   const selector = opts.runId ? `${MANAGED_SELECTOR},${RUN_LABEL}=${opts.runId}` : MANAGED_SELECTOR;
   const core = kc.makeApiClient(CoreV1Api);
   const removed: string[] = [];
   const doomed = (await core.listNamespace({ labelSelector: selector })).items.map((n) => n.metadata!.name!);
   // Directories of runs whose namespaces are long gone have no name in the API: without a run id,
   // every run's directory goes but those of namespaces that stay.
-  const staying = opts.runId ? [] : (await core.listNamespace()).items.map((n) => n.metadata!.name!).filter((n) => !doomed.includes(n) && n.startsWith('atst-'));
+  const staying = opts.runId
+    ? []
+    : (await core.listNamespace()).items.map((n) => n.metadata!.name!).filter((n) => !doomed.includes(n) && n.startsWith('atst-'));
   for (const name of doomed) {
     removed.push(`namespace/${name}`);
     if (!opts.dryRun) await core.deleteNamespace({ name }).catch(ignoreNotFound);
@@ -96,7 +114,14 @@ export async function cleanupCluster(kc: KubeConfig, opts: { dryRun?: boolean; r
     removed.push(opts.runId ? `socket directories /run/attestorm/{${doomed.join(',')}} on the nodes` : 'socket directories /run/attestorm/atst-* on the nodes');
     return removed;
   }
-  if (await sweepSocketDirsOnceGone(kc, doomed, { remove: opts.runId ? doomed : { allExcept: staying }, image: opts.image, runId: opts.runId, namespaceGoneMs: opts.namespaceGoneMs })) {
+  if (
+    await sweepSocketDirsOnceGone(kc, doomed, {
+      remove: opts.runId ? doomed : { allExcept: staying },
+      image: opts.image,
+      runId: opts.runId,
+      namespaceGoneMs: opts.namespaceGoneMs,
+    })
+  ) {
     removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
   }
   return removed;

@@ -79,7 +79,22 @@ export function generatorArgs(s: Scenario): string[] {
 export function bystanderArgs(s: Scenario): string[] | null {
   const b = s.load.bystanders;
   if (!b) return null;
-  return ['--connection', b.connection, '--client', s.load.client, '--deadline', `${b.deadline}ms`, '--retry', b.retry, '--audience', s.load.audience, '--method', `${b.method}=1`, '--rate', String(b.rate)];
+  return [
+    '--connection',
+    b.connection,
+    '--client',
+    s.load.client,
+    '--deadline',
+    `${b.deadline}ms`,
+    '--retry',
+    b.retry,
+    '--audience',
+    s.load.audience,
+    '--method',
+    `${b.method}=1`,
+    '--rate',
+    String(b.rate),
+  ];
 }
 
 export function kindLoad(s: Scenario): KindLoad {
@@ -123,5 +138,14 @@ export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] 
 
 /** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
 export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
-  return { name, kind: 'spire', memoryLimitBytes: like.memoryLimitBytes, ...spireLimiter(rateLimits), rateLimits, spire: images, fillerPods: like.fillerPods, kubeletNotApplied: like.kubeletNotApplied };
+  return {
+    name,
+    kind: 'spire',
+    memoryLimitBytes: like.memoryLimitBytes,
+    ...spireLimiter(rateLimits),
+    rateLimits,
+    spire: images,
+    fillerPods: like.fillerPods,
+    kubeletNotApplied: like.kubeletNotApplied,
+  };
 }

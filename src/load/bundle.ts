@@ -40,7 +40,10 @@ export function loadBundles(client: LoadClient): Promise<LoadBundles> {
     // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
     // worker PSS 17.4 → 15.4 MiB).
     // CommonJS: each of hundreds of processes skips initialising node's ESM loader at start-up.
-    p = Promise.all([bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: 'cjs' }), bundleEntry(WORKER_ENTRIES[client], { minify: true, format: 'cjs' })]).then(
+    p = Promise.all([
+      bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: 'cjs' }),
+      bundleEntry(WORKER_ENTRIES[client], { minify: true, format: 'cjs' }),
+    ]).then(
       ([pod, worker]) => ({ pod, worker, client }),
       (err: unknown) => {
         cached.delete(client);

@@ -29,7 +29,9 @@ const posInt = (max: number) =>
 
 export const bystandersSchema = z
   .strictObject({
-    pods: posInt(MAX_BYSTANDER_PODS).default(BYSTANDER_DEFAULTS.pods).describe('Bystander pods: pods of their own (own pod UIDs, listed by the kubelet) beside the storm'),
+    pods: posInt(MAX_BYSTANDER_PODS)
+      .default(BYSTANDER_DEFAULTS.pods)
+      .describe('Bystander pods: pods of their own (own pod UIDs, listed by the kubelet) beside the storm'),
     workersPerPod: posInt(MAX_BYSTANDER_WORKERS).default(BYSTANDER_DEFAULTS.workersPerPod).describe('Worker processes per bystander pod'),
     rate: z
       .number({ error: 'must be a positive number of calls per second per worker' })
@@ -56,7 +58,9 @@ export const bystandersSchema = z
     uid: z
       .enum(BYSTANDER_UID_MODES, { error: `must be one of ${BYSTANDER_UID_MODES.join(', ')}` })
       .default(BYSTANDER_DEFAULTS.uid)
-      .describe('OS uid of the bystander pods: same = the storm pods\' uid (most pods run as the same uid, so an os-uid limiter key shares one bucket), own = a uid of their own (needs root)'),
+      .describe(
+        "OS uid of the bystander pods: same = the storm pods' uid (most pods run as the same uid, so an os-uid limiter key shares one bucket), own = a uid of their own (needs root)",
+      ),
   })
   .describe('Well-behaved pods beside the storm, against the same agent, for the whole load phase; off when absent');
 
@@ -90,10 +94,21 @@ export type ResolvedBystanderLoadOptions = Required<BystanderLoadOptions>;
 export const bystanderLoadSchema = z.strictObject({
   pods: posInt(MAX_BYSTANDER_PODS),
   workersPerPod: posInt(MAX_BYSTANDER_WORKERS).default(BYSTANDER_DEFAULTS.workersPerPod),
-  rate: z.number({ error: 'must be a number' }).positive('must be a positive number of calls per second per worker').max(1000, 'must be at most 1000').default(BYSTANDER_DEFAULTS.rate),
-  deadlineMs: z.number({ error: 'must be a number' }).int('must be whole milliseconds').min(1, 'must be at least 1 ms').max(600_000, 'must be at most 10 minutes').default(BYSTANDER_DEFAULTS.deadlineMs),
+  rate: z
+    .number({ error: 'must be a number' })
+    .positive('must be a positive number of calls per second per worker')
+    .max(1000, 'must be at most 1000')
+    .default(BYSTANDER_DEFAULTS.rate),
+  deadlineMs: z
+    .number({ error: 'must be a number' })
+    .int('must be whole milliseconds')
+    .min(1, 'must be at least 1 ms')
+    .max(600_000, 'must be at most 10 minutes')
+    .default(BYSTANDER_DEFAULTS.deadlineMs),
   retry: z.enum(RETRY_POLICIES as [RetryPolicy, ...RetryPolicy[]], { error: `must be one of ${RETRY_POLICIES.join(', ')}` }).default(BYSTANDER_DEFAULTS.retry),
-  connection: z.enum(CONNECTION_MODES as [ConnectionMode, ...ConnectionMode[]], { error: `must be one of ${CONNECTION_MODES.join(', ')}` }).default(BYSTANDER_DEFAULTS.connection),
+  connection: z
+    .enum(CONNECTION_MODES as [ConnectionMode, ...ConnectionMode[]], { error: `must be one of ${CONNECTION_MODES.join(', ')}` })
+    .default(BYSTANDER_DEFAULTS.connection),
   method: z.enum(LOAD_METHODS as [LoadMethod, ...LoadMethod[]], { error: `must be one of ${LOAD_METHODS.join(', ')}` }).default(BYSTANDER_DEFAULTS.method),
 });
 

@@ -18,10 +18,10 @@ export const bystanderExpectShape = {
     .min(0, 'must be a ratio between 0 and 1')
     .max(1, 'must be a ratio between 0 and 1')
     .optional()
-    .describe('Bystander calls that succeeded at most this share (0..1): checks that a design starves them, e.g. a limiter key the storm shares; needs load.bystanders'),
-  maxBystanderGap: zDuration
-    .optional()
-    .describe('The longest time a bystander worker went without a successful call, at most this; needs load.bystanders'),
+    .describe(
+      'Bystander calls that succeeded at most this share (0..1): checks that a design starves them, e.g. a limiter key the storm shares; needs load.bystanders',
+    ),
+  maxBystanderGap: zDuration.optional().describe('The longest time a bystander worker went without a successful call, at most this; needs load.bystanders'),
 };
 
 export interface BystanderExpect {
@@ -53,7 +53,14 @@ export function evaluateBystanderExpectations(expect: BystanderExpect | undefine
   if (expect.minBystanderSuccess !== undefined) {
     const min = expect.minBystanderSuccess;
     if (!b || b.calls === 0) {
-      out.push({ name: 'minBystanderSuccess', expected: min, actual: null, verdict: 'inconclusive', basis: 'none', message: b ? 'no bystander call completed' : 'no bystanders ran' });
+      out.push({
+        name: 'minBystanderSuccess',
+        expected: min,
+        actual: null,
+        verdict: 'inconclusive',
+        basis: 'none',
+        message: b ? 'no bystander call completed' : 'no bystanders ran',
+      });
     } else {
       const ok = b.successRatio >= min;
       out.push({
@@ -69,7 +76,14 @@ export function evaluateBystanderExpectations(expect: BystanderExpect | undefine
   if (expect.maxBystanderSuccess !== undefined) {
     const max = expect.maxBystanderSuccess;
     if (!b || b.calls === 0) {
-      out.push({ name: 'maxBystanderSuccess', expected: max, actual: null, verdict: 'inconclusive', basis: 'none', message: b ? 'no bystander call completed' : 'no bystanders ran' });
+      out.push({
+        name: 'maxBystanderSuccess',
+        expected: max,
+        actual: null,
+        verdict: 'inconclusive',
+        basis: 'none',
+        message: b ? 'no bystander call completed' : 'no bystanders ran',
+      });
     } else {
       const ok = b.successRatio <= max;
       out.push({

@@ -85,27 +85,38 @@ export function capacityProblems(plan: LoadPlanSize, host: HostCapacity, what = 
 
   const tasks = plan.workers * w.threads + plan.pods * POD_PROCESS_COST.threads;
   const taskLimits: string[] = [];
-  if (host.tasks !== null && host.pidMax !== null && host.tasks + tasks > host.pidMax) taskLimits.push(`kernel.pid_max is ${host.pidMax} with ${host.tasks} tasks running`);
-  if (host.tasks !== null && host.threadsMax !== null && host.tasks + tasks > host.threadsMax) taskLimits.push(`kernel.threads-max is ${host.threadsMax} with ${host.tasks} tasks running`);
-  if (host.pidsCgroup && host.pidsCgroup.current + tasks > host.pidsCgroup.max) taskLimits.push(`the pids cgroup ${host.pidsCgroup.path} allows ${host.pidsCgroup.max} with ${host.pidsCgroup.current} in use`);
+  if (host.tasks !== null && host.pidMax !== null && host.tasks + tasks > host.pidMax)
+    taskLimits.push(`kernel.pid_max is ${host.pidMax} with ${host.tasks} tasks running`);
+  if (host.tasks !== null && host.threadsMax !== null && host.tasks + tasks > host.threadsMax)
+    taskLimits.push(`kernel.threads-max is ${host.threadsMax} with ${host.tasks} tasks running`);
+  if (host.pidsCgroup && host.pidsCgroup.current + tasks > host.pidsCgroup.max)
+    taskLimits.push(`the pids cgroup ${host.pidsCgroup.path} allows ${host.pidsCgroup.max} with ${host.pidsCgroup.current} in use`);
   if (taskLimits.length) {
-    problems.push(`${what}.workersPerPod: ${shape} need ${tasks} process/thread IDs (${w.threads} per worker, ${POD_PROCESS_COST.threads} per pod process), but ${taskLimits.join('; ')}; use fewer workers${plan.client === 'native' ? '' : ' or client: native (one thread per worker)'}`);
+    problems.push(
+      `${what}.workersPerPod: ${shape} need ${tasks} process/thread IDs (${w.threads} per worker, ${POD_PROCESS_COST.threads} per pod process), but ${taskLimits.join('; ')}; use fewer workers${plan.client === 'native' ? '' : ' or client: native (one thread per worker)'}`,
+    );
   }
 
   if (host.nofile) {
     const perPod = plan.maxWorkersPerPod + BASE_DESCRIPTORS;
     if (perPod > host.nofile.hard) {
-      problems.push(`${what}.workersPerPod: a pod process of ${plan.maxWorkersPerPod} workers holds about ${perPod} file descriptors (one per worker, ${BASE_DESCRIPTORS} of its own), but RLIMIT_NOFILE allows ${host.nofile.hard} (hard limit; ulimit -Hn); use more pods with fewer workers each, or raise the limit`);
+      problems.push(
+        `${what}.workersPerPod: a pod process of ${plan.maxWorkersPerPod} workers holds about ${perPod} file descriptors (one per worker, ${BASE_DESCRIPTORS} of its own), but RLIMIT_NOFILE allows ${host.nofile.hard} (hard limit; ulimit -Hn); use more pods with fewer workers each, or raise the limit`,
+      );
     }
     const agent = plan.workers + BASE_DESCRIPTORS;
     if (plan.agentHere && agent > host.nofile.hard) {
-      problems.push(`${what}.workersPerPod: the agent under test holds a connection per calling worker, about ${agent} file descriptors for ${plan.workers} workers, but RLIMIT_NOFILE allows ${host.nofile.hard} (hard limit; ulimit -Hn), which it inherits here; use fewer workers or raise the limit`);
+      problems.push(
+        `${what}.workersPerPod: the agent under test holds a connection per calling worker, about ${agent} file descriptors for ${plan.workers} workers, but RLIMIT_NOFILE allows ${host.nofile.hard} (hard limit; ulimit -Hn), which it inherits here; use fewer workers or raise the limit`,
+      );
     }
   }
   // Each worker: its IPC pair and its connection's two ends (one in the agent), machine-wide.
   const files = plan.workers * 4;
   if (host.fileMax !== null && host.filesAllocated !== null && host.filesAllocated + files > host.fileMax) {
-    problems.push(`${what}.workersPerPod: ${plan.workers} workers open about ${files} file descriptors machine-wide (4 per worker), but fs.file-max is ${host.fileMax} with ${host.filesAllocated} allocated; use fewer workers or raise fs.file-max`);
+    problems.push(
+      `${what}.workersPerPod: ${plan.workers} workers open about ${files} file descriptors machine-wide (4 per worker), but fs.file-max is ${host.fileMax} with ${host.filesAllocated} allocated; use fewer workers or raise fs.file-max`,
+    );
   }
   return problems;
 }

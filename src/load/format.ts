@@ -24,7 +24,10 @@ export function formatBystanderLine(b: BystanderRun): string {
   const s = b.summary;
   const pods = Object.keys(b.pods).length;
   const latency = s.p50Ms === null ? 'no successful call' : `p50 ${n(s.p50Ms, 1)} ms, p99 ${n(s.p99Ms!, 1)} ms`;
-  const codes = Object.entries(s.byStatus).sort((a, c) => c[1] - a[1]).map(([c, k]) => `${c} ${n(k)}`).join(', ');
+  const codes = Object.entries(s.byStatus)
+    .sort((a, c) => c[1] - a[1])
+    .map(([c, k]) => `${c} ${n(k)}`)
+    .join(', ');
   return `bystanders: ${n(s.calls)} calls from ${b.workers} workers in ${pods} pod${pods === 1 ? '' : 's'}, ${n(s.successRatio * 100, 1)}% ok, ${latency}, longest gap ${n(s.longestGapMs / 1000, 2)} s${codes ? `; ${codes}` : ''}`;
 }
 
@@ -36,12 +39,19 @@ function table(rows: string[][]): string {
 export function formatSummaryTable(s: LoadSummary): string {
   const lines: string[] = [];
   const secs = s.durationMs / 1000;
-  lines.push(`load: ${n(s.totals.calls)} calls in ${n(secs, 1)} s from ${s.workers} workers in ${Object.keys(s.pods).length} pods${s.client ? ` (client ${s.client})` : ''}${s.aborted ? ' (aborted)' : ''}`);
+  lines.push(
+    `load: ${n(s.totals.calls)} calls in ${n(secs, 1)} s from ${s.workers} workers in ${Object.keys(s.pods).length} pods${s.client ? ` (client ${s.client})` : ''}${s.aborted ? ' (aborted)' : ''}`,
+  );
   const rows: string[][] = [['outcome', 'calls', 'calls/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms']];
   for (const o of ['ok', 'rateLimited', 'deadlineExceeded', 'error'] as const) {
     const count = s.totals[o];
     const l = s.latency[o];
-    rows.push([OUTCOME_LABEL[o], n(count), n(count / secs, 1), ...(l ? [l.p50Ms, l.p90Ms, l.p99Ms, l.p999Ms, l.maxMs].map((v) => n(v, 2)) : ['-', '-', '-', '-', '-'])]);
+    rows.push([
+      OUTCOME_LABEL[o],
+      n(count),
+      n(count / secs, 1),
+      ...(l ? [l.p50Ms, l.p90Ms, l.p99Ms, l.p999Ms, l.maxMs].map((v) => n(v, 2)) : ['-', '-', '-', '-', '-']),
+    ]);
   }
   lines.push(table(rows));
   const codes = Object.entries(s.totals.byCode).sort((a, b) => b[1] - a[1]);

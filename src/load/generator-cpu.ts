@@ -58,10 +58,13 @@ export class GeneratorCpuMeter {
   }
 
   #schedule(k: number): void {
-    this.#timer = setTimeout(() => {
-      this.sampleSecond(k - 1);
-      this.#schedule(k + 1);
-    }, Math.max(0, this.#t0 + k * 1000 - Date.now()));
+    this.#timer = setTimeout(
+      () => {
+        this.sampleSecond(k - 1);
+        this.#schedule(k + 1);
+      },
+      Math.max(0, this.#t0 + k * 1000 - Date.now()),
+    );
     this.#timer.unref();
   }
 
@@ -92,7 +95,10 @@ export class GeneratorCpuMeter {
     const generator = this.#readProcesses();
     if (wallS <= 0.05) return;
     const runner = (now.runnerUs - prev.runnerUs) / 1e6;
-    const m = prev.machine && now.machine && now.machine.total > prev.machine.total ? ((now.machine.busy - prev.machine.busy) / (now.machine.total - prev.machine.total)) * this.#cores : null;
+    const m =
+      prev.machine && now.machine && now.machine.total > prev.machine.total
+        ? ((now.machine.busy - prev.machine.busy) / (now.machine.total - prev.machine.total)) * this.#cores
+        : null;
     this.#seconds.set(k, { generatorCores: generator / wallS, runnerCores: runner / wallS, machineBusyCores: m });
     this.#generatorSeconds += generator;
     this.#runnerSeconds += runner;

@@ -6,7 +6,19 @@ export { podStartTimeoutMs, podConfigFor } from './run-load-plan.js';
 export { waveSizes } from './storm-wave.js';
 export type { StormControl, StormWave, StormWaveEnd } from './storm-wave.js';
 export { LiveStorm } from './live-storm.js';
-export { validateLoadOptions, parseMethodMix, loadOptionsSchema, LOAD_DEFAULTS, LOAD_DESCRIPTIONS, LOAD_METHODS, LOAD_CLIENTS, CLIENT_DESCRIPTION, CONNECTION_MODES, RETRY_POLICIES, MAX_WORKERS_TOTAL } from './options.js';
+export {
+  validateLoadOptions,
+  parseMethodMix,
+  loadOptionsSchema,
+  LOAD_DEFAULTS,
+  LOAD_DESCRIPTIONS,
+  LOAD_METHODS,
+  LOAD_CLIENTS,
+  CLIENT_DESCRIPTION,
+  CONNECTION_MODES,
+  RETRY_POLICIES,
+  MAX_WORKERS_TOTAL,
+} from './options.js';
 export type { LoadOptions, ResolvedLoadOptions, ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './options.js';
 export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';
@@ -20,11 +32,25 @@ export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
 export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './format.js';
 // Bystanders: well-behaved pods beside the storm (scenario key load.bystanders), counted apart.
-export { bystandersSchema, parseBystanders, bystanderLoadOptions, bystanderSandboxOptions, validateBystanderLoadOptions, BYSTANDER_DEFAULTS, BYSTANDER_UID_MODES } from './bystanders-schema.js';
+export {
+  bystandersSchema,
+  parseBystanders,
+  bystanderLoadOptions,
+  bystanderSandboxOptions,
+  validateBystanderLoadOptions,
+  BYSTANDER_DEFAULTS,
+  BYSTANDER_UID_MODES,
+} from './bystanders-schema.js';
 export type { Bystanders, BystandersInput, BystanderLoadOptions, ResolvedBystanderLoadOptions, BystanderUidMode } from './bystanders-schema.js';
 export { mergeBystanderRuns, summarizeBystanders, latencyOf, bystanderRunOf, toBystanderSecond } from './bystanders-summary.js';
 export type { BystanderRun, LoadSampleWithBystanders } from './bystanders-summary.js';
-export { bystanderExpectShape, bystanderExpectIssues, bystanderExpectProblems, evaluateBystanderExpectations, bystandersServedSentence } from './bystanders-verdict.js';
+export {
+  bystanderExpectShape,
+  bystanderExpectIssues,
+  bystanderExpectProblems,
+  evaluateBystanderExpectations,
+  bystandersServedSentence,
+} from './bystanders-verdict.js';
 export type { BystanderExpect } from './bystanders-verdict.js';
 // Kind mode runs one pod process per generator pod and merges pods' seconds on the runner.
 export { LoadAggregator } from './aggregator.js';

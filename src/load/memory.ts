@@ -36,9 +36,13 @@ export async function samplePss(pids: readonly number[]): Promise<MemoryStats | 
   const read = (await Promise.all(pids.map(readPssAndPrivate))).filter((v): v is { pss: number; private: number } => v !== null);
   if (read.length === 0) return null;
   const values = read.map((r) => r.pss).sort((a, b) => a - b);
-  return { median: medianOf(values), max: values[values.length - 1]!, samples: values.length, privateMedian: medianOf(read.map((r) => r.private).sort((a, b) => a - b)) };
+  return {
+    median: medianOf(values),
+    max: values[values.length - 1]!,
+    samples: values.length,
+    privateMedian: medianOf(read.map((r) => r.private).sort((a, b) => a - b)),
+  };
 }
-
 
 /** CPU seconds (user + system) a process has used, from /proc/<pid>/stat; null when gone. */
 export async function readCpuSeconds(pid: number): Promise<number | null> {

@@ -90,17 +90,32 @@ export const loadOptionsSchema = z
     socket: z.string({ error: 'must be a path' }).min(1, 'must be a non-empty path').max(107, 'must be at most 107 bytes (the Unix socket path limit)'),
     pods: positiveInt(1000).default(LOAD_DEFAULTS.pods),
     workersPerPod: positiveInt(MAX_WORKERS_TOTAL).default(LOAD_DEFAULTS.workersPerPod),
-    durationMs: z.number().int('must be whole milliseconds').min(100, 'must be at least 100 ms').max(24 * 3_600_000, 'must be at most 24 h').default(LOAD_DEFAULTS.durationMs),
-    connection: z.enum(CONNECTION_MODES as [ConnectionMode, ...ConnectionMode[]], { error: `must be one of ${CONNECTION_MODES.join(', ')}` }).default(LOAD_DEFAULTS.connection),
+    durationMs: z
+      .number()
+      .int('must be whole milliseconds')
+      .min(100, 'must be at least 100 ms')
+      .max(24 * 3_600_000, 'must be at most 24 h')
+      .default(LOAD_DEFAULTS.durationMs),
+    connection: z
+      .enum(CONNECTION_MODES as [ConnectionMode, ...ConnectionMode[]], { error: `must be one of ${CONNECTION_MODES.join(', ')}` })
+      .default(LOAD_DEFAULTS.connection),
     client: z
       .enum(LOAD_CLIENTS as [LoadClient, ...LoadClient[]], { error: `must be one of ${LOAD_CLIENTS.join(', ')}` })
       .default(LOAD_DEFAULTS.client)
       .describe(CLIENT_DESCRIPTION),
     rate: z.number().positive('must be a positive number of calls per second per worker').max(100_000, 'must be at most 100000').optional(),
-    deadlineMs: z.number().int('must be whole milliseconds').min(1, 'must be at least 1 ms').max(600_000, 'must be at most 10 minutes').default(LOAD_DEFAULTS.deadlineMs),
+    deadlineMs: z
+      .number()
+      .int('must be whole milliseconds')
+      .min(1, 'must be at least 1 ms')
+      .max(600_000, 'must be at most 10 minutes')
+      .default(LOAD_DEFAULTS.deadlineMs),
     retry: z.enum(RETRY_POLICIES as [RetryPolicy, ...RetryPolicy[]], { error: `must be one of ${RETRY_POLICIES.join(', ')}` }).default(LOAD_DEFAULTS.retry),
     methods: z
-      .partialRecord(z.enum(LOAD_METHODS as [LoadMethod, ...LoadMethod[]], { error: `must name Workload API methods (${LOAD_METHODS.join(', ')})` }), z.number().int('weight must be an integer').min(0, 'weight must be >= 0').max(1_000_000))
+      .partialRecord(
+        z.enum(LOAD_METHODS as [LoadMethod, ...LoadMethod[]], { error: `must name Workload API methods (${LOAD_METHODS.join(', ')})` }),
+        z.number().int('weight must be an integer').min(0, 'weight must be >= 0').max(1_000_000),
+      )
       .refine((m) => Object.values(m).some((w) => (w ?? 0) > 0), 'must give at least one method a weight above 0')
       .default(LOAD_DEFAULTS.methods),
     audience: z.string().min(1, 'must be non-empty (the Workload API rejects FetchJWTSVID without an audience)').max(1024).default(LOAD_DEFAULTS.audience),
@@ -109,7 +124,11 @@ export const loadOptionsSchema = z
   })
   .superRefine((o, ctx) => {
     if (o.pods * o.workersPerPod > MAX_WORKERS_TOTAL) {
-      ctx.addIssue({ code: 'custom', path: ['workersPerPod'], message: `pods × workersPerPod must be at most ${MAX_WORKERS_TOTAL} processes, got ${o.pods} × ${o.workersPerPod}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['workersPerPod'],
+        message: `pods × workersPerPod must be at most ${MAX_WORKERS_TOTAL} processes, got ${o.pods} × ${o.workersPerPod}`,
+      });
     }
   });
 
@@ -125,7 +144,10 @@ export function validateLoadOptions(input: unknown, what = 'load'): ResolvedLoad
 export function parseMethodMix(items: readonly string[], flag = '--method'): Partial<Record<LoadMethod, number>> {
   const mix: Record<string, number> = {};
   const problems: string[] = [];
-  for (const raw of items.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of items
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z0-9]+)(?:=(\d+))?$/.exec(raw);
     if (!m) {
       problems.push(`${flag} must be Method or Method=weight (e.g. FetchJWTSVID=9), got ${JSON.stringify(raw)}`);

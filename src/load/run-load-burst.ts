@@ -22,7 +22,12 @@ export function stormControl(pods: LoadRunPods, host: PodHost, workersPerPod: nu
       });
       // Forking the workers takes a while (seconds on a busy machine): the wave returns at once and
       // its window stays the schedule's; a pod still starting at the end is ended with the others.
-      const readyAt = wave.map((h) => h.ready.then(() => Date.now(), () => null));
+      const readyAt = wave.map((h) =>
+        h.ready.then(
+          () => Date.now(),
+          () => null,
+        ),
+      );
       return {
         pods: added.length,
         workers: sizes.reduce((a, b) => a + b, 0),

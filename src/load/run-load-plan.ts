@@ -98,7 +98,11 @@ export function podConfigFor(opts: ResolvedLoadOptions, workerBundle: string, st
 }
 
 /** What each storm pod and each bystander pod is told to run. */
-function podConfigs(opts: ResolvedLoadOptions, bundles: { worker: string }, startTimeoutMs: number): { podConfig: PodConfig; bystanderConfig: PodConfig | null } {
+function podConfigs(
+  opts: ResolvedLoadOptions,
+  bundles: { worker: string },
+  startTimeoutMs: number,
+): { podConfig: PodConfig; bystanderConfig: PodConfig | null } {
   const bys = opts.bystanders ?? null;
   const podConfig = podConfigFor(opts, bundles.worker, startTimeoutMs, perWorkerMaxCalls(opts));
   // Bystanders: a slow open loop on one method, bounded by time alone, on the storm's client.

@@ -57,7 +57,15 @@ export interface LoadSummary {
 export function stormSummary(
   agg: LoadAggregator,
   opts: ResolvedLoadOptions,
-  run: { startedAt: Date; durationMs: number; memory: MemoryStats | null; storm: readonly PodHandle[]; workers: number; aborted: boolean; late: LoadSummary['late'] },
+  run: {
+    startedAt: Date;
+    durationMs: number;
+    memory: MemoryStats | null;
+    storm: readonly PodHandle[];
+    workers: number;
+    aborted: boolean;
+    late: LoadSummary['late'];
+  },
 ): LoadSummary {
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   const whole = agg.wholeRunHistograms();

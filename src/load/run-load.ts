@@ -68,9 +68,17 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     env.onGo?.(t0, stormControl(pods, host, opts.workersPerPod));
     seconds.start(t0, opts.durationMs);
     timers.push(
-      setTimeout(() => {
-        memorySampling.done = samplePss(pods.storm().filter((h) => !h.isFinished).flatMap((h) => h.workerPids)).then((m) => void (memory = m));
-      }, Math.max(0, t0 + opts.durationMs / 2 - Date.now())),
+      setTimeout(
+        () => {
+          memorySampling.done = samplePss(
+            pods
+              .storm()
+              .filter((h) => !h.isFinished)
+              .flatMap((h) => h.workerPids),
+          ).then((m) => void (memory = m));
+        },
+        Math.max(0, t0 + opts.durationMs / 2 - Date.now()),
+      ),
     );
     timers.push(setTimeout(pods.poke, Math.max(0, endAt - Date.now())));
 
@@ -93,10 +101,20 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
   const durationMs = Math.max(1, loadEndedAt - startedAt.getTime());
   const late = { calls: agg.lateCalls + (bysAgg?.lateCalls ?? 0), maxSeconds: Math.max(agg.maxLateSeconds, bysAgg?.maxLateSeconds ?? 0) };
   const storm = pods.storm();
-  const summary = stormSummary(agg, { ...opts, client: built.client }, { startedAt, durationMs, memory, storm, workers: pods.stormWorkers(), aborted: env.signal?.aborted ?? false, late });
+  const summary = stormSummary(
+    agg,
+    { ...opts, client: built.client },
+    { startedAt, durationMs, memory, storm, workers: pods.stormWorkers(), aborted: env.signal?.aborted ?? false, late },
+  );
   if (built.fallback) summary.clientFallback = built.fallback;
   summary.cpu = cpuMeter.means();
-  if (bys && bysAgg) summary.bystanders = bystanderRunOf(bysAgg, pods.bystanders().map((h) => h.longestOkGapMs), bys.workersPerPod, durationMs);
+  if (bys && bysAgg)
+    summary.bystanders = bystanderRunOf(
+      bysAgg,
+      pods.bystanders().map((h) => h.longestOkGapMs),
+      bys.workersPerPod,
+      durationMs,
+    );
   agg.destroy();
   bysAgg?.destroy();
   return summary;

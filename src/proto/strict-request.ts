@@ -182,7 +182,8 @@ export const decodeJWTSVIDRequest = guarded<JWTSVIDRequestDecoded>((r) => {
   while (r.pos < end) {
     const field = r.tag();
     if (field === 1 && r.wire !== WIRE_END_GROUP) audience.push(r.string(1));
-    else if (field === 2 && r.wire !== WIRE_END_GROUP) spiffeId = r.string(2); // proto3: the last one wins
+    else if (field === 2 && r.wire !== WIRE_END_GROUP)
+      spiffeId = r.string(2); // proto3: the last one wins
     else r.skip(field);
   }
   return { audience, spiffe_id: spiffeId };

@@ -134,7 +134,10 @@ function memoryOverlays(series: ReportData['series'], colorOf: ColorOf, scale: M
   for (const limit of scale.inRange) {
     datasets.push({
       label: limit.label,
-      data: [{ x: range.min, y: limit.mib }, { x: range.max, y: limit.mib }],
+      data: [
+        { x: range.min, y: limit.mib },
+        { x: range.max, y: limit.mib },
+      ],
       borderColor: '#D00000',
       backgroundColor: '#D00000',
       borderWidth: 2,
@@ -161,20 +164,54 @@ function memoryOverlays(series: ReportData['series'], colorOf: ColorOf, scale: M
     });
   }
   for (const b of series.baselinePeaks) {
-    datasets.push({ label: b.label, data: [{ x: range.min, y: b.mib }, { x: range.max, y: b.mib }], borderColor: colorOf(b.placement), backgroundColor: colorOf(b.placement), borderWidth: 1.5, borderDash: [2, 6], pointRadius: 0, pointStyle: 'line' });
+    datasets.push({
+      label: b.label,
+      data: [
+        { x: range.min, y: b.mib },
+        { x: range.max, y: b.mib },
+      ],
+      borderColor: colorOf(b.placement),
+      backgroundColor: colorOf(b.placement),
+      borderWidth: 1.5,
+      borderDash: [2, 6],
+      pointRadius: 0,
+      pointStyle: 'line',
+    });
   }
   // Fault windows at the bottom of the chart, one short bar each (instant faults: a point).
   if (series.faultWindows.length) {
     const data: Point[] = [];
-    for (const f of series.faultWindows) data.push({ x: f.from, y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: null });
-    datasets.push({ label: `faults (${series.faultWindows.map((f) => f.action).join(', ')})`, data, borderColor: '#7B2CBF', backgroundColor: '#7B2CBF', borderWidth: 8, pointRadius: 0, pointStyle: 'rect', spanGaps: false });
+    for (const f of series.faultWindows)
+      data.push({ x: f.from, y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: 0 }, { x: Math.max(f.to, f.from + 0.2), y: null });
+    datasets.push({
+      label: `faults (${series.faultWindows.map((f) => f.action).join(', ')})`,
+      data,
+      borderColor: '#7B2CBF',
+      backgroundColor: '#7B2CBF',
+      borderWidth: 8,
+      pointRadius: 0,
+      pointStyle: 'rect',
+      spanGaps: false,
+    });
   }
   // Phase boundaries: the calls start at x = 0; the load ends at loadEnd (drain, then the agent stops).
   const marks: Array<[string, number]> = [['calls start (pods up)', 0]];
   if (series.loadEnd !== null) marks.push(['load ends (drain, agent stopped)', series.loadEnd]);
   for (const [label, x] of marks) {
     if (x < range.min || x > range.max) continue;
-    datasets.push({ label, data: [{ x, y: 0 }, { x, y: scale.max }], borderColor: '#777777', backgroundColor: '#777777', borderWidth: 1, borderDash: [2, 3], pointRadius: 0, pointStyle: 'line' });
+    datasets.push({
+      label,
+      data: [
+        { x, y: 0 },
+        { x, y: scale.max },
+      ],
+      borderColor: '#777777',
+      backgroundColor: '#777777',
+      borderWidth: 1,
+      borderDash: [2, 3],
+      pointRadius: 0,
+      pointStyle: 'line',
+    });
   }
   return datasets;
 }
@@ -220,9 +257,7 @@ function rpsChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | n
   if (series.okRps.length === 0) return null;
   const datasets = [
     ...series.okRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} ok` })),
-    ...series.rejectedRps.map((s) =>
-      lineDataset(colorOf, { ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 }),
-    ),
+    ...series.rejectedRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 })),
     ...series.deadlineExceededRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
     ...series.errorRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
   ];
@@ -243,12 +278,16 @@ function bystandersChart(series: ReportData['series'], colorOf: ColorOf): ChartS
     id: 'bystanders',
     title: 'Bystanders served per second',
     unit: '',
-    description: 'Share of the well-behaved bystander pods\' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.',
+    description:
+      "Share of the well-behaved bystander pods' calls that succeeded, each second, per variant: what the limiter is there to protect. Gaps: no bystander call finished in that second.",
     config: {
       type: 'line',
       // Few bystander calls finish per second: join the seconds that have one, and show each as a point.
       data: { datasets: series.bystanderSuccess.map((s) => lineDataset(colorOf, s, { spanGaps: true, pointRadius: 2.5 })) },
-      options: { ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange), scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } } },
+      options: {
+        ...timeOptions('Bystanders served per second', 'share of calls ok', series.xRange),
+        scales: { ...timeOptions('', '', series.xRange).scales, y: { min: 0, max: 1, title: { display: true, text: 'share of calls ok' } } },
+      },
     } as ChartConfiguration,
   };
 }
@@ -336,7 +375,8 @@ function rejectionsChart(data: ReportData, several: boolean): ChartSpec | null {
     id: 'rejections',
     title: 'Rate-limit rejections by key type',
     unit: 'calls',
-    description: "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID): the total is the load generator's count, the key types the agent's metrics; 'unattributed' are rejections made after the agent's last scrape before it died or stopped.",
+    description:
+      "Rate-limited calls per limiter key type (pod UID, OS UID, selector set, SPIFFE ID): the total is the load generator's count, the key types the agent's metrics; 'unattributed' are rejections made after the agent's last scrape before it died or stopped.",
     config: {
       type: 'bar',
       data: { labels, datasets },
@@ -353,6 +393,14 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
   const { series } = data;
   const several = data.runs.length > 1;
   const colorOf = variantPalette(series.memory.map((s) => s.placement));
-  const specs = [memoryChart(series, colorOf), rpsChart(series, colorOf), bystandersChart(series, colorOf), stormChart(series, colorOf), inflightChart(series, colorOf), latencyChart(data, several), rejectionsChart(data, several)];
+  const specs = [
+    memoryChart(series, colorOf),
+    rpsChart(series, colorOf),
+    bystandersChart(series, colorOf),
+    stormChart(series, colorOf),
+    inflightChart(series, colorOf),
+    latencyChart(data, several),
+    rejectionsChart(data, several),
+  ];
   return specs.filter((c): c is ChartSpec => c !== null);
 }

@@ -30,7 +30,22 @@ interface RepLines {
 }
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
-  const out: TimeSeries = { memory: [], limits: [], oomKills: [], okRps: [], rejectedRps: [], deadlineExceededRps: [], errorRps: [], bystanderSuccess: [], inflight: [], stormWorkers: [], faultWindows: [], baselinePeaks: [], loadEnd: null, xRange: null };
+  const out: TimeSeries = {
+    memory: [],
+    limits: [],
+    oomKills: [],
+    okRps: [],
+    rejectedRps: [],
+    deadlineExceededRps: [],
+    errorRps: [],
+    bystanderSuccess: [],
+    inflight: [],
+    stormWorkers: [],
+    faultWindows: [],
+    baselinePeaks: [],
+    loadEnd: null,
+    xRange: null,
+  };
   const limits = new Set<number>();
   let min = Number.POSITIVE_INFINITY;
   let max = Number.NEGATIVE_INFINITY;
@@ -68,7 +83,9 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
  */
 function baselinePeaks(run: LoadedRun): TimeSeries['baselinePeaks'] {
   const cmp = run.results.baseline as { from?: string; figures?: Array<{ variant: string; figure: string; before: number }> } | undefined;
-  return (cmp?.figures ?? []).filter((f) => f.figure === 'peakMemory' && Number.isFinite(f.before)).map((f) => ({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB }));
+  return (cmp?.figures ?? [])
+    .filter((f) => f.figure === 'peakMemory' && Number.isFinite(f.before))
+    .map((f) => ({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB }));
 }
 
 /** The schedule is the same for every variant: drawn once, from the first that ran it. */
@@ -79,7 +96,21 @@ function faultWindows(runs: LoadedRun[]): TimeSeries['faultWindows'] {
 
 /** One repetition's samples as chart lines; x = 0 is the moment its calls started. */
 function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
-  const l: RepLines = { memory: [], ok: [], rejected: [], deadline: [], failed: [], bystanders: [], stormWorkers: [], inflight: [], kills: [], loadEnd: null, min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY, limits: [] };
+  const l: RepLines = {
+    memory: [],
+    ok: [],
+    rejected: [],
+    deadline: [],
+    failed: [],
+    bystanders: [],
+    stormWorkers: [],
+    inflight: [],
+    kills: [],
+    loadEnd: null,
+    min: Number.POSITIVE_INFINITY,
+    max: Number.NEGATIVE_INFINITY,
+    limits: [],
+  };
   // x = 0 is the moment the calls started (the 'load' phase), so pod start-up and warm-up are
   // negative and every variant's load lines up; folders without phase events keep their origin.
   const loadPhase = samples.find((x) => x.kind === 'event' && x.type === 'phase' && x.phase === 'load');

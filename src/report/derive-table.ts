@@ -43,7 +43,10 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     generatorCpuShare: v.storm?.generatorCpuShare ?? null,
     stormShrank: v.storm?.shrank ?? null,
     seriesLate: v.storm?.late ?? null,
-    bystanders: v.bystanders && v.bystanders.calls > 0 ? { successRatio: v.bystanders.successRatio, calls: v.bystanders.calls, p99Ms: v.bystanders.p99Ms, longestGapMs: v.bystanders.longestGapMs } : null,
+    bystanders:
+      v.bystanders && v.bystanders.calls > 0
+        ? { successRatio: v.bystanders.successRatio, calls: v.bystanders.calls, p99Ms: v.bystanders.p99Ms, longestGapMs: v.bystanders.longestGapMs }
+        : null,
     expectationsPassed: expectations.filter((e) => e.verdict === 'passed').length,
     expectationsFailed: expectations.filter((e) => e.verdict === 'failed').length,
     expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
@@ -84,8 +87,10 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const served = bystandersServedSentence(results.variants);
   let text = `${served ? `${served[0]!.toUpperCase()}${served.slice(1)}. ` : ''}${parts.join('; ')}.`;
   const ratioText: string[] = [];
-  if (ratios.preToDisabled !== null) ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
-  if (ratios.postToDisabled !== null) ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
+  if (ratios.preToDisabled !== null)
+    ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);
+  if (ratios.postToDisabled !== null)
+    ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
     text += ` Peak memory ratios (to ${disabled!.placement}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
@@ -101,15 +106,18 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.placement} (${r.stormShrank})`);
   if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
   const late = rows.filter((r) => r.seriesLate).map((r) => `${r.placement} (${r.seriesLate})`);
-  if (late.length) text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
-  if (results.status !== 'complete') text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
+  if (late.length)
+    text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
+  if (results.status !== 'complete')
+    text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
   return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
 }
 
 function describeRow(row: TableRow): string {
   if (row.error !== null) return `${row.placement} could not run (${row.error})`;
   const peak = row.peakMemoryMiB === null ? 'peak memory unmeasured' : `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
-  const ofLimit = row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
+  const ofLimit =
+    row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
   if (row.oomKills === 0) return `${row.placement} survived (${peak}${ofLimit})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;
   const phases = [...new Set(row.deathPhases)];

@@ -33,8 +33,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     for (const [outcome, s] of Object.entries(summaries) as [Outcome, LatencySummary][]) {
       latency.push({ run: run.label, placement: p.name, outcome, ...s, source });
     }
-    const byKeyType =
-      Object.keys(p.rejectionsByKeyType ?? {}).length > 0 ? { ...p.rejectionsByKeyType } : rejectionsFromSamples(sampleLists);
+    const byKeyType = Object.keys(p.rejectionsByKeyType ?? {}).length > 0 ? { ...p.rejectionsByKeyType } : rejectionsFromSamples(sampleLists);
     rejections.push({ run: run.label, placement: p.name, byKeyType });
   }
   return {

@@ -73,7 +73,9 @@ async function readResults(dir: string, given: string): Promise<RunResults> {
   const raw = data as Record<string, unknown> | null;
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file} must hold a JSON object`);
   if (!(READABLE_SCHEMA_VERSIONS as readonly unknown[]).includes(raw.schemaVersion)) {
-    throw new ConfigError(`${file} has schemaVersion ${JSON.stringify(raw.schemaVersion)}, this attestorm reads schemaVersion ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
+    throw new ConfigError(
+      `${file} has schemaVersion ${JSON.stringify(raw.schemaVersion)}, this attestorm reads schemaVersion ${READABLE_SCHEMA_VERSIONS.join(' and ')}`,
+    );
   }
   const list = raw.schemaVersion === 1 ? raw.placements : raw.variants;
   const listName = raw.schemaVersion === 1 ? 'placements' : 'variants';
@@ -132,7 +134,11 @@ export function variantFromSamples(repDir: string, samples: SampleLine[]): Varia
   const name = repDir.replace(/\.r\d+$/, '');
   return {
     name,
-    agent: { kind: 'reference', placement: (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : null) as VariantResult['agent']['placement'], key: null },
+    agent: {
+      kind: 'reference',
+      placement: (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : null) as VariantResult['agent']['placement'],
+      key: null,
+    },
     runDirs: [repDir],
     memoryLimitBytes: limit,
     peakMemoryBytes: peak,

@@ -14,9 +14,7 @@ import { DELTA_COLUMNS, FAULT_COLUMNS, SUMMARY_COLUMNS, detailColumns, type Colu
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
   const first = data.runs[0]!;
-  const title = several
-    ? `attestorm comparison: ${data.runs.map((r) => r.label).join(' vs ')}`
-    : `attestorm report: ${first.scenarioName}`;
+  const title = several ? `attestorm comparison: ${data.runs.map((r) => r.label).join(' vs ')}` : `attestorm report: ${first.scenarioName}`;
   const body: string[] = [];
   body.push(`<h1>${escapeHtml(title)}</h1>`);
   body.push(`<p class="meta">${escapeHtml(metaLine(data))}</p>`);
@@ -52,9 +50,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
 }
 
 function metaLine(data: ReportData): string {
-  return data.runs
-    .map((r) => `${r.label}: ${r.status}, started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''} (${r.tool})`)
-    .join(' · ');
+  return data.runs.map((r) => `${r.label}: ${r.status}, started ${r.startedAt}${r.endedAt ? `, ended ${r.endedAt}` : ''} (${r.tool})`).join(' · ');
 }
 
 function runSummary(run: RunReport, several: boolean): string {
@@ -68,7 +64,10 @@ function runSummary(run: RunReport, several: boolean): string {
   out.push(`<details class="more"><summary>More figures per variant: agent, restarts, downtime, load generator CPU, latency</summary>`);
   out.push(table(detailColumns(run.rows), run.rows, rowClass, 'placement-details'), '</details>');
   if (run.faults.length > 0) {
-    out.push('<h3>Faults</h3>', '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>');
+    out.push(
+      '<h3>Faults</h3>',
+      '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>',
+    );
     out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), 'faults'));
   }
   if (run.warnings.length > 0) {

@@ -28,10 +28,14 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
     out.push(mdTable(tableColumns(false), run.rows));
-    if (run.faults.length > 0) out.push('', '**Faults** (times from the calls\' start; recovery of the agent and the bystanders):', '', mdTable(FAULT_COLUMNS, run.faults));
+    if (run.faults.length > 0)
+      out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
     out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.`);
     const costs = Object.entries(run.modeledCosts);
-    if (costs.length > 0) out.push(`Modeled costs and behaviours: ${costs.map(([k, v]) => `\`${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}\``).join(', ')}.`);
+    if (costs.length > 0)
+      out.push(
+        `Modeled costs and behaviours: ${costs.map(([k, v]) => `\`${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}\``).join(', ')}.`,
+      );
     if (run.command) out.push('', 'Rerun:', '', '```sh', run.command, '```');
     if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
   }

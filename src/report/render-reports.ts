@@ -24,7 +24,10 @@ export interface RenderOptions {
 
 /** Parses "html,md,png,json" (the CLI's --format) into formats; unknown names are a ConfigError. */
 export function parseFormats(input: string | string[]): ReportFormat[] {
-  const names = (Array.isArray(input) ? input : [input]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  const names = (Array.isArray(input) ? input : [input])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = names.filter((n) => !(REPORT_FORMATS as readonly string[]).includes(n));
   if (bad.length > 0) {
     throw new ConfigError(`--format: unknown report format ${bad.map((b) => JSON.stringify(b)).join(', ')}; use some of ${REPORT_FORMATS.join(',')}`);
@@ -34,7 +37,10 @@ export function parseFormats(input: string | string[]): ReportFormat[] {
 }
 
 export function defaultCompareDir(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return path.resolve('reports', `compare-${stamp}`);
 }
 

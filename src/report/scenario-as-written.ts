@@ -3,7 +3,20 @@
 // marked as a default.
 import { Document, isMap, isScalar, isSeq } from 'yaml';
 
-const DURATION_KEYS = new Set(['duration', 'warmup', 'latency', 'serviceTime', 'visibilityDelay', 'pollInterval', 'deadline', 'podLifetime', 'initialBackoff', 'maxBackoff', 'resetAfter', 'startTimeout']);
+const DURATION_KEYS = new Set([
+  'duration',
+  'warmup',
+  'latency',
+  'serviceTime',
+  'visibilityDelay',
+  'pollInterval',
+  'deadline',
+  'podLifetime',
+  'initialBackoff',
+  'maxBackoff',
+  'resetAfter',
+  'startTimeout',
+]);
 const SIZE_KEYS = new Set(['memoryLimit']);
 
 export function formatDurationMs(ms: number): string {
@@ -14,7 +27,12 @@ export function formatDurationMs(ms: number): string {
 }
 
 export function formatSize(bytes: number): string {
-  for (const [unit, n] of [['Gi', 2 ** 30], ['Mi', 2 ** 20], ['Ki', 2 ** 10]] as const) if (bytes % n === 0 && bytes >= n) return `${bytes / n}${unit}`;
+  for (const [unit, n] of [
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10],
+  ] as const)
+    if (bytes % n === 0 && bytes >= n) return `${bytes / n}${unit}`;
   return String(bytes);
 }
 

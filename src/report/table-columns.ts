@@ -50,18 +50,40 @@ const C = {
   downtime: { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
   offered: {
     header: 'offered → answered calls/s',
-    cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`),
+    cell: (r) =>
+      r.offeredRps === null
+        ? '—'
+        : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}${r.generatorCpuShare === null ? '' : ` (generator CPU ${Math.round(100 * r.generatorCpuShare)}%)`}`,
     numeric: true,
   },
-  offeredShort: { header: 'offered → answered calls/s', cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}`), numeric: true },
-  generatorCpu: { header: 'load generator CPU (% of the machine)', cell: (r) => (r.generatorCpuShare === null ? '—' : String(Math.round(100 * r.generatorCpuShare))), numeric: true },
+  offeredShort: {
+    header: 'offered → answered calls/s',
+    cell: (r) => (r.offeredRps === null ? '—' : `${fmt(r.offeredRps)} → ${fmt(r.deliveredRps)}`),
+    numeric: true,
+  },
+  generatorCpu: {
+    header: 'load generator CPU (% of the machine)',
+    cell: (r) => (r.generatorCpuShare === null ? '—' : String(Math.round(100 * r.generatorCpuShare))),
+    numeric: true,
+  },
   bystanders: {
     header: 'bystanders served (longest gap)',
-    cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls} (${(r.bystanders.longestGapMs / 1000).toFixed(1)} s)`),
+    cell: (r) =>
+      r.bystanders === null
+        ? '—'
+        : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls} (${(r.bystanders.longestGapMs / 1000).toFixed(1)} s)`,
     numeric: true,
   },
-  bystandersShort: { header: 'bystander calls served', cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls}`), numeric: true },
-  bystanderGap: { header: 'bystanders\' longest gap (s)', cell: (r) => (r.bystanders === null ? '—' : (r.bystanders.longestGapMs / 1000).toFixed(1)), numeric: true },
+  bystandersShort: {
+    header: 'bystander calls served',
+    cell: (r) => (r.bystanders === null ? '—' : `${Math.round(100 * r.bystanders.successRatio)}% of ${r.bystanders.calls}`),
+    numeric: true,
+  },
+  bystanderGap: {
+    header: "bystanders' longest gap (s)",
+    cell: (r) => (r.bystanders === null ? '—' : (r.bystanders.longestGapMs / 1000).toFixed(1)),
+    numeric: true,
+  },
   bystanderP99: { header: 'bystander p99 (ms)', cell: (r) => fmtMs(r.bystanders?.p99Ms ?? null), numeric: true },
   ok: { header: 'ok/s', cell: (r) => fmt(r.okRps), numeric: true },
   rejected: { header: 'rejected/s', cell: (r) => fmt(r.rejectedRps), numeric: true },
@@ -69,7 +91,11 @@ const C = {
   errors: { header: 'other errors/s', cell: (r) => fmt(r.errorRps), numeric: true },
   p50: { header: 'ok p50 (ms)', cell: (r) => fmtMs(r.okP50Ms), numeric: true },
   p99: { header: 'ok p99 (ms)', cell: (r) => fmtMs(r.okP99Ms), numeric: true },
-  inflight: { header: 'peak attestations in flight', cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)), numeric: true },
+  inflight: {
+    header: 'peak attestations in flight',
+    cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)),
+    numeric: true,
+  },
   expectations: { header: 'expectations', cell: expectationsCell, numeric: false },
   expectationsShort: { header: 'expectations', cell: expectationsCount, numeric: false },
 } satisfies Record<string, Column<TableRow>>;
@@ -96,7 +122,24 @@ export function expectationsCount(row: TableRow): string {
 
 /** Every column, for the Markdown summary (a job summary scrolls sideways; a page should not). */
 export function tableColumns(withRun: boolean): Column<TableRow>[] {
-  const cols: Column<TableRow>[] = [C.variant, C.agent, C.limit, C.peak, C.oomKills, C.restarts, C.downtime, C.offered, C.bystanders, C.ok, C.rejected, C.deadline, C.errors, C.p50, C.p99, C.expectations];
+  const cols: Column<TableRow>[] = [
+    C.variant,
+    C.agent,
+    C.limit,
+    C.peak,
+    C.oomKills,
+    C.restarts,
+    C.downtime,
+    C.offered,
+    C.bystanders,
+    C.ok,
+    C.rejected,
+    C.deadline,
+    C.errors,
+    C.p50,
+    C.p99,
+    C.expectations,
+  ];
   if (withRun) cols.unshift({ header: 'run', cell: (r) => r.run, numeric: false });
   return cols;
 }

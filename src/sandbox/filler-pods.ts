@@ -18,8 +18,21 @@ const APPS: FillerApp[] = [
   { namespace: 'kube-system', app: 'coredns', image: 'registry.k8s.io/coredns/coredns:v1.11.3', qos: 'Burstable' },
   { namespace: 'kube-system', app: 'kube-proxy', image: 'registry.k8s.io/kube-proxy:v1.31.2', qos: 'BestEffort' },
   { namespace: 'kube-system', app: 'metrics-server', image: 'registry.k8s.io/metrics-server/metrics-server:v0.7.2', qos: 'Burstable' },
-  { namespace: 'monitoring', app: 'node-exporter', image: 'quay.io/prometheus/node-exporter:v1.8.2', sidecar: 'quay.io/brancz/kube-rbac-proxy:v0.18.1', qos: 'Burstable' },
-  { namespace: 'monitoring', app: 'prometheus', image: 'quay.io/prometheus/prometheus:v2.54.1', sidecar: 'quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1', init: 'quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1', qos: 'Burstable' },
+  {
+    namespace: 'monitoring',
+    app: 'node-exporter',
+    image: 'quay.io/prometheus/node-exporter:v1.8.2',
+    sidecar: 'quay.io/brancz/kube-rbac-proxy:v0.18.1',
+    qos: 'Burstable',
+  },
+  {
+    namespace: 'monitoring',
+    app: 'prometheus',
+    image: 'quay.io/prometheus/prometheus:v2.54.1',
+    sidecar: 'quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1',
+    init: 'quay.io/prometheus-operator/prometheus-config-reloader:v0.77.1',
+    qos: 'Burstable',
+  },
   { namespace: 'logging', app: 'fluent-bit', image: 'cr.fluentbit.io/fluent/fluent-bit:3.1.9', qos: 'Burstable' },
   { namespace: 'ingress-nginx', app: 'ingress-nginx-controller', image: 'registry.k8s.io/ingress-nginx/controller:v1.11.3', qos: 'Burstable' },
   { namespace: 'cert-manager', app: 'cert-manager', image: 'quay.io/jetstack/cert-manager-controller:v1.16.1', qos: 'Burstable' },
@@ -49,7 +62,13 @@ export interface OtherPodsShape {
 const JOBS: FillerApp[] = [
   { namespace: 'default', app: 'batch-report', image: 'registry.local/batch/report:2024.10', qos: 'BestEffort' },
   { namespace: 'search', app: 'reindex', image: 'registry.local/search/indexer:1.0.9', init: 'registry.local/search/migrate:1.0.9', qos: 'BestEffort' },
-  { namespace: 'payments', app: 'settlement', image: 'registry.local/payments/settlement:4.12.0', sidecar: 'ghcr.io/spiffe/spiffe-helper:0.8.0', qos: 'Burstable' },
+  {
+    namespace: 'payments',
+    app: 'settlement',
+    image: 'registry.local/payments/settlement:4.12.0',
+    sidecar: 'ghcr.io/spiffe/spiffe-helper:0.8.0',
+    qos: 'Burstable',
+  },
   { namespace: 'monitoring', app: 'backup', image: 'registry.local/ops/backup:1.4.2', qos: 'Burstable' },
 ];
 
@@ -66,7 +85,14 @@ export function terminatedPods(count: number, nodeName: string, startedAt: numbe
   return otherPods(JOBS, 'terminated', count, nodeName, startedAt, shape);
 }
 
-function otherPods(apps: readonly FillerApp[], kind: 'filler' | 'terminated', count: number, nodeName: string, startedAt: number, shape: OtherPodsShape): PodDoc[] {
+function otherPods(
+  apps: readonly FillerApp[],
+  kind: 'filler' | 'terminated',
+  count: number,
+  nodeName: string,
+  startedAt: number,
+  shape: OtherPodsShape,
+): PodDoc[] {
   const ended = kind === 'terminated';
   const out: PodDoc[] = [];
   for (let i = 0; i < count; i++) {
@@ -78,7 +104,10 @@ function otherPods(apps: readonly FillerApp[], kind: 'filler' | 'terminated', co
     const container = (name: string, image: string, which: string) => ({
       name,
       image,
-      imageID: i % 2 === 0 ? `docker-pullable://${image.replace(/:[^:/]+$/, '')}@sha256:${seededHex64(`image:${image}`)}` : `${image.replace(/:[^:/]+$/, '')}@sha256:${seededHex64(`image:${image}`)}`,
+      imageID:
+        i % 2 === 0
+          ? `docker-pullable://${image.replace(/:[^:/]+$/, '')}@sha256:${seededHex64(`image:${image}`)}`
+          : `${image.replace(/:[^:/]+$/, '')}@sha256:${seededHex64(`image:${image}`)}`,
       containerID: seededHex64(`${seed}/${which}`),
     });
     const containers = [container(app.app.replace(/-controller$/, ''), app.image, 'main')];

@@ -3,7 +3,14 @@
 export { createSandbox } from './sandbox.js';
 export type { Sandbox, SandboxPod, PodMain, PodGroup } from './sandbox.js';
 export { startKubeletEmulator } from './kubelet-emulator.js';
-export type { KubeletEmulator, KubeletEmulatorStats, KubeletFaultControls, KubeletFaultState, PodListSnapshot, StartKubeletEmulatorOptions } from './kubelet-emulator.js';
+export type {
+  KubeletEmulator,
+  KubeletEmulatorStats,
+  KubeletFaultControls,
+  KubeletFaultState,
+  PodListSnapshot,
+  StartKubeletEmulatorOptions,
+} from './kubelet-emulator.js';
 export { parseSandboxOptions, parseKubeletOptions, DEFAULT_NODE_PODS, POD_LIST_LIMITS, PER_POD_UID_BASE, BYSTANDER_UID_BASE } from './options.js';
 export type { SandboxOptions, KubeletEmulatorOptions, ResolvedSandboxOptions } from './options.js';
 export { buildPodDoc, CONFIG_SEEN_ANNOTATION } from './pod-doc.js';

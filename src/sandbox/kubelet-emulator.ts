@@ -100,7 +100,18 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const shape = { containersPerPod: opts.containersPerPod };
   const filler = fillerPods(fillerCount, opts.nodeName, startedAt, shape);
   const ended = terminatedPods(opts.terminatedPods, opts.nodeName, startedAt, shape);
-  const stats: KubeletEmulatorStats = { requests: 0, podsServed: 0, failures: 0, unauthorized: 0, notFound: 0, bytesServed: 0, documents: 0, maxDocumentBytes: 0, stalled: 0, maxQueueWaitMs: 0 };
+  const stats: KubeletEmulatorStats = {
+    requests: 0,
+    podsServed: 0,
+    failures: 0,
+    unauthorized: 0,
+    notFound: 0,
+    bytesServed: 0,
+    documents: 0,
+    maxDocumentBytes: 0,
+    stalled: 0,
+    maxQueueWaitMs: 0,
+  };
   const fault: KubeletFaultState = { extraLatencyMs: 0, errorRate: null, down: false, stalled: false };
   const stalledSockets = new Set<Socket>();
   const podList = podListDocument(podSource, [...filler, ...ended], opts.visibilityDelayMs, (bytes) => {
@@ -132,7 +143,13 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
     podList: () => {
       const bytes = podList.body().length;
       const visible = podList.visible().length;
-      return { items: visible + filler.length + ended.length, runningPods: visible + filler.length, terminatedPods: ended.length, containersPerPod: opts.containersPerPod ?? null, bytes };
+      return {
+        items: visible + filler.length + ended.length,
+        runningPods: visible + filler.length,
+        terminatedPods: ended.length,
+        containersPerPod: opts.containersPerPod ?? null,
+        bytes,
+      };
     },
     faults,
     close: () =>
@@ -154,7 +171,12 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
  * The /pods document: the pods visible now (a pod appears visibilityDelayMs after it started) and
  * the filler pods, rebuilt only when the visible set changes (`onBuild` gets each rebuild's size).
  */
-function podListDocument(podSource: () => readonly PodDoc[], filler: readonly PodDoc[], visibilityDelayMs: number, onBuild: (bytes: number) => void): { body(): Buffer; visible(): PodDoc[] } {
+function podListDocument(
+  podSource: () => readonly PodDoc[],
+  filler: readonly PodDoc[],
+  visibilityDelayMs: number,
+  onBuild: (bytes: number) => void,
+): { body(): Buffer; visible(): PodDoc[] } {
   // Filler pods never change: their JSON is made once and spliced into every document.
   const fillerJson = filler.map((p) => JSON.stringify(p));
   const itemJson = new WeakMap<PodDoc, string>();
@@ -283,7 +305,12 @@ function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse) => void {
       const failureRate = fault.errorRate ?? opts.failureRate;
       if (failureRate > 0 && Math.random() < failureRate) {
         stats.failures++;
-        send(stats, res, 500, status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'));
+        send(
+          stats,
+          res,
+          500,
+          status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'),
+        );
         return;
       }
       stats.podsServed++;

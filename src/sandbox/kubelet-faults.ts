@@ -50,28 +50,30 @@ export function kubeletFaults(k: {
   let listenerChange: Promise<void> = Promise.resolve();
   const changeListener = (down: boolean) =>
     // A failed change (the port taken meanwhile) must not poison the changes after it, nor close().
-    (listenerChange = listenerChange.catch(() => {}).then(async () => {
-      if (k.closing() || fault.down === down) return;
-      fault.down = down;
-      if (down) {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
-      } else {
-        await new Promise<void>((resolve, reject) => {
-          const onError = (err: Error) => {
-            fault.down = true;
-            reject(new Error(`kubelet emulator cannot listen again on ${host}:${port}: ${err.message}`, { cause: err }));
-          };
-          server.once('error', onError);
-          server.listen(port, host, () => {
-            server.off('error', onError);
-            resolve();
+    (listenerChange = listenerChange
+      .catch(() => {})
+      .then(async () => {
+        if (k.closing() || fault.down === down) return;
+        fault.down = down;
+        if (down) {
+          await new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
           });
-        });
-      }
-    }));
+        } else {
+          await new Promise<void>((resolve, reject) => {
+            const onError = (err: Error) => {
+              fault.down = true;
+              reject(new Error(`kubelet emulator cannot listen again on ${host}:${port}: ${err.message}`, { cause: err }));
+            };
+            server.once('error', onError);
+            server.listen(port, host, () => {
+              server.off('error', onError);
+              resolve();
+            });
+          });
+        }
+      }));
   const faults: KubeletFaultControls = {
     setExtraLatency(ms) {
       if (!(ms >= 0)) throw new RangeError(`kubelet extra latency must be >= 0 ms, got ${ms}`);

@@ -55,15 +55,25 @@ const LABEL_KEY = /^([a-z0-9.-]{1,253}\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-
 // Checked per entry so the message names the offending key (zod's record keys report only the value).
 const zLabels = z.record(z.string(), z.string()).superRefine((labels, ctx) => {
   for (const [key, value] of Object.entries(labels)) {
-    if (!LABEL_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: `must use a Kubernetes label key ([prefix/]name, 63 chars of [A-Za-z0-9-_.]), got key ${JSON.stringify(key)}` });
-    else if (!LABEL_VALUE.test(value)) ctx.addIssue({ code: 'custom', path: [key], message: `must be a Kubernetes label value (63 chars of [A-Za-z0-9-_.]), got ${JSON.stringify(value)}` });
+    if (!LABEL_KEY.test(key))
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `must use a Kubernetes label key ([prefix/]name, 63 chars of [A-Za-z0-9-_.]), got key ${JSON.stringify(key)}`,
+      });
+    else if (!LABEL_VALUE.test(value))
+      ctx.addIssue({ code: 'custom', path: [key], message: `must be a Kubernetes label value (63 chars of [A-Za-z0-9-_.]), got ${JSON.stringify(value)}` });
   }
 });
 
 export const kubeletEmulatorOptionsSchema = z.strictObject({
   listen: zListen.default('127.0.0.1:0'),
   tls: z.boolean().default(false),
-  token: z.string().min(1).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
+  token: z
+    .string()
+    .min(1)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional(),
   latencyMs: zNonNegInt.max(600_000).default(0),
   serviceTimeMs: z.number().min(0).max(60_000).default(0),
   failureRate: z.number().min(0).max(1).default(0),
@@ -91,7 +101,10 @@ export const sandboxOptionsSchema = z.strictObject({
   namespace: zDnsLabel.default('storm'),
   serviceAccount: zDnsSubdomain.default('storm-worker'),
   labels: zLabels.default({ app: 'storm' }),
-  image: z.string().regex(/^[a-z0-9][a-z0-9._\-/:]*$/, 'must be an image reference like registry.local/name:tag').default('registry.local/storm-worker:1.0'),
+  image: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9._\-/:]*$/, 'must be an image reference like registry.local/name:tag')
+    .default('registry.local/storm-worker:1.0'),
   uidMode: z.enum(['same', 'per-pod']).default('same'),
   podLifetimeMs: z.number().int().min(100).optional(),
   useCgroups: z.enum(['auto', 'always', 'never']).default('auto'),

@@ -13,9 +13,7 @@ export function kubepodsDir(driver: CgroupDriver): string {
 export function podCgroupRel(driver: CgroupDriver, qos: QosClass, podUid: string): string {
   if (driver === 'cgroupfs') return qos === 'guaranteed' ? `kubepods/pod${podUid}` : `kubepods/${qos}/pod${podUid}`;
   const uid = podUid.replaceAll('-', '_');
-  return qos === 'guaranteed'
-    ? `kubepods.slice/kubepods-pod${uid}.slice`
-    : `kubepods.slice/kubepods-${qos}.slice/kubepods-${qos}-pod${uid}.slice`;
+  return qos === 'guaranteed' ? `kubepods.slice/kubepods-pod${uid}.slice` : `kubepods.slice/kubepods-${qos}.slice/kubepods-${qos}-pod${uid}.slice`;
 }
 
 /** Container cgroup, relative to the run root: `<pod>/<cid>` or `<pod>/cri-containerd-<cid>.scope`. */

@@ -79,7 +79,10 @@ function containerSpec(c: PodContainerSpec, input: PodDocInput): Record<string, 
     image: c.image,
     command: ['/usr/local/bin/entrypoint'],
     args: ['--config=/etc/app/config.yaml', `--log-level=${input.namespace === 'kube-system' ? 'warn' : 'info'}`],
-    ports: [{ name: 'http', containerPort: 8080, protocol: 'TCP' }, { name: 'metrics', containerPort: 9090, protocol: 'TCP' }],
+    ports: [
+      { name: 'http', containerPort: 8080, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
+    ],
     env,
     resources: resources(input.qosClass),
     volumeMounts: [
@@ -87,7 +90,14 @@ function containerSpec(c: PodContainerSpec, input: PodDocInput): Record<string, 
       { name: 'spire-agent-socket', readOnly: true, mountPath: '/run/spire/sockets' },
       { name: 'kube-api-access', readOnly: true, mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
     ],
-    livenessProbe: { httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' }, initialDelaySeconds: 10, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+    livenessProbe: {
+      httpGet: { path: '/healthz', port: 8080, scheme: 'HTTP' },
+      initialDelaySeconds: 10,
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
+    },
     readinessProbe: { httpGet: { path: '/ready', port: 8080, scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 5, successThreshold: 1, failureThreshold: 3 },
     terminationMessagePath: '/dev/termination-log',
     terminationMessagePolicy: 'File',
@@ -98,7 +108,13 @@ function containerSpec(c: PodContainerSpec, input: PodDocInput): Record<string, 
 
 function containerStatus(c: PodContainerSpec, startedAt: number, init: boolean, ended?: PodDocInput['ended']): Record<string, unknown> {
   const exited = (exitCode: number, from: number, to: number) => ({
-    terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: iso(from), finishedAt: iso(to), containerID: `containerd://${c.containerID}` },
+    terminated: {
+      exitCode,
+      reason: exitCode === 0 ? 'Completed' : 'Error',
+      startedAt: iso(from),
+      finishedAt: iso(to),
+      containerID: `containerd://${c.containerID}`,
+    },
   });
   const status: Record<string, unknown> = {
     name: c.name,
@@ -127,7 +143,9 @@ function managedFields(input: PodDocInput): unknown[] {
       {
         '.': {},
         ...f(['args', 'command', 'image', 'imagePullPolicy', 'name', 'terminationMessagePath', 'terminationMessagePolicy']),
-        'f:env': Object.fromEntries(['POD_NAME', 'POD_NAMESPACE', 'NODE_NAME', 'SPIFFE_ENDPOINT_SOCKET'].map((n) => [`k:{"name":"${n}"}`, { '.': {}, 'f:name': {}, 'f:value': {} }])),
+        'f:env': Object.fromEntries(
+          ['POD_NAME', 'POD_NAMESPACE', 'NODE_NAME', 'SPIFFE_ENDPOINT_SOCKET'].map((n) => [`k:{"name":"${n}"}`, { '.': {}, 'f:name': {}, 'f:value': {} }]),
+        ),
         'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, ...f(['containerPort', 'name', 'protocol']) } },
         'f:resources': {},
         'f:securityContext': { '.': {}, ...f(['allowPrivilegeEscalation', 'readOnlyRootFilesystem']) },
@@ -150,7 +168,16 @@ function managedFields(input: PodDocInput): unknown[] {
         },
         'f:spec': {
           'f:containers': containersField,
-          ...f(['dnsPolicy', 'enableServiceLinks', 'restartPolicy', 'schedulerName', 'securityContext', 'serviceAccount', 'serviceAccountName', 'terminationGracePeriodSeconds']),
+          ...f([
+            'dnsPolicy',
+            'enableServiceLinks',
+            'restartPolicy',
+            'schedulerName',
+            'securityContext',
+            'serviceAccount',
+            'serviceAccountName',
+            'terminationGracePeriodSeconds',
+          ]),
           'f:volumes': { '.': {}, 'k:{"name":"config"}': { '.': {}, 'f:configMap': { '.': {}, ...f(['defaultMode', 'name']) }, 'f:name': {} } },
         },
       },
@@ -163,7 +190,12 @@ function managedFields(input: PodDocInput): unknown[] {
       fieldsType: 'FieldsV1',
       fieldsV1: {
         'f:status': {
-          'f:conditions': Object.fromEntries(['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready'].map((t) => [`k:{"type":"${t}"}`, { '.': {}, ...f(['lastProbeTime', 'lastTransitionTime', 'status', 'type']) }])),
+          'f:conditions': Object.fromEntries(
+            ['ContainersReady', 'Initialized', 'PodReadyToStartContainers', 'Ready'].map((t) => [
+              `k:{"type":"${t}"}`,
+              { '.': {}, ...f(['lastProbeTime', 'lastTransitionTime', 'status', 'type']) },
+            ]),
+          ),
           ...f(['containerStatuses', 'hostIP', 'hostIPs', 'phase', 'podIP', 'podIPs', 'startTime']),
         },
       },
@@ -191,7 +223,9 @@ export function buildPodDoc(input: PodDocInput): PodDoc {
         'prometheus.io/scrape': 'true',
         'prometheus.io/port': '9090',
       },
-      ownerReferences: [{ apiVersion: 'apps/v1', kind: input.owner.kind, name: input.owner.name, uid: input.owner.uid, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        { apiVersion: 'apps/v1', kind: input.owner.kind, name: input.owner.name, uid: input.owner.uid, controller: true, blockOwnerDeletion: true },
+      ],
       managedFields: managedFields(input),
     },
     spec: {
@@ -233,7 +267,13 @@ export function buildPodDoc(input: PodDocInput): PodDoc {
       phase: input.ended ? (input.ended.exitCode === 0 ? 'Succeeded' : 'Failed') : 'Running',
       conditions: ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((type) =>
         input.ended && type !== 'Initialized' && type !== 'PodScheduled'
-          ? { type, status: 'False', lastProbeTime: null, lastTransitionTime: iso(input.ended.at), ...(type === 'Ready' || type === 'ContainersReady' ? { reason: 'PodCompleted' } : {}) }
+          ? {
+              type,
+              status: 'False',
+              lastProbeTime: null,
+              lastTransitionTime: iso(input.ended.at),
+              ...(type === 'Ready' || type === 'ContainersReady' ? { reason: 'PodCompleted' } : {}),
+            }
           : { type, status: 'True', lastProbeTime: null, lastTransitionTime: created },
       ),
       hostIP: input.hostIP,

@@ -65,7 +65,9 @@ export class PodFactory {
       namespace: pod.namespace,
       uid: pod.uid,
       labels: pod.labels,
-      owner: storm ? { kind: 'ReplicaSet', name: this.#rsName, uid: this.#rsUid } : { kind: 'ReplicaSet', name: this.#bystanderRsName, uid: this.#bystanderRsUid },
+      owner: storm
+        ? { kind: 'ReplicaSet', name: this.#rsName, uid: this.#rsUid }
+        : { kind: 'ReplicaSet', name: this.#bystanderRsName, uid: this.#bystanderRsUid },
       nodeName: this.#opts.kubelet.nodeName,
       serviceAccount: pod.serviceAccount,
       containers: [{ name: pod.containerName, image: pod.image, imageID: pod.imageId, containerID: pod.containerId }],

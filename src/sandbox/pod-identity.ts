@@ -55,6 +55,9 @@ export function podIpFor(n: number): string {
 
 /** Container names are DNS labels; the app label (or "app") names the sandbox's one container. */
 export function containerNameFor(labels: Record<string, string>): string {
-  const base = (labels.app ?? 'app').toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  const base = (labels.app ?? 'app')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return base || 'app';
 }

@@ -20,7 +20,10 @@ export interface PodSpawnContext {
 /** setpriv from PATH, for pods of another uid on cgroup v2; PlatformError when it is not there. */
 export function requireSetpriv(): string {
   const setpriv = findInPath('setpriv');
-  if (!setpriv) throw new PlatformError('sandbox.uidMode "per-pod" and sandbox.bystanders.uid "own" on cgroup v2 need setpriv (util-linux) in PATH to start pod processes as their uid');
+  if (!setpriv)
+    throw new PlatformError(
+      'sandbox.uidMode "per-pod" and sandbox.bystanders.uid "own" on cgroup v2 need setpriv (util-linux) in PATH to start pod processes as their uid',
+    );
   return setpriv;
 }
 

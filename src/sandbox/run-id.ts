@@ -22,7 +22,11 @@ export function runCgroupRel(runId: string): string {
 
 /** "<prefix>-<pid>-<random>": unique, and naming the process that owns the run. */
 export function newRunId(prefix = 'run', pid = process.pid): string {
-  const clean = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'run';
+  const clean =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'run';
   return `${clean}-${pid}-${randomBytes(4).toString('hex')}`;
 }
 

@@ -260,7 +260,9 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   async replacePods(count: number): Promise<void> {
     if (!this.#podMain || this.#closing) return;
     // A burst's extra pods have their own end (endPods): churn replaces the slotted pods.
-    const victims = this.pods().filter((p) => !p.extra).slice(0, count);
+    const victims = this.pods()
+      .filter((p) => !p.extra)
+      .slice(0, count);
     await Promise.all(
       victims.map(async (p) => {
         await this.#endPod(p);

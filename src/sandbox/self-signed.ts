@@ -15,7 +15,10 @@ type ProviderCrypto = Extract<Parameters<typeof x509.cryptoProvider.set>[0], obj
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
 function pem(label: string, der: ArrayBuffer): string {
-  const b64 = Buffer.from(der).toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const b64 = Buffer.from(der)
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----\n`;
 }
 
@@ -32,7 +35,9 @@ export async function generateServingCert(host: string, nodeName: string): Promi
   if (!names.some((n) => n.value === host)) names.push({ type: /^[\d.:]+$/.test(host) ? 'ip' : 'dns', value: host });
   const now = Date.now();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
-    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8))).toString('hex').replace(/^[89a-f]/, '1'),
+    serialNumber: Buffer.from(webcrypto.getRandomValues(new Uint8Array(8)))
+      .toString('hex')
+      .replace(/^[89a-f]/, '1'),
     name: `CN=${nodeName}@${Math.floor(now / 1000)}`,
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + 86_400_000),

@@ -93,10 +93,12 @@ export function podUidProblem(s: PodUidSettings, tempDir: string): string | null
   if (!other) return null;
   const { ids, setting } = other;
   const node = unreachableFor(process.execPath, ids, 'exec');
-  if (node) return `${setting}: pod processes run as uid ${ids.uid}, which cannot start node (${process.execPath}): ${node}; install node where every user can run it, or run these pods as this process's uid`;
+  if (node)
+    return `${setting}: pod processes run as uid ${ids.uid}, which cannot start node (${process.execPath}): ${node}; install node where every user can run it, or run these pods as this process's uid`;
   let existing = tempDir;
   while (!existsSync(existing) && existing !== dirname(existing)) existing = dirname(existing);
   const temp = unreachableFor(existing, ids);
-  if (temp) return `${setting}: pod processes run as uid ${ids.uid}, which cannot reach the run's temp folder ${tempDir}: ${temp}; set TMPDIR to a folder every user can enter`;
+  if (temp)
+    return `${setting}: pod processes run as uid ${ids.uid}, which cannot reach the run's temp folder ${tempDir}: ${temp}; set TMPDIR to a folder every user can enter`;
   return null;
 }

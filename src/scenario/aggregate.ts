@@ -3,7 +3,19 @@
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
 import { stormLimit } from '../sample/index.js';
-import type { AgentPeaks, DeathRecord, FaultRecord, LatencySummary, Outcome, PodListRecord, Range, SpreadFigure, StormRecord, VariantAgentRecord, VariantResult } from '../contract/index.js';
+import type {
+  AgentPeaks,
+  DeathRecord,
+  FaultRecord,
+  LatencySummary,
+  Outcome,
+  PodListRecord,
+  Range,
+  SpreadFigure,
+  StormRecord,
+  VariantAgentRecord,
+  VariantResult,
+} from '../contract/index.js';
 
 /** What one repetition of one variant measured. */
 export interface RepMeasurement {
@@ -96,16 +108,29 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   // Peaks and deaths count for every repetition that started an agent, even one cut short.
   const started = reps.filter((r) => (r.peakMemoryBytes ?? 0) > 0 || r.oomKills > 0);
   // Only measured peaks: an unmeasured one (null) is left out, and none measured leaves the figure null.
-  put('peakMemoryBytes', started.flatMap((r) => (r.peakMemoryBytes === null ? [] : [r.peakMemoryBytes])));
-  put('oomKills', started.map((r) => r.oomKills));
-  put('restarts', started.map((r) => r.restarts));
+  put(
+    'peakMemoryBytes',
+    started.flatMap((r) => (r.peakMemoryBytes === null ? [] : [r.peakMemoryBytes])),
+  );
+  put(
+    'oomKills',
+    started.map((r) => r.oomKills),
+  );
+  put(
+    'restarts',
+    started.map((r) => r.restarts),
+  );
   const rates: Array<[SpreadFigure, Outcome]> = [
     ['okRps', 'ok'],
     ['rejectedRps', 'rateLimited'],
     ['errorRps', 'error'],
     ['deadlineExceededRps', 'deadlineExceeded'],
   ];
-  for (const [fig, o] of rates) put(fig, measured.map((r) => r.counts[o] / r.loadSeconds));
+  for (const [fig, o] of rates)
+    put(
+      fig,
+      measured.map((r) => r.counts[o] / r.loadSeconds),
+    );
 
   const latency: Partial<Record<Outcome, LatencySummary>> = {};
   for (const o of OUTCOMES) {
@@ -130,7 +155,10 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     // Each repetition counted its own kills from its deaths (phase rules applied there).
     oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),
-    downtimeSeconds: round(reps.reduce((a, r) => a + r.downtimeSeconds, 0), 1),
+    downtimeSeconds: round(
+      reps.reduce((a, r) => a + r.downtimeSeconds, 0),
+      1,
+    ),
     okRps: spread.okRps?.median ?? 0,
     rejectedRps: spread.rejectedRps?.median ?? 0,
     errorRps: spread.errorRps?.median ?? 0,
@@ -176,7 +204,9 @@ function agentFiguresOf(reps: RepMeasurement[]): Pick<VariantResult, 'agentPeaks
 const LATE_NOTE_SHARE = 0.01;
 
 /** The machine's figures over the load, medians across repetitions (absent when none recorded them). */
-function machineOf(reps: RepMeasurement[]): Pick<StormRecord, 'machineBusyCores' | 'agentCpuCores' | 'loadAverage' | 'generatorCpuCores' | 'runnerCpuCores' | 'limitedBy'> {
+function machineOf(
+  reps: RepMeasurement[],
+): Pick<StormRecord, 'machineBusyCores' | 'agentCpuCores' | 'loadAverage' | 'generatorCpuCores' | 'runnerCpuCores' | 'limitedBy'> {
   const of = (pick: (m: NonNullable<RepMeasurement['machine']>) => number | null | undefined) => {
     const xs = reps.flatMap((r) => (r.machine && pick(r.machine) != null ? [pick(r.machine)!] : []));
     return xs.length ? round(median(xs), 2) : null;
@@ -220,7 +250,12 @@ function stormOf(measured: RepMeasurement[]): StormRecord | null {
   if (crashes > 0) record.workerCrashes = crashes;
   const manyCrashed = crashes > 0.1 * offeredWorkers * g.length;
   if (!record.limitedBy && (record.shrank || manyCrashed)) {
-    record.limitedBy = { by: 'generator', detail: [record.shrank, manyCrashed ? `${crashes} workers crashed in ${g.length} repetition(s) (counted, not restarted)` : null].filter(Boolean).join(', ') };
+    record.limitedBy = {
+      by: 'generator',
+      detail: [record.shrank, manyCrashed ? `${crashes} workers crashed in ${g.length} repetition(s) (counted, not restarted)` : null]
+        .filter(Boolean)
+        .join(', '),
+    };
   }
   const lateCalls = g.reduce((n, r) => n + r.generator!.lateCalls, 0);
   const calls = g.reduce((n, r) => n + r.generator!.calls + (r.bystanders?.totals.calls ?? 0), 0);
@@ -228,7 +263,8 @@ function stormOf(measured: RepMeasurement[]): StormRecord | null {
     record.lateCalls = lateCalls;
     const maxSeconds = Math.max(...g.map((r) => r.generator!.maxLateSeconds));
     // Totals and rates stay exact; only the per-second series moves the late calls.
-    if (lateCalls > LATE_NOTE_SHARE * calls) record.late = `${lateCalls} of ${calls} calls (${((100 * lateCalls) / calls).toFixed(1)}%) reached the generator up to ${maxSeconds} s late and are counted in a later second of the rate series`;
+    if (lateCalls > LATE_NOTE_SHARE * calls)
+      record.late = `${lateCalls} of ${calls} calls (${((100 * lateCalls) / calls).toFixed(1)}%) reached the generator up to ${maxSeconds} s late and are counted in a later second of the rate series`;
   }
   return record;
 }

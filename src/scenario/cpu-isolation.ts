@@ -31,17 +31,29 @@ export function planIsolation(s: Scenario, host: CgroupHost | null, notHere: str
   const problems: string[] = [];
   const missing = (list: number[]) => list.filter((c) => !have.includes(c));
   if (!agent.length) problems.push(`isolation.agentCpus must name at least one CPU, got "${iso.agentCpus}"`);
-  if (missing(agent).length) problems.push(`isolation.agentCpus asks for CPU ${formatCpuList(missing(agent))}, but this machine offers CPUs ${formatCpuList(have)}`);
-  const others = iso.otherCpus !== undefined ? parseCpuList(iso.otherCpus) ?? [] : have.filter((c) => !agent.includes(c));
-  if (iso.otherCpus !== undefined && missing(others).length) problems.push(`isolation.otherCpus asks for CPU ${formatCpuList(missing(others))}, but this machine offers CPUs ${formatCpuList(have)}`);
-  if (!others.length) problems.push(`isolation.agentCpus "${iso.agentCpus}" leaves no CPU for the pods and the runner (this machine offers CPUs ${formatCpuList(have)})`);
+  if (missing(agent).length)
+    problems.push(`isolation.agentCpus asks for CPU ${formatCpuList(missing(agent))}, but this machine offers CPUs ${formatCpuList(have)}`);
+  const others = iso.otherCpus !== undefined ? (parseCpuList(iso.otherCpus) ?? []) : have.filter((c) => !agent.includes(c));
+  if (iso.otherCpus !== undefined && missing(others).length)
+    problems.push(`isolation.otherCpus asks for CPU ${formatCpuList(missing(others))}, but this machine offers CPUs ${formatCpuList(have)}`);
+  if (!others.length)
+    problems.push(`isolation.agentCpus "${iso.agentCpus}" leaves no CPU for the pods and the runner (this machine offers CPUs ${formatCpuList(have)})`);
   const overlap = others.filter((c) => agent.includes(c));
   if (overlap.length) problems.push(`isolation.otherCpus must not overlap isolation.agentCpus, both have CPU ${formatCpuList(overlap)}`);
   if (problems.length) throw new ConfigError(problems);
   const plan = { agentCpus: formatCpuList(agent), otherCpus: formatCpuList(others) };
-  const why = notHere ?? (host === null ? 'no writable cgroup hierarchy' : !host.cpusetBase ? 'no writable cpuset hierarchy (cgroup v1 cpuset, or v2 with the cpuset controller delegated)' : null);
+  const why =
+    notHere ??
+    (host === null
+      ? 'no writable cgroup hierarchy'
+      : !host.cpusetBase
+        ? 'no writable cpuset hierarchy (cgroup v1 cpuset, or v2 with the cpuset controller delegated)'
+        : null);
   if (why) return { plan: null, record: { mode: 'cpuset', ...plan, applied: false, detail: `not applied: ${why}` } };
-  return { plan, record: { mode: 'cpuset', ...plan, applied: true, detail: `agent on CPUs ${plan.agentCpus} alone; runner, pods and workers on CPUs ${plan.otherCpus}` } };
+  return {
+    plan,
+    record: { mode: 'cpuset', ...plan, applied: true, detail: `agent on CPUs ${plan.agentCpus} alone; runner, pods and workers on CPUs ${plan.otherCpus}` },
+  };
 }
 
 /**

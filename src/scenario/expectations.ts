@@ -20,12 +20,20 @@ function result(name: string, expected: unknown, actual: unknown, verdict: Verdi
 
 /** A peak is exact unless the agent was OOM-killed: then it only bounds the demand from below. */
 const isBound = (p: Pick<VariantResult, 'oomKills'>) => p.oomKills > 0;
-const peakText = (p: VariantResult) => (p.peakMemoryBytes === null ? 'unmeasured' : isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes));
+const peakText = (p: VariantResult) =>
+  p.peakMemoryBytes === null ? 'unmeasured' : isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes);
 
-function ratioCheck(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: VariantResult, all: readonly VariantResult[], weak: ReadonlySet<string>): ExpectationResult {
+function ratioCheck(
+  kind: 'maxPeakRatio' | 'minPeakRatio',
+  r: Ratio,
+  self: VariantResult,
+  all: readonly VariantResult[],
+  weak: ReadonlySet<string>,
+): ExpectationResult {
   const checked = ratioVerdict(kind, r, self, all);
   // A ratio to a variant whose storm was too weak to show its shape judges nothing.
-  if (checked.verdict === 'failed' && weak.has(r.to)) return { ...checked, verdict: 'inconclusive', message: `not judged (${r.to}'s storm too weak): ${checked.message}` };
+  if (checked.verdict === 'failed' && weak.has(r.to))
+    return { ...checked, verdict: 'inconclusive', message: `not judged (${r.to}'s storm too weak): ${checked.message}` };
   return checked;
 }
 
@@ -34,7 +42,14 @@ function ratioVerdict(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: Var
   if (!other || other.error) return result(kind, r, null, 'inconclusive', 'none', `${r.to} was not measured in this run, so the ratio cannot be judged`);
   // Unmeasured (null) is not a failure of the agent: nothing could read its memory here.
   if (self.peakMemoryBytes === null || other.peakMemoryBytes === null) {
-    return result(kind, r, null, 'inconclusive', 'none', `${self.peakMemoryBytes === null ? 'this variant' : r.to}'s peak memory is unmeasured in this run, so the ratio cannot be judged`);
+    return result(
+      kind,
+      r,
+      null,
+      'inconclusive',
+      'none',
+      `${self.peakMemoryBytes === null ? 'this variant' : r.to}'s peak memory is unmeasured in this run, so the ratio cannot be judged`,
+    );
   }
   if (other.peakMemoryBytes <= 0) return result(kind, r, null, 'failed', 'none', `${r.to} has no peak memory to compare with (its memory was not sampled)`);
   const ratio = self.peakMemoryBytes / other.peakMemoryBytes;
@@ -45,18 +60,48 @@ function ratioVerdict(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: Var
   const basis = selfBound || otherBound ? 'bound' : 'measured';
   if (kind === 'maxPeakRatio') {
     // self_true ≤ v × other_true? self_true ≥ self, other_true ≥ other.
-    if (!selfBound && ratio <= r.value) return result(kind, r, actual, 'passed', basis, `peak ${shown} <= ${r.value}×${otherBound ? ` (${r.to}'s true peak is at least its recorded one, so this holds)` : ''}`);
-    if (!otherBound && ratio > r.value) return result(kind, r, actual, 'failed', basis, `peak ${shown} > ${r.value}×${selfBound ? ' (and its true peak is higher still)' : ''}`);
-    return result(kind, r, actual, 'inconclusive', basis, `peak ${shown}: cannot tell whether <= ${r.value}× — ${selfBound ? 'this variant' : r.to} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`);
+    if (!selfBound && ratio <= r.value)
+      return result(
+        kind,
+        r,
+        actual,
+        'passed',
+        basis,
+        `peak ${shown} <= ${r.value}×${otherBound ? ` (${r.to}'s true peak is at least its recorded one, so this holds)` : ''}`,
+      );
+    if (!otherBound && ratio > r.value)
+      return result(kind, r, actual, 'failed', basis, `peak ${shown} > ${r.value}×${selfBound ? ' (and its true peak is higher still)' : ''}`);
+    return result(
+      kind,
+      r,
+      actual,
+      'inconclusive',
+      basis,
+      `peak ${shown}: cannot tell whether <= ${r.value}× — ${selfBound ? 'this variant' : r.to} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
+    );
   }
   // minPeakRatio: self_true ≥ v × other_true?
-  if (!otherBound && ratio >= r.value) return result(kind, r, actual, 'passed', basis, `peak ${shown} >= ${r.value}×${selfBound ? ' (its true peak is higher still)' : ''}`);
-  if (!selfBound && ratio < r.value) return result(kind, r, actual, 'failed', basis, `peak ${shown} < ${r.value}×${otherBound ? ` (and ${r.to}'s true peak is higher still)` : ''}`);
-  return result(kind, r, actual, 'inconclusive', basis, `peak ${shown}: cannot tell whether >= ${r.value}× — ${otherBound ? r.to : 'this variant'} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`);
+  if (!otherBound && ratio >= r.value)
+    return result(kind, r, actual, 'passed', basis, `peak ${shown} >= ${r.value}×${selfBound ? ' (its true peak is higher still)' : ''}`);
+  if (!selfBound && ratio < r.value)
+    return result(kind, r, actual, 'failed', basis, `peak ${shown} < ${r.value}×${otherBound ? ` (and ${r.to}'s true peak is higher still)` : ''}`);
+  return result(
+    kind,
+    r,
+    actual,
+    'inconclusive',
+    basis,
+    `peak ${shown}: cannot tell whether >= ${r.value}× — ${otherBound ? r.to : 'this variant'} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
+  );
 }
 
 /** Every rule of one variant's expect block. */
-export function evaluateExpectations(self: VariantResult, expect: ExpectInput | undefined, all: readonly VariantResult[], weak: ReadonlySet<string> = new Set()): ExpectationResult[] {
+export function evaluateExpectations(
+  self: VariantResult,
+  expect: ExpectInput | undefined,
+  all: readonly VariantResult[],
+  weak: ReadonlySet<string> = new Set(),
+): ExpectationResult[] {
   if (!expect) return [];
   const out: ExpectationResult[] = [];
   if (self.error) {
@@ -69,39 +114,89 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
     const ok = killed === expect.oomKilled;
     const where = self.deaths.filter((d) => d.counted && d.cause !== 'signal' && d.cause !== 'exit').map((d) => d.phase);
     const msg = killed ? `OOM-killed ${self.oomKills} time(s)${where.length ? ` (in ${[...new Set(where)].join(', ')})` : ''}` : 'not OOM-killed';
-    out.push(result('oomKilled', expect.oomKilled, killed, ok ? 'passed' : 'failed', 'measured', `${msg}, expected ${expect.oomKilled ? 'at least one OOM kill' : 'none'}`));
+    out.push(
+      result(
+        'oomKilled',
+        expect.oomKilled,
+        killed,
+        ok ? 'passed' : 'failed',
+        'measured',
+        `${msg}, expected ${expect.oomKilled ? 'at least one OOM kill' : 'none'}`,
+      ),
+    );
   }
   const peak = self.peakMemoryBytes;
   if (peak === null) {
     for (const key of ['maxPeakMemory', 'minPeakMemory'] as const) {
-      if (expect[key] !== undefined) out.push(result(key, expect[key], null, 'inconclusive', 'none', "peak memory unmeasured: nothing could read the agent's memory in this run"));
+      if (expect[key] !== undefined)
+        out.push(result(key, expect[key], null, 'inconclusive', 'none', "peak memory unmeasured: nothing could read the agent's memory in this run"));
     }
   } else if (expect.maxPeakMemory !== undefined) {
     const limit = parseBytes(expect.maxPeakMemory)!;
     const over = peak > limit;
     const verdict: Verdict = over ? 'failed' : isBound(self) ? 'inconclusive' : 'passed';
-    const msg = over ? `peak memory ${peakText(self)} > ${mib(limit)}` : isBound(self) ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}` : `peak memory ${mib(peak)} <= ${mib(limit)}`;
+    const msg = over
+      ? `peak memory ${peakText(self)} > ${mib(limit)}`
+      : isBound(self)
+        ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}`
+        : `peak memory ${mib(peak)} <= ${mib(limit)}`;
     out.push(result('maxPeakMemory', expect.maxPeakMemory, peak, verdict, isBound(self) ? 'bound' : 'measured', msg));
   }
   if (peak !== null && expect.minPeakMemory !== undefined) {
     const min = parseBytes(expect.minPeakMemory)!;
     const ok = peak >= min;
     const verdict: Verdict = ok ? 'passed' : isBound(self) ? 'inconclusive' : 'failed';
-    out.push(result('minPeakMemory', expect.minPeakMemory, peak, verdict, isBound(self) ? 'bound' : 'measured', `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`));
+    out.push(
+      result(
+        'minPeakMemory',
+        expect.minPeakMemory,
+        peak,
+        verdict,
+        isBound(self) ? 'bound' : 'measured',
+        `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`,
+      ),
+    );
   }
   if (expect.minOkRps !== undefined) {
     const ok = self.okRps >= expect.minOkRps;
-    out.push(result('minOkRps', expect.minOkRps, self.okRps, ok ? 'passed' : 'failed', 'measured', `ok calls ${rps(self.okRps)} ${ok ? '>=' : '<'} ${rps(expect.minOkRps)}`));
+    out.push(
+      result(
+        'minOkRps',
+        expect.minOkRps,
+        self.okRps,
+        ok ? 'passed' : 'failed',
+        'measured',
+        `ok calls ${rps(self.okRps)} ${ok ? '>=' : '<'} ${rps(expect.minOkRps)}`,
+      ),
+    );
   }
   if (expect.minAdmittedSuccess !== undefined) out.push(admittedSuccessCheck(self, expect.minAdmittedSuccess));
   if (expect.maxErrorRps !== undefined) {
     const errors = self.errorRps + self.deadlineExceededRps;
     const ok = errors <= expect.maxErrorRps;
-    out.push(result('maxErrorRps', expect.maxErrorRps, errors, ok ? 'passed' : 'failed', 'measured', `failed calls (errors + deadline exceeded) ${rps(errors)} ${ok ? '<=' : '>'} ${rps(expect.maxErrorRps)}`));
+    out.push(
+      result(
+        'maxErrorRps',
+        expect.maxErrorRps,
+        errors,
+        ok ? 'passed' : 'failed',
+        'measured',
+        `failed calls (errors + deadline exceeded) ${rps(errors)} ${ok ? '<=' : '>'} ${rps(expect.maxErrorRps)}`,
+      ),
+    );
   }
   if (expect.maxRestarts !== undefined) {
     const ok = self.restarts <= expect.maxRestarts;
-    out.push(result('maxRestarts', expect.maxRestarts, self.restarts, ok ? 'passed' : 'failed', 'measured', `${self.restarts} restart(s) ${ok ? '<=' : '>'} ${expect.maxRestarts}`));
+    out.push(
+      result(
+        'maxRestarts',
+        expect.maxRestarts,
+        self.restarts,
+        ok ? 'passed' : 'failed',
+        'measured',
+        `${self.restarts} restart(s) ${ok ? '<=' : '>'} ${expect.maxRestarts}`,
+      ),
+    );
   }
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, weak));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, weak));
@@ -110,7 +205,15 @@ export function evaluateExpectations(self: VariantResult, expect: ExpectInput | 
 
 function admittedSuccessCheck(self: VariantResult, min: number): ExpectationResult {
   const admitted = self.okRps + self.deadlineExceededRps + self.errorRps;
-  if (admitted <= 0) return result('minAdmittedSuccess', min, null, 'inconclusive', 'none', 'no storm call was admitted (every call was rejected or none was made), so the share served cannot be judged');
+  if (admitted <= 0)
+    return result(
+      'minAdmittedSuccess',
+      min,
+      null,
+      'inconclusive',
+      'none',
+      'no storm call was admitted (every call was rejected or none was made), so the share served cannot be judged',
+    );
   const share = self.okRps / admitted;
   const ok = share >= min;
   const shown = `${(100 * share).toFixed(0)}% of the admitted storm calls succeeded (${rps(self.okRps)} of ${rps(admitted)}; deadline exceeded ${rps(self.deadlineExceededRps)}, errors ${rps(self.errorRps)})`;
@@ -125,7 +228,8 @@ export function stormConditions(self: VariantResult): string {
   if (!st) return 'no generator figures recorded';
   const parts = [`${st.startedWorkers} of ${st.offeredWorkers} workers started`];
   if (st.workerCrashes) parts.push(`${st.workerCrashes} crashed`);
-  if (st.generatorCpuCores != null) parts.push(`generator ${st.generatorCpuCores.toFixed(2)} cores${st.runnerCpuCores != null ? ` (runner ${st.runnerCpuCores.toFixed(2)})` : ''}`);
+  if (st.generatorCpuCores != null)
+    parts.push(`generator ${st.generatorCpuCores.toFixed(2)} cores${st.runnerCpuCores != null ? ` (runner ${st.runnerCpuCores.toFixed(2)})` : ''}`);
   else if (st.generatorCpuShare !== null) parts.push(`generator CPU ${pct(st.generatorCpuShare)} of the machine`);
   if (st.agentCpuCores != null) parts.push(`agent ${st.agentCpuCores.toFixed(2)} cores`);
   if (st.machineBusyCores != null) parts.push(`machine ${st.machineBusyCores.toFixed(2)} of ${cpus().length} cores busy`);
@@ -155,12 +259,21 @@ function withIntensity(self: VariantResult, minOffered: number | undefined, rule
   const offered = self.storm?.offeredRps ?? null;
   // Only judged variants get here (evaluateExpectations returns early on an error), so this is stormTooWeak's rule.
   if (offered !== null && offered >= minOffered) {
-    return [result('minOfferedRps', minOffered, offered, 'passed', 'measured', `the storm offered ${rps(offered)} >= the ${rps(minOffered)} this shape needs`), ...rules];
+    return [
+      result('minOfferedRps', minOffered, offered, 'passed', 'measured', `the storm offered ${rps(offered)} >= the ${rps(minOffered)} this shape needs`),
+      ...rules,
+    ];
   }
-  const why = offered === null ? `the storm's offered rate was not measured (${stormConditions(self)})` : `the storm offered ${rps(offered)}, this variant's shape needs >= ${rps(minOffered)}: ${stormConditions(self)}`;
+  const why =
+    offered === null
+      ? `the storm's offered rate was not measured (${stormConditions(self)})`
+      : `the storm offered ${rps(offered)}, this variant's shape needs >= ${rps(minOffered)}: ${stormConditions(self)}`;
   // The shortfall is named for who caused it: a generator at its CPU limit is not the agent's doing.
   const limit = self.storm?.limitedBy;
-  const headline = limit?.by === 'generator' ? `storm limited by the generator: ${limit.detail}; ${why}` : `storm too weak to judge: ${why}${limit ? ` (${limit.by === 'agent' ? 'the agent was at its CPU limit' : 'the machine was at its CPU limit'}: ${limit.detail})` : ''}`;
+  const headline =
+    limit?.by === 'generator'
+      ? `storm limited by the generator: ${limit.detail}; ${why}`
+      : `storm too weak to judge: ${why}${limit ? ` (${limit.by === 'agent' ? 'the agent was at its CPU limit' : 'the machine was at its CPU limit'}: ${limit.detail})` : ''}`;
   const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', headline);
   const tag = limit?.by === 'generator' ? 'storm limited by the generator' : 'storm too weak';
   return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${tag}): ${e.message}` } : e))];
@@ -175,10 +288,16 @@ function withPileUp(self: VariantResult, min: number | undefined, rules: Expecta
   if (min === undefined) return rules;
   const peak = self.peakInflightAttestations;
   if (piledUp(self, min)) {
-    const shown = peak !== null && peak >= min ? `${peak} attestations in flight at once >= the ${min} this shape needs` : `OOM-killed with ${peak ?? 'an unmeasured number of'} attestations in flight at the last reading: the pile-up reached the memory limit`;
+    const shown =
+      peak !== null && peak >= min
+        ? `${peak} attestations in flight at once >= the ${min} this shape needs`
+        : `OOM-killed with ${peak ?? 'an unmeasured number of'} attestations in flight at the last reading: the pile-up reached the memory limit`;
     return [result('minInflightAttestations', min, peak, 'passed', peak === null ? 'bound' : 'measured', shown), ...rules];
   }
-  const why = peak === null ? `the attestations in flight were not measured (${stormConditions(self)})` : `at most ${peak} attestations in flight at once, this variant's shape needs >= ${min}: the storm offered ${self.storm?.offeredRps != null ? rps(self.storm.offeredRps) : 'an unmeasured rate'}, ${stormConditions(self)}`;
+  const why =
+    peak === null
+      ? `the attestations in flight were not measured (${stormConditions(self)})`
+      : `at most ${peak} attestations in flight at once, this variant's shape needs >= ${min}: the storm offered ${self.storm?.offeredRps != null ? rps(self.storm.offeredRps) : 'an unmeasured rate'}, ${stormConditions(self)}`;
   return [
     result('minInflightAttestations', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm too weak to pile up: ${why}`),
     ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (no pile-up): ${e.message}` } : e)),
@@ -199,10 +318,35 @@ function withAgentCpu(self: VariantResult, minCores: number | undefined, rules: 
   const busy = self.storm?.machineBusyCores ?? null;
   // Under a CPU budget (--cpu-budget, a container's quota) the run's share is what can be saturated.
   const cores = Math.min(cpus().length, cpuQuotaCores() ?? Infinity);
-  if (agent === null) return [result('minAgentCpuCores', minCores, null, 'inconclusive', 'none', `the agent's CPU was not measured, so whether it got the ${minCores} cores its shape needs is unknown`), ...rules];
-  if (agent >= minCores) return [result('minAgentCpuCores', minCores, agent, 'passed', 'measured', `the agent got ${agent.toFixed(2)} cores >= the ${minCores} this shape needs`), ...rules];
+  if (agent === null)
+    return [
+      result(
+        'minAgentCpuCores',
+        minCores,
+        null,
+        'inconclusive',
+        'none',
+        `the agent's CPU was not measured, so whether it got the ${minCores} cores its shape needs is unknown`,
+      ),
+      ...rules,
+    ];
+  if (agent >= minCores)
+    return [
+      result('minAgentCpuCores', minCores, agent, 'passed', 'measured', `the agent got ${agent.toFixed(2)} cores >= the ${minCores} this shape needs`),
+      ...rules,
+    ];
   if (busy === null || busy < SATURATED_MACHINE * cores) {
-    return [result('minAgentCpuCores', minCores, agent, 'passed', 'measured', `the agent got ${agent.toFixed(2)} cores (< ${minCores}) with ${busy === null ? 'an unmeasured share' : `${busy.toFixed(2)} of ${+cores.toFixed(2)}`} cores busy: CPU was there to take, its rules are judged`), ...rules];
+    return [
+      result(
+        'minAgentCpuCores',
+        minCores,
+        agent,
+        'passed',
+        'measured',
+        `the agent got ${agent.toFixed(2)} cores (< ${minCores}) with ${busy === null ? 'an unmeasured share' : `${busy.toFixed(2)} of ${+cores.toFixed(2)}`} cores busy: CPU was there to take, its rules are judged`,
+      ),
+      ...rules,
+    ];
   }
   const why = `the agent got ${agent.toFixed(2)} cores, this shape needs >= ${minCores}, on a saturated machine (${stormConditions(self)})`;
   return [

@@ -1,6 +1,15 @@
 // The real load driver: the scenario's load block handed to src/load's forking-worker generator,
 // its per-second samples placed on the variant run's timeline.
-import { bystanderLoadOptions, checkLoadCapacity, loadPlanSize, mergeEncodedHistograms, runLoad, summarizeHistogram, validateLoadOptions, type LoadOptions } from '../load/index.js';
+import {
+  bystanderLoadOptions,
+  checkLoadCapacity,
+  loadPlanSize,
+  mergeEncodedHistograms,
+  runLoad,
+  summarizeHistogram,
+  validateLoadOptions,
+  type LoadOptions,
+} from '../load/index.js';
 import { PlatformError } from '../errors.js';
 import { podUidProblem, tempRoot } from '../sandbox/index.js';
 import { targetKind } from '../target/index.js';
@@ -53,7 +62,12 @@ export const stormLoadDriver: LoadDriver = {
       onSecond: (sample) => o.onSecond({ ...sample, t: sample.t + offset }),
     });
     return {
-      counts: { ok: summary.totals.ok, rateLimited: summary.totals.rateLimited, deadlineExceeded: summary.totals.deadlineExceeded, error: summary.totals.error },
+      counts: {
+        ok: summary.totals.ok,
+        rateLimited: summary.totals.rateLimited,
+        deadlineExceeded: summary.totals.deadlineExceeded,
+        error: summary.totals.error,
+      },
       loadSeconds: summary.durationMs / 1000,
       callsStartedAt: Date.parse(summary.startedAt),
       histograms: summary.histograms,

@@ -121,8 +121,8 @@ export function readScenarioFile(path: string, overrides: Overrides = {}, settin
     throw new ConfigError(`${path}: not valid YAML (${(err as Error).message})`);
   }
   if (doc === null || doc === undefined) throw new ConfigError(`${path}: the file is empty; a scenario needs at least a name`);
-  if (settings.length && (typeof doc !== 'object' || Array.isArray(doc))) throw new ConfigError(`${path}: must be a YAML mapping of scenario keys to take --set`);
+  if (settings.length && (typeof doc !== 'object' || Array.isArray(doc)))
+    throw new ConfigError(`${path}: must be a YAML mapping of scenario keys to take --set`);
   const loaded = parseScenario(settings.length ? applySettings(doc as Record<string, unknown>, settings) : doc, `${path}: `, overrides);
   return { ...loaded, file: path };
 }
-

@@ -7,7 +7,10 @@ import type { RunResults } from '../contract/index.js';
 
 /** reports/<scenario>-<UTC timestamp>, e.g. reports/quick-20261129T203501Z. */
 export function defaultRunDir(scenarioName: string, now = new Date(), root = 'reports'): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return join(root, `${scenarioName}-${stamp}`);
 }
 

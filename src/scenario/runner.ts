@@ -149,7 +149,14 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
 
-  const cpuModes = [...new Set(s.variants.map((v) => targetKind(v.agent.kind).cpu(v.agent)).filter((c) => c !== null).map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')))];
+  const cpuModes = [
+    ...new Set(
+      s.variants
+        .map((v) => targetKind(v.agent.kind).cpu(v.agent))
+        .filter((c) => c !== null)
+        .map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')),
+    ),
+  ];
   const results = startRunResults({
     loaded: { ...opts.loaded, scenario: s },
     command: opts.command,
@@ -165,7 +172,20 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
   if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
   writeResults(runDir, results);
-  return { s, platform, runDir, runId, host, isolation: isolation.plan, targets, results, tally: new VariantTally(s, opts.load), abort: new AbortController(), interrupted: false, throttledAtStart };
+  return {
+    s,
+    platform,
+    runDir,
+    runId,
+    host,
+    isolation: isolation.plan,
+    targets,
+    results,
+    tally: new VariantTally(s, opts.load),
+    abort: new AbortController(),
+    interrupted: false,
+    throttledAtStart,
+  };
 }
 
 /** From here on the runner (and every pod it forks) stays off the agent's CPUs; returns the undo. */
@@ -236,7 +256,9 @@ async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> 
   const host = run.host;
   for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase, host?.cpusetBase]) {
     if (!base) continue;
-    await removeTree(join(base, 'attestorm', run.runId)).catch((err: Error) => process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`));
+    await removeTree(join(base, 'attestorm', run.runId)).catch((err: Error) =>
+      process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`),
+    );
     // The shared parent goes too once no other run uses it.
     removeIfEmpty(join(base, 'attestorm'));
   }
@@ -254,7 +276,9 @@ async function reportRun(run: ScenarioRun, opts: RunScenarioOptions, extraSectio
       const { files } = await renderReports(runDir, extraSections.length ? { extraSections } : {});
       out.write(`reports: ${files.join(', ')}\n`);
     } catch (err) {
-      process.stderr.write(`attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`);
+      process.stderr.write(
+        `attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`,
+      );
     }
   }
   const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);

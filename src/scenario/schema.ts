@@ -18,10 +18,23 @@ import {
   type LoadMethod,
   type RetryPolicy,
 } from '../load/index.js';
-import { agentKindSummary, AGENT_KINDS, DEFAULT_AGENT_KIND, PLACEMENT_NAMES, resolveVariantAgent, sharedAgentShape, TARGET_KINDS, targetKind, type VariantAgent } from '../target/index.js';
+import {
+  agentKindSummary,
+  AGENT_KINDS,
+  DEFAULT_AGENT_KIND,
+  PLACEMENT_NAMES,
+  resolveVariantAgent,
+  sharedAgentShape,
+  TARGET_KINDS,
+  targetKind,
+  type VariantAgent,
+} from '../target/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../util/index.js';
 
-const pinnableKinds = () => TARGET_KINDS.filter((k) => k.pinnable).map((k) => k.kind).join(', ');
+const pinnableKinds = () =>
+  TARGET_KINDS.filter((k) => k.pinnable)
+    .map((k) => k.kind)
+    .join(', ');
 
 export { PLACEMENT_NAMES };
 /** The single column used when the target is an external agent: placements then mean nothing. */
@@ -43,7 +56,7 @@ const variantNameSchema = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lowe
 const variantInputSchema = z
   .strictObject({
     name: variantNameSchema.describe('Name of this variant: a column of the comparison, a key of `expect`'),
-    agent: agentInputSchema.default({}).describe('Settings merged over the scenario\'s shared `agent` block'),
+    agent: agentInputSchema.default({}).describe("Settings merged over the scenario's shared `agent` block"),
   })
   .describe('One agent configuration to storm');
 
@@ -117,21 +130,23 @@ const expectSchema = z
       .describe(
         "The CPU this variant's shape needs its agent to get, in cores on average over the load phase. A precondition like minOfferedRps: when the machine was saturated (every core busy) and the agent got less, neighbours took its CPU and the variant is inconclusive with the numbers; on a machine with CPU to spare a starved agent is its own doing and its rules are judged",
       ),
-    minOkRps: z.number().min(0).optional().describe('Successful calls per second at least this (an absolute rate: it depends on the machine; prefer minAdmittedSuccess)'),
+    minOkRps: z
+      .number()
+      .min(0)
+      .optional()
+      .describe('Successful calls per second at least this (an absolute rate: it depends on the machine; prefer minAdmittedSuccess)'),
     minAdmittedSuccess: z
       .number({ error: 'must be a ratio between 0 and 1' })
       .min(0, 'must be a ratio between 0 and 1')
       .max(1, 'must be a ratio between 0 and 1')
       .optional()
       .describe(
-        'Of the storm calls the agent admitted (every call but rate-limit rejections), the share that succeeded, at least this (0..1): the agent keeps serving what its limiter lets through, whatever the machine\'s speed',
+        "Of the storm calls the agent admitted (every call but rate-limit rejections), the share that succeeded, at least this (0..1): the agent keeps serving what its limiter lets through, whatever the machine's speed",
       ),
     maxErrorRps: z.number().min(0).optional().describe('Failed calls per second (errors and deadline exceeded, not rejections) at most this'),
     maxRestarts: zNonNegInt('a non-negative integer').optional().describe('Agent restarts at most this'),
-    maxPeakRatio: ratioSchema.optional().describe('Peak ≤ value × the other variant\'s peak'),
-    minPeakRatio: ratioSchema
-      .optional()
-      .describe('Peak ≥ value × the other placement\'s peak, or OOM-killed (an OOM-killed peak equals its limit)'),
+    maxPeakRatio: ratioSchema.optional().describe("Peak ≤ value × the other variant's peak"),
+    minPeakRatio: ratioSchema.optional().describe("Peak ≥ value × the other placement's peak, or OOM-killed (an OOM-killed peak equals its limit)"),
   })
   .describe('Thresholds for one variant; any failure makes `attestorm run` exit 1');
 
@@ -145,7 +160,9 @@ export const isolationSchema = z
     ),
     otherCpus: zCpuList
       .optional()
-      .describe('CPUs of everything else the run starts (pods, workers, the kubelet emulator and the runner itself); default: every CPU of the machine not in agentCpus. Must not overlap agentCpus'),
+      .describe(
+        'CPUs of everything else the run starts (pods, workers, the kubelet emulator and the runner itself); default: every CPU of the machine not in agentCpus. Must not overlap agentCpus',
+      ),
   })
   .describe(
     'CPU isolation with cpuset cgroups (v1 cpuset hierarchy, or v2 with the cpuset controller): the agent alone on agentCpus, the runner and every pod on otherCpus. Recorded in results.json environment.isolation, with the reason when it could not be applied (no writable cpuset hierarchy); off unless set',
@@ -161,35 +178,35 @@ const legacyTargetSchema = z
   .describe('Shorthand for one variant named "external" with agent.kind external (socket, pid, cgroup, memoryLimit)');
 
 const scenarioShape = {
-    $schema: z.string().optional().describe('JSON Schema reference for editors; ignored'),
-    name: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lowercase letters, digits and "-"')
-      .describe('Short name; used for the run folder'),
-    description: z.string().default('').describe('What this scenario reproduces and what it needs'),
-    duration: zDuration.default(30_000).describe('Load phase per variant run'),
-    warmup: zDuration.default(2_000).describe('Time between the agent being ready and the load starting'),
-    repetitions: zPosInt('a positive integer').default(1).describe('How often every variant is run; figures are medians with min–max across repetitions'),
-    agent: agentInputSchema.default({}).describe('Agent settings shared by every variant (each variant takes the keys its kind understands and overrides them)'),
-    variants: z.array(variantInputSchema).min(1).optional().describe('The agent configurations to compare, in order'),
-    target: legacyTargetSchema.optional(),
-    placements: z
-      .array(z.enum(EXPECT_KEYS))
-      .min(1)
-      .optional()
-      .describe('Shorthand for variants: reference agents named after their placements; default all three (or "external" with a target)'),
-    load: loadSchema.default(loadSchema.parse({})),
-    expect: z.record(variantNameSchema, expectSchema).default({}).describe('Expectations per variant name'),
-    isolation: isolationSchema.optional(),
-    faults: faultsSchema.default([]).describe('Chaos: faults applied during the load phase, `at` counted from the moment the calls start'),
-    failOnInconclusive: z
-      .boolean()
-      .default(false)
-      .describe('Fail the run (exit 1) when an expectation is inconclusive (only a bound was measured, e.g. the peak of an OOM-killed agent)'),
-    oomKillsOutsideLoad: z
-      .enum(['count', 'ignore'])
-      .default('count')
-      .describe('OOM kills while pods start, during warm-up, drain or stop: count them (labelled with their phase) or leave them out of oomKills'),
+  $schema: z.string().optional().describe('JSON Schema reference for editors; ignored'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, 'must be lowercase letters, digits and "-"')
+    .describe('Short name; used for the run folder'),
+  description: z.string().default('').describe('What this scenario reproduces and what it needs'),
+  duration: zDuration.default(30_000).describe('Load phase per variant run'),
+  warmup: zDuration.default(2_000).describe('Time between the agent being ready and the load starting'),
+  repetitions: zPosInt('a positive integer').default(1).describe('How often every variant is run; figures are medians with min–max across repetitions'),
+  agent: agentInputSchema.default({}).describe('Agent settings shared by every variant (each variant takes the keys its kind understands and overrides them)'),
+  variants: z.array(variantInputSchema).min(1).optional().describe('The agent configurations to compare, in order'),
+  target: legacyTargetSchema.optional(),
+  placements: z
+    .array(z.enum(EXPECT_KEYS))
+    .min(1)
+    .optional()
+    .describe('Shorthand for variants: reference agents named after their placements; default all three (or "external" with a target)'),
+  load: loadSchema.default(loadSchema.parse({})),
+  expect: z.record(variantNameSchema, expectSchema).default({}).describe('Expectations per variant name'),
+  isolation: isolationSchema.optional(),
+  faults: faultsSchema.default([]).describe('Chaos: faults applied during the load phase, `at` counted from the moment the calls start'),
+  failOnInconclusive: z
+    .boolean()
+    .default(false)
+    .describe('Fail the run (exit 1) when an expectation is inconclusive (only a bound was measured, e.g. the peak of an OOM-killed agent)'),
+  oomKillsOutsideLoad: z
+    .enum(['count', 'ignore'])
+    .default('count')
+    .describe('OOM kills while pods start, during warm-up, drain or stop: count them (labelled with their phase) or leave them out of oomKills'),
 };
 
 /** The variants as written, before per-kind checks: the explicit list, or the shorthand expanded. */
@@ -240,14 +257,22 @@ export const scenarioSchema = z
   .strictObject(scenarioShape)
   .superRefine((s, ctx) => {
     if (s.variants && (s.placements || s.target)) {
-      ctx.addIssue({ code: 'custom', path: [s.placements ? 'placements' : 'target'], message: 'must not be given together with variants (it is a shorthand for them)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [s.placements ? 'placements' : 'target'],
+        message: 'must not be given together with variants (it is a shorthand for them)',
+      });
     }
     if (s.placements) {
       if (new Set(s.placements).size !== s.placements.length) {
         ctx.addIssue({ code: 'custom', path: ['placements'], message: `must not repeat a placement, got ${JSON.stringify(s.placements)}` });
       }
       if (s.target && s.placements.some((p) => p !== EXTERNAL_PLACEMENT)) {
-        ctx.addIssue({ code: 'custom', path: ['placements'], message: `must be [external] with a target (an external agent's limiter cannot be moved), got ${JSON.stringify(s.placements)}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['placements'],
+          message: `must be [external] with a target (an external agent's limiter cannot be moved), got ${JSON.stringify(s.placements)}`,
+        });
       }
       if (!s.target && s.placements.includes(EXTERNAL_PLACEMENT)) {
         ctx.addIssue({ code: 'custom', path: ['placements'], message: 'may contain "external" only together with a target, got "external"' });
@@ -262,21 +287,31 @@ export const scenarioSchema = z
     for (const [name, e] of Object.entries(s.expect)) {
       if (!e) continue;
       if (!names.includes(name)) {
-        ctx.addIssue({ code: 'custom', path: ['expect', name], message: `names a variant this scenario does not run (runs ${names.join(', ')}), got "${name}"` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['expect', name],
+          message: `names a variant this scenario does not run (runs ${names.join(', ')}), got "${name}"`,
+        });
       }
       for (const key of ['maxPeakRatio', 'minPeakRatio'] as const) {
         const r = e[key];
         if (r && !names.includes(r.to)) {
-          ctx.addIssue({ code: 'custom', path: ['expect', name, key, 'to'], message: `must be a variant this scenario runs (${names.join(', ')}), got "${r.to}"` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['expect', name, key, 'to'],
+            message: `must be a variant this scenario runs (${names.join(', ')}), got "${r.to}"`,
+          });
         }
         if (r && r.to === name) ctx.addIssue({ code: 'custom', path: ['expect', name, key, 'to'], message: `must name another variant, got "${r.to}"` });
       }
-      for (const i of bystanderExpectIssues(e, s.load.bystanders !== undefined)) ctx.addIssue({ code: 'custom', path: ['expect', name, i.key], message: i.message });
+      for (const i of bystanderExpectIssues(e, s.load.bystanders !== undefined))
+        ctx.addIssue({ code: 'custom', path: ['expect', name, i.key], message: i.message });
     }
     if (s.isolation) {
       for (const [i, v] of variantInputs(s).list.entries()) {
         const kind = v.agent.kind ?? s.agent.kind ?? DEFAULT_AGENT_KIND;
-        if (!targetKind(kind).pinnable) ctx.addIssue({ code: 'custom', path: ['isolation'], message: `pins ${pinnableKinds()} agents only; variant ${i} ("${v.name}") is a ${kind} agent` });
+        if (!targetKind(kind).pinnable)
+          ctx.addIssue({ code: 'custom', path: ['isolation'], message: `pins ${pinnableKinds()} agents only; variant ${i} ("${v.name}") is a ${kind} agent` });
       }
     }
     if (s.warmup >= 10 * 60_000) ctx.addIssue({ code: 'custom', path: ['warmup'], message: `must be under 10m, got ${s.warmup}ms` });
@@ -310,7 +345,10 @@ export function scenarioVariantNames(s: Scenario): string[] {
 export function selectVariants(s: Scenario, names: string[]): { scenario: Scenario; dropped: string[] } {
   const known = scenarioVariantNames(s);
   const unknown = names.filter((n) => !known.includes(n));
-  if (unknown.length) throw new ConfigError(`--variants: ${unknown.map((n) => `"${n}"`).join(', ')} ${unknown.length > 1 ? 'are not variants' : 'is not a variant'} of ${s.name} (it has ${known.join(', ')})`);
+  if (unknown.length)
+    throw new ConfigError(
+      `--variants: ${unknown.map((n) => `"${n}"`).join(', ')} ${unknown.length > 1 ? 'are not variants' : 'is not a variant'} of ${s.name} (it has ${known.join(', ')})`,
+    );
   const keep = new Set(names);
   const dropped: string[] = [];
   const expect: Record<string, ExpectInput> = {};

@@ -17,7 +17,10 @@ export function expectationSummary(v: Pick<VariantResult, 'expectations' | 'erro
 
 function row(v: VariantResult): string[] {
   const pct = v.memoryLimitBytes && v.peakMemoryBytes !== null ? ` (${Math.round((v.peakMemoryBytes / v.memoryLimitBytes) * 100)}%)` : '';
-  const spread = v.spread.peakMemoryBytes && v.spread.peakMemoryBytes.min !== v.spread.peakMemoryBytes.max ? ` [${mib(v.spread.peakMemoryBytes.min)}–${mib(v.spread.peakMemoryBytes.max)}]` : '';
+  const spread =
+    v.spread.peakMemoryBytes && v.spread.peakMemoryBytes.min !== v.spread.peakMemoryBytes.max
+      ? ` [${mib(v.spread.peakMemoryBytes.min)}–${mib(v.spread.peakMemoryBytes.max)}]`
+      : '';
   const p99 = v.latency.ok ? v.latency.ok.p99Ms.toFixed(1) : '-';
   return [
     v.name,
@@ -39,15 +42,36 @@ function row(v: VariantResult): string[] {
 }
 
 export function comparisonTable(results: RunResults): string {
-  const head = ['variant', 'agent', 'limit', 'peak MiB (% limit)', 'OOM kills', 'restarts', 'offered→answered/s', 'bystanders (gap)', 'ok/s', 'rejected/s', 'deadline/s', 'error/s', 'p99 ok ms', 'expectations'];
+  const head = [
+    'variant',
+    'agent',
+    'limit',
+    'peak MiB (% limit)',
+    'OOM kills',
+    'restarts',
+    'offered→answered/s',
+    'bystanders (gap)',
+    'ok/s',
+    'rejected/s',
+    'deadline/s',
+    'error/s',
+    'p99 ok ms',
+    'expectations',
+  ];
   const rows = [head, ...results.variants.map(row)];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const sep = `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`;
   const lines = [fmt(head), sep, ...rows.slice(1).map(fmt)];
-  const noteworthy = results.variants.flatMap((v) => v.expectations.filter((e) => e.verdict !== 'passed').map((e) => `  ${v.name}: ${e.name} ${e.verdict}: ${e.message}`));
+  const noteworthy = results.variants.flatMap((v) =>
+    v.expectations.filter((e) => e.verdict !== 'passed').map((e) => `  ${v.name}: ${e.name} ${e.verdict}: ${e.message}`),
+  );
   if (noteworthy.length) lines.push('', 'expectations not passed:', ...noteworthy);
-  const killedOutside = results.variants.flatMap((v) => v.deaths.filter((d) => d.phase !== 'load').map((d) => `  ${v.name} r${d.rep}: ${d.cause} at ${(d.atMs / 1000).toFixed(1)} s, during ${d.phase}${d.counted ? '' : ' (not counted)'}`));
+  const killedOutside = results.variants.flatMap((v) =>
+    v.deaths
+      .filter((d) => d.phase !== 'load')
+      .map((d) => `  ${v.name} r${d.rep}: ${d.cause} at ${(d.atMs / 1000).toFixed(1)} s, during ${d.phase}${d.counted ? '' : ' (not counted)'}`),
+  );
   if (killedOutside.length) lines.push('', 'agent deaths outside the load phase:', ...killedOutside);
   const shrank = results.variants.filter((v) => v.storm?.shrank).map((v) => `  ${v.name}: ${v.storm!.shrank}`);
   if (shrank.length) lines.push('', 'the storm shrank (figures understate the load):', ...shrank);

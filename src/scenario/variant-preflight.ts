@@ -36,6 +36,9 @@ export async function preflightVariants(s: Scenario, env: NodeJS.ProcessEnv = pr
   if (variants.length === 0) throw new PlatformError(`no variant of ${s.name} can run: ${skipped.map((k) => `${k.name} skipped (${k.reason})`).join('; ')}`);
   if (!skipped.length) return { scenario: { ...s, variants }, skipped, dropped: [] };
   // Expectations about a skipped variant, or comparing with one, are dropped and named.
-  const picked = selectVariants({ ...s, variants }, variants.map((v) => v.name));
+  const picked = selectVariants(
+    { ...s, variants },
+    variants.map((v) => v.name),
+  );
   return { scenario: picked.scenario, skipped, dropped: picked.dropped };
 }

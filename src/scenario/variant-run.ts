@@ -350,7 +350,15 @@ function waveEndDetail(w: StormWave, end: StormWaveEnd): string {
   return `${pods(w.pods)} of the wave ended (${w.workers} workers), ${calling}${failed}`;
 }
 
-function startFaults(s: Scenario, target: AgentTarget, sandbox: Sandbox, storm: StormControl | null, at: number, signal: AbortSignal, timeline: Timeline): FaultScheduler {
+function startFaults(
+  s: Scenario,
+  target: AgentTarget,
+  sandbox: Sandbox,
+  storm: StormControl | null,
+  at: number,
+  signal: AbortSignal,
+  timeline: Timeline,
+): FaultScheduler {
   const scheduler = new FaultScheduler({
     faults: s.faults,
     loadStart: at,

@@ -95,7 +95,8 @@ export class SpireAgentPlan {
 
 export async function prepareSpireAgent(o: PrepareSpireAgentOptions): Promise<SpireAgentPlan> {
   const socketPath = join(o.dir, 'workload', 'api.sock');
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) throw new ConfigError(`spire-agent socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter temp folder`);
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH)
+    throw new ConfigError(`spire-agent socket path ${socketPath} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter temp folder`);
   const dataDir = join(o.dir, 'agent-data');
   // Pods may run as other users: the socket's folder must let them through.
   mkdirSync(join(o.dir, 'workload'), { recursive: true, mode: 0o755 });

@@ -84,7 +84,11 @@ export function findSpireBinaries(opts: FindSpireOptions = {}): SpireBinaries {
 export async function spireVersion(binary: string): Promise<string> {
   try {
     const { stdout, stderr } = await run(binary, ['--version'], { timeout: 10_000 });
-    const text = `${stdout}\n${stderr}`.trim().split('\n').map((l) => l.trim()).filter((l) => l !== '');
+    const text = `${stdout}\n${stderr}`
+      .trim()
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '');
     if (text.length === 0) throw new Error('printed nothing');
     return text[0]!;
   } catch (err) {

@@ -16,7 +16,11 @@ export function serverCli(binary: string, adminSocket: string, args: readonly st
       const e = err as NodeJS.ErrnoException & { killed?: boolean; code?: number | string };
       const why = e.killed ? `timed out after ${timeoutMs} ms` : typeof e.code === 'number' ? `exit code ${e.code}` : e.message;
       const said = `${stderr}\n${stdout}`.trim().split('\n').slice(-6).join('\n    ');
-      reject(new RunError(`spire-server ${args.slice(0, 2).join(' ')} failed (${why}): ${said || 'no output'}\n  command: ${binary} ${full.join(' ')}`, { cause: err }));
+      reject(
+        new RunError(`spire-server ${args.slice(0, 2).join(' ')} failed (${why}): ${said || 'no output'}\n  command: ${binary} ${full.join(' ')}`, {
+          cause: err,
+        }),
+      );
     });
   });
 }

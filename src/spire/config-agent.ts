@@ -29,8 +29,12 @@ export function kubeletAccessFor(url: string, files: { caFile?: string | null; t
   if (!port) throw new ConfigError(`kubelet URL must carry an explicit port, got ${JSON.stringify(url)}`);
   const host = u.hostname.replace(/^\[|\]$/g, '');
   if (u.protocol === 'http:') {
-    if (host !== '127.0.0.1') throw new ConfigError(`kubelet URL ${url}: SPIRE's read-only kubelet port is always dialled on 127.0.0.1; serve the emulator there (kubelet.listen 127.0.0.1:0) or use tls`);
-    if (files.tokenFile) throw new ConfigError(`kubelet URL ${url}: SPIRE sends no token on the read-only port, but the emulator requires one; drop kubelet.token or use tls`);
+    if (host !== '127.0.0.1')
+      throw new ConfigError(
+        `kubelet URL ${url}: SPIRE's read-only kubelet port is always dialled on 127.0.0.1; serve the emulator there (kubelet.listen 127.0.0.1:0) or use tls`,
+      );
+    if (files.tokenFile)
+      throw new ConfigError(`kubelet URL ${url}: SPIRE sends no token on the read-only port, but the emulator requires one; drop kubelet.token or use tls`);
     return { mode: 'read-only', port };
   }
   if (u.protocol === 'https:') {
@@ -93,7 +97,9 @@ export function agentConfigTree(c: AgentConfigInput): HclTree {
     // SPIRE treats 0 as "no limit": such keys are left out.
     if (v === undefined || v <= 0) continue;
     if (c.grammar && !c.grammar.rateLimitKeys.includes(key)) {
-      throw new ConfigError(`rateLimits.${key} is set (${v}), but SPIRE ${formatVersion(c.grammar.version)} (${c.grammar.version.text}) has no agent.experimental.ratelimit.${key}`);
+      throw new ConfigError(
+        `rateLimits.${key} is set (${v}), but SPIRE ${formatVersion(c.grammar.version)} (${c.grammar.version.text}) has no agent.experimental.ratelimit.${key}`,
+      );
     }
     limits[key] = v;
   }

@@ -70,7 +70,8 @@ export function checkBatchOutput(stdout: string, expected: number): { created: n
     else if (code === ALREADY_EXISTS) existing++;
     else failed.push(`${r.entry?.spiffe_id?.path ?? '?'}: code ${code} ${r.status?.message ?? ''}`.trim());
   }
-  if (failed.length > 0) throw new RunError(`spire-server refused ${failed.length} of ${expected} entries: ${failed.slice(0, 5).join('; ')}${failed.length > 5 ? ' ...' : ''}`);
+  if (failed.length > 0)
+    throw new RunError(`spire-server refused ${failed.length} of ${expected} entries: ${failed.slice(0, 5).join('; ')}${failed.length > 5 ? ' ...' : ''}`);
   return { created, existing, ids };
 }
 
@@ -87,7 +88,9 @@ export function checkDeleteOutput(stdout: string, expected: number): number {
   }
   const results = doc.results ?? [];
   if (results.length !== expected) throw new RunError(`spire-server entry delete answered ${results.length} results for ${expected} entries`);
-  const failed = results.filter((r) => ![OK, NOT_FOUND].includes(r.status?.code ?? OK)).map((r) => `${r.id ?? '?'}: code ${r.status?.code} ${r.status?.message ?? ''}`.trim());
+  const failed = results
+    .filter((r) => ![OK, NOT_FOUND].includes(r.status?.code ?? OK))
+    .map((r) => `${r.id ?? '?'}: code ${r.status?.code} ${r.status?.message ?? ''}`.trim());
   if (failed.length > 0) throw new RunError(`spire-server refused to delete ${failed.length} of ${expected} entries: ${failed.slice(0, 5).join('; ')}`);
   return results.length;
 }

@@ -31,14 +31,16 @@ function renderBody(tree: HclTree, indent: string, path: string, out: string[]):
   for (const [key, value] of Object.entries(tree)) {
     if (value === null || value === undefined) continue;
     const at = path ? `${path}.${key}` : key;
-    if (!KEY.test(key)) throw new ConfigError(`${at}: HCL keys must be identifiers, optionally with quoted labels (e.g. WorkloadAttestor "k8s"), got ${JSON.stringify(key)}`);
+    if (!KEY.test(key))
+      throw new ConfigError(`${at}: HCL keys must be identifiers, optionally with quoted labels (e.g. WorkloadAttestor "k8s"), got ${JSON.stringify(key)}`);
     if (isTree(value)) {
       out.push(`${indent}${key} {`);
       renderBody(value, `${indent}  `, at, out);
       out.push(`${indent}}`);
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => {
-        if (isTree(v) || Array.isArray(v)) throw new ConfigError(`${at}[${i}] must be a string, number or boolean, got ${Array.isArray(v) ? 'a list' : 'an object'}`);
+        if (isTree(v) || Array.isArray(v))
+          throw new ConfigError(`${at}[${i}] must be a string, number or boolean, got ${Array.isArray(v) ? 'a list' : 'an object'}`);
       });
       out.push(`${indent}${key} = [${value.map((v, i) => scalar(v, `${at}[${i}]`)).join(', ')}]`);
     } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {

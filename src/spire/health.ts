@@ -43,7 +43,8 @@ export async function waitReady(o: WaitReadyOptions): Promise<number> {
       const failure = o.failure?.();
       if (failure) throw new ChildProcessError(`${o.what} cannot become ready: ${failure}.${quoteLog(o.logFile)}`);
       if (await isReady(o.healthPort)) return Date.now() - started;
-      if (Date.now() >= deadline) throw new TimeoutError(`${o.what} was not ready within ${o.timeoutMs} ms (GET http://127.0.0.1:${o.healthPort}/ready).${quoteLog(o.logFile)}`);
+      if (Date.now() >= deadline)
+        throw new TimeoutError(`${o.what} was not ready within ${o.timeoutMs} ms (GET http://127.0.0.1:${o.healthPort}/ready).${quoteLog(o.logFile)}`);
       await new Promise((r) => setTimeout(r, pollMs));
     }
   } finally {

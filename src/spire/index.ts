@@ -15,7 +15,17 @@ export { startSpireServer, SpireServer, MAX_SOCKET_PATH } from './server.js';
 export type { StartSpireServerOptions } from './server.js';
 export { workloadIdFor, entriesJson, checkBatchOutput, checkDeleteOutput } from './entries.js';
 export type { PodForEntry, EntryJson } from './entries.js';
-export { prepareSpireAgent, startSpireAgent, SpireAgentPlan, RunningSpireAgent, assertLimiterLogged, limitedMethodsInLog, limiterAnnouncement, joinTokenRefusal, placementMismatch } from './agent.js';
+export {
+  prepareSpireAgent,
+  startSpireAgent,
+  SpireAgentPlan,
+  RunningSpireAgent,
+  assertLimiterLogged,
+  limitedMethodsInLog,
+  limiterAnnouncement,
+  joinTokenRefusal,
+  placementMismatch,
+} from './agent.js';
 export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand, LimiterPlacement } from './agent.js';
 export { probeSvid, asGroup } from './svid-probe.js';
 export type { ProbeSvidOptions, ProbeResult, ProbeSpawn } from './svid-probe.js';

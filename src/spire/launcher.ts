@@ -4,7 +4,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { ChildProcessError, RunError } from '../errors.js';
 import { isRunning, sleep } from '../util/index.js';
-import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, placementMismatch, unannouncedLimits, type LimiterPlacement, type SpireAgentPlan } from './agent.js';
+import {
+  joinTokenRefusal,
+  limiterAnnouncement,
+  limiterNotLoggedError,
+  placementMismatch,
+  unannouncedLimits,
+  type LimiterPlacement,
+  type SpireAgentPlan,
+} from './agent.js';
 import { isReady } from './health.js';
 import { quoteLog } from './log-tail.js';
 import type { SpireServer } from './server.js';
@@ -62,7 +70,8 @@ export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, lo
       const until = Date.now() + ANNOUNCE_GRACE_MS;
       while (!signal.aborted && isRunning(child) && unannouncedLimits(plan, announced).length > 0 && Date.now() < until) await sleep(POLL_MS, signal);
       if (signal.aborted) throw new RunError('spire-agent start was interrupted');
-      if (!isRunning(child)) throw new ChildProcessError(`spire-agent exited before it was ready (${child.signalCode ?? `code ${child.exitCode}`}).${quoteLog(logFile)}`);
+      if (!isRunning(child))
+        throw new ChildProcessError(`spire-agent exited before it was ready (${child.signalCode ?? `code ${child.exitCode}`}).${quoteLog(logFile)}`);
       const missing = unannouncedLimits(plan, announced);
       if (missing.length > 0) throw limiterNotLoggedError(plan, missing, logFile);
       // A patched build is only what it claims when its own log says where its limiter sits.

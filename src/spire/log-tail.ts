@@ -14,7 +14,12 @@ export function lastLogLines(file: string, n = 8): string[] {
     const len = Math.min(size, 64 * 1024);
     const buf = Buffer.alloc(len);
     readSync(fd, buf, 0, len, size - len);
-    return buf.toString('utf8').split('\n').map((l) => l.trimEnd()).filter((l) => l !== '').slice(-n);
+    return buf
+      .toString('utf8')
+      .split('\n')
+      .map((l) => l.trimEnd())
+      .filter((l) => l !== '')
+      .slice(-n);
   } finally {
     closeSync(fd);
   }

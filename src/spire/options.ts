@@ -2,7 +2,14 @@
 // variant settings are validated by the scenario schema; this module only knows SPIRE's names.
 
 /** SPIRE's Workload API/SDS rate-limit keys (agent.experimental.ratelimit), calls per second per selector set. */
-export const SPIRE_RATE_LIMIT_KEYS = ['fetch_x509_svid', 'fetch_jwt_svid', 'fetch_x509_bundles', 'fetch_jwt_bundles', 'stream_secrets', 'fetch_secrets'] as const;
+export const SPIRE_RATE_LIMIT_KEYS = [
+  'fetch_x509_svid',
+  'fetch_jwt_svid',
+  'fetch_x509_bundles',
+  'fetch_jwt_bundles',
+  'stream_secrets',
+  'fetch_secrets',
+] as const;
 export type SpireRateLimitKey = (typeof SPIRE_RATE_LIMIT_KEYS)[number];
 export type SpireRateLimits = Partial<Record<SpireRateLimitKey, number>>;
 

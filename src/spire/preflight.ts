@@ -25,7 +25,10 @@ export async function preflightSpireVariant(asked: SpireVariantAsked, where: str
   if (binDir === undefined && asked.binDirEnv !== undefined) {
     const value = env[asked.binDirEnv];
     if (value === undefined || value === '') {
-      return { kind: 'skip', reason: `$${asked.binDirEnv} is ${value === undefined ? 'not set' : 'empty'}: it names the folder of this variant's spire-server and spire-agent (or give ${where}binDir)` };
+      return {
+        kind: 'skip',
+        reason: `$${asked.binDirEnv} is ${value === undefined ? 'not set' : 'empty'}: it names the folder of this variant's spire-server and spire-agent (or give ${where}binDir)`,
+      };
     }
     binDir = value;
   }
@@ -33,7 +36,9 @@ export async function preflightSpireVariant(asked: SpireVariantAsked, where: str
   const version = versionOf(bins.agent, await spireVersion(bins.agent));
   const problems: string[] = [];
   if (asked.release !== undefined && formatVersion(version) !== asked.release) {
-    problems.push(`${where}release is ${asked.release}, but ${bins.agent} --version says ${JSON.stringify(version.text)}; point the variant at a ${asked.release} build`);
+    problems.push(
+      `${where}release is ${asked.release}, but ${bins.agent} --version says ${JSON.stringify(version.text)}; point the variant at a ${asked.release} build`,
+    );
   }
   problems.push(...grammarProblems(version, asked, where));
   return { kind: 'checked', binDir: dirname(bins.agent), grammar: spireAgentGrammar(version), problems };

@@ -66,7 +66,16 @@ export interface SpireAgentGrammar {
 }
 
 // The k8s attestor keys attestorm writes; every release from 1.10.0 to the newest reads all of them.
-const K8S_KEYS = ['kubelet_read_only_port', 'kubelet_secure_port', 'kubelet_ca_path', 'token_path', 'use_anonymous_authentication', 'node_name', 'poll_retry_interval', 'max_poll_attempts'] as const;
+const K8S_KEYS = [
+  'kubelet_read_only_port',
+  'kubelet_secure_port',
+  'kubelet_ca_path',
+  'token_path',
+  'use_anonymous_authentication',
+  'node_name',
+  'poll_retry_interval',
+  'max_poll_attempts',
+] as const;
 
 export function spireAgentGrammar(version: SpireVersion): SpireAgentGrammar {
   return {
@@ -99,7 +108,9 @@ export function grammarProblems(version: SpireVersion, asked: SpireSettingsAsked
   const problems: string[] = [];
   const release = `SPIRE ${formatVersion(version)} (${version.text})`;
   if (compareVersions(version, OLDEST_KNOWN_RELEASE) < 0) {
-    problems.push(`${where.replace(/\.$/, '')}: ${release} is older than ${formatVersion(OLDEST_KNOWN_RELEASE)}, the oldest release whose configuration attestorm writes; use a build of ${formatVersion(OLDEST_KNOWN_RELEASE)} or later`);
+    problems.push(
+      `${where.replace(/\.$/, '')}: ${release} is older than ${formatVersion(OLDEST_KNOWN_RELEASE)}, the oldest release whose configuration attestorm writes; use a build of ${formatVersion(OLDEST_KNOWN_RELEASE)} or later`,
+    );
     return problems;
   }
   for (const g of GATED) {
@@ -107,7 +118,9 @@ export function grammarProblems(version: SpireVersion, asked: SpireSettingsAsked
     const [, name] = g.key.split('.');
     const value = asked.rateLimits?.[name!];
     if (value !== undefined && value > 0) {
-      problems.push(`${where}${g.key} is set (${value}), but ${release} has no ${g.hcl}: ${g.what} first shipped in ${formatVersion(g.since)}; drop the setting for this release or use ${formatVersion(g.since)} or later`);
+      problems.push(
+        `${where}${g.key} is set (${value}), but ${release} has no ${g.hcl}: ${g.what} first shipped in ${formatVersion(g.since)}; drop the setting for this release or use ${formatVersion(g.since)} or later`,
+      );
     }
     const hclPath = g.hcl.split('.');
     if (hasPath(asked.extraAgentConfig, hclPath)) {
@@ -120,6 +133,7 @@ export function grammarProblems(version: SpireVersion, asked: SpireSettingsAsked
 /** The version a binary printed, or a PlatformError naming the binary and what it printed. */
 export function versionOf(binary: string, printed: string): SpireVersion {
   const version = parseSpireVersion(printed);
-  if (!version) throw new PlatformError(`${binary} --version printed ${JSON.stringify(printed)}, which names no version (expected e.g. 1.15.3); is it a spire-agent?`);
+  if (!version)
+    throw new PlatformError(`${binary} --version printed ${JSON.stringify(printed)}, which names no version (expected e.g. 1.15.3); is it a spire-agent?`);
   return version;
 }

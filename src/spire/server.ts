@@ -126,7 +126,16 @@ export class SpireServer {
 
   /** A single-use join token whose agent also gets the alias ID (the entries' parent). */
   async joinToken(ttlSeconds = 600): Promise<string> {
-    const { stdout } = await serverCli(this.binary, this.adminSocket, ['token', 'generate', '-spiffeID', this.aliasId, '-ttl', String(ttlSeconds), '-output', 'json']);
+    const { stdout } = await serverCli(this.binary, this.adminSocket, [
+      'token',
+      'generate',
+      '-spiffeID',
+      this.aliasId,
+      '-ttl',
+      String(ttlSeconds),
+      '-output',
+      'json',
+    ]);
     let value: unknown;
     try {
       value = (JSON.parse(stdout) as { value?: unknown }).value;
@@ -161,7 +170,8 @@ export class SpireServer {
 /** Starts spire-server and waits until it is ready; a port lost to a race is retried with new ports. */
 export async function startSpireServer(o: StartSpireServerOptions): Promise<SpireServer> {
   const adminSocket = serverAdminSocket(o.dir);
-  if (Buffer.byteLength(adminSocket) > MAX_SOCKET_PATH) throw new ConfigError(`spire-server admin socket path ${adminSocket} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter temp folder`);
+  if (Buffer.byteLength(adminSocket) > MAX_SOCKET_PATH)
+    throw new ConfigError(`spire-server admin socket path ${adminSocket} is longer than ${MAX_SOCKET_PATH} bytes; use a shorter temp folder`);
   mkdirSync(join(o.dir, 'server-data'), { recursive: true, mode: 0o700 });
   mkdirSync(o.outDir, { recursive: true });
   const configFile = join(o.outDir, 'server.conf');

@@ -13,8 +13,7 @@ export interface ProbeRequest {
 }
 
 export type ProbeResult =
-  | { ok: true; spiffeId: string; attempts: number; afterMs: number }
-  | { ok: false; attempts: number; afterMs: number; lastCode: number; lastDetails: string };
+  { ok: true; spiffeId: string; attempts: number; afterMs: number } | { ok: false; attempts: number; afterMs: number; lastCode: number; lastDetails: string };
 
 /** Starts the probe process somewhere: inside a sandbox pod (Sandbox.spawnInPod) or as a process of its own (asGroup). */
 export type ProbeSpawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess;
@@ -46,7 +45,25 @@ function probeBundle(): Promise<string> {
   return bundled;
 }
 
-const GRPC_CODE_NAMES = ['OK', 'CANCELLED', 'UNKNOWN', 'INVALID_ARGUMENT', 'DEADLINE_EXCEEDED', 'NOT_FOUND', 'ALREADY_EXISTS', 'PERMISSION_DENIED', 'RESOURCE_EXHAUSTED', 'FAILED_PRECONDITION', 'ABORTED', 'OUT_OF_RANGE', 'UNIMPLEMENTED', 'INTERNAL', 'UNAVAILABLE', 'DATA_LOSS', 'UNAUTHENTICATED'];
+const GRPC_CODE_NAMES = [
+  'OK',
+  'CANCELLED',
+  'UNKNOWN',
+  'INVALID_ARGUMENT',
+  'DEADLINE_EXCEEDED',
+  'NOT_FOUND',
+  'ALREADY_EXISTS',
+  'PERMISSION_DENIED',
+  'RESOURCE_EXHAUSTED',
+  'FAILED_PRECONDITION',
+  'ABORTED',
+  'OUT_OF_RANGE',
+  'UNIMPLEMENTED',
+  'INTERNAL',
+  'UNAVAILABLE',
+  'DATA_LOSS',
+  'UNAUTHENTICATED',
+];
 
 /**
  * Resolves with the SPIFFE ID the pod received; throws TimeoutError quoting the last answer
@@ -60,14 +77,19 @@ export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResul
   child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
   try {
     const result = await new Promise<ProbeResult>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new TimeoutError(`${o.label}: the SVID probe did not report within ${o.timeoutMs + 10_000} ms`)), o.timeoutMs + 10_000);
+      const timer = setTimeout(
+        () => reject(new TimeoutError(`${o.label}: the SVID probe did not report within ${o.timeoutMs + 10_000} ms`)),
+        o.timeoutMs + 10_000,
+      );
       child.once('message', (m) => {
         clearTimeout(timer);
         resolve(m as ProbeResult);
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new TimeoutError(`${o.label}: the SVID probe exited without an answer (${signal ?? `code ${code}`}): ${stderr.trim().slice(-500) || 'no output'}`));
+        reject(
+          new TimeoutError(`${o.label}: the SVID probe exited without an answer (${signal ?? `code ${code}`}): ${stderr.trim().slice(-500) || 'no output'}`),
+        );
       });
       child.once('error', (err) => {
         clearTimeout(timer);
@@ -76,7 +98,9 @@ export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResul
     });
     if (!result.ok) {
       const code = GRPC_CODE_NAMES[result.lastCode] ?? `code ${result.lastCode}`;
-      throw new TimeoutError(`${o.label} received no JWT-SVID from ${o.socket} within ${o.timeoutMs} ms (${result.attempts} attempts; last answer ${code}: ${result.lastDetails})`);
+      throw new TimeoutError(
+        `${o.label} received no JWT-SVID from ${o.socket} within ${o.timeoutMs} ms (${result.attempts} attempts; last answer ${code}: ${result.lastDetails})`,
+      );
     }
     return result;
   } finally {

@@ -19,13 +19,46 @@ function chartSpecs(r: SweepResult): unknown[] {
   variants.forEach((v, i) => {
     const pts = r.points.filter((p) => p.variant === v && !p.error).sort((a, b) => x(a) - x(b));
     const color = COLORS[i % COLORS.length];
-    datasets.push({ type: 'line', label: `${v} peak`, data: pts.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })), borderColor: color, backgroundColor: color, pointRadius: 3 });
+    datasets.push({
+      type: 'line',
+      label: `${v} peak`,
+      data: pts.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })),
+      borderColor: color,
+      backgroundColor: color,
+      pointRadius: 3,
+    });
     if (pts.some((p) => p.peakMinBytes !== p.peakMaxBytes)) {
-      datasets.push({ type: 'line', label: `${v} min–max`, data: pts.map((p) => ({ x: x(p), y: p.peakMaxBytes === null ? null : p.peakMaxBytes / MiB })), borderColor: color, backgroundColor: `${color}33`, borderWidth: 0, pointRadius: 0, fill: '+1' });
-      datasets.push({ type: 'line', label: `${v} min`, data: pts.map((p) => ({ x: x(p), y: p.peakMinBytes === null ? null : p.peakMinBytes / MiB })), borderColor: color, borderWidth: 0, pointRadius: 0 });
+      datasets.push({
+        type: 'line',
+        label: `${v} min–max`,
+        data: pts.map((p) => ({ x: x(p), y: p.peakMaxBytes === null ? null : p.peakMaxBytes / MiB })),
+        borderColor: color,
+        backgroundColor: `${color}33`,
+        borderWidth: 0,
+        pointRadius: 0,
+        fill: '+1',
+      });
+      datasets.push({
+        type: 'line',
+        label: `${v} min`,
+        data: pts.map((p) => ({ x: x(p), y: p.peakMinBytes === null ? null : p.peakMinBytes / MiB })),
+        borderColor: color,
+        borderWidth: 0,
+        pointRadius: 0,
+      });
     }
     const killed = pts.filter((p) => p.oomKills > 0);
-    if (killed.length) datasets.push({ type: 'scatter', label: `${v} OOM-killed`, data: killed.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })), borderColor: '#D00000', backgroundColor: color, pointStyle: 'crossRot', pointRadius: 10, borderWidth: 3 });
+    if (killed.length)
+      datasets.push({
+        type: 'scatter',
+        label: `${v} OOM-killed`,
+        data: killed.map((p) => ({ x: x(p), y: p.peakMemoryBytes === null ? null : p.peakMemoryBytes / MiB })),
+        borderColor: '#D00000',
+        backgroundColor: color,
+        pointStyle: 'crossRot',
+        pointRadius: 10,
+        borderWidth: 3,
+      });
   });
   const bystanders = r.points.some((p) => p.bystanderSuccess !== null);
   const specs: unknown[] = [
@@ -57,12 +90,19 @@ function chartSpecs(r: SweepResult): unknown[] {
         data: {
           datasets: variants.map((v, i) => ({
             label: `${v} bystander success`,
-            data: r.points.filter((p) => p.variant === v && p.bystanderSuccess !== null).sort((a, b) => x(a) - x(b)).map((p) => ({ x: x(p), y: p.bystanderSuccess })),
+            data: r.points
+              .filter((p) => p.variant === v && p.bystanderSuccess !== null)
+              .sort((a, b) => x(a) - x(b))
+              .map((p) => ({ x: x(p), y: p.bystanderSuccess })),
             borderColor: COLORS[i % COLORS.length],
             backgroundColor: COLORS[i % COLORS.length],
           })),
         },
-        options: { parsing: false, plugins: { title: { display: true, text: `Bystander success against ${r.key}` } }, scales: { x: { type: 'linear', ticks: { stepSize: 1, callback: '__labels__' }, title: { display: true, text: r.key } }, y: { min: 0, max: 1 } } },
+        options: {
+          parsing: false,
+          plugins: { title: { display: true, text: `Bystander success against ${r.key}` } },
+          scales: { x: { type: 'linear', ticks: { stepSize: 1, callback: '__labels__' }, title: { display: true, text: r.key } }, y: { min: 0, max: 1 } },
+        },
       },
     });
   }
@@ -89,7 +129,10 @@ const SWEEP_SCRIPT = `
 
 export function renderSweepHtml(r: SweepResult): string {
   const order = sweepOrder([...new Set(r.points.map((p) => p.value))], numericValue);
-  const status = r.status === 'complete' ? 'complete' : `${r.status === 'running' ? 'interrupted (its runner stopped before the end)' : r.status}: only the finished points are shown`;
+  const status =
+    r.status === 'complete'
+      ? 'complete'
+      : `${r.status === 'running' ? 'interrupted (its runner stopped before the end)' : r.status}: only the finished points are shown`;
   const rows = [...r.points]
     .sort((a, b) => order.indexOf(a.value) - order.indexOf(b.value) || a.variant.localeCompare(b.variant))
     .map(
@@ -98,7 +141,10 @@ export function renderSweepHtml(r: SweepResult): string {
     )
     .join('\n');
   const bounds = Object.entries(r.boundaries)
-    .map(([v, b]) => `<li><strong>${escapeHtml(v)}</strong>: ${b === null ? 'never OOM-killed in this sweep' : `first OOM-killed at ${escapeHtml(r.key)} = ${escapeHtml(b)}${r.lastKilled[v] && r.lastKilled[v] !== b ? `, last at ${escapeHtml(r.lastKilled[v]!)}` : ''}`}</li>`)
+    .map(
+      ([v, b]) =>
+        `<li><strong>${escapeHtml(v)}</strong>: ${b === null ? 'never OOM-killed in this sweep' : `first OOM-killed at ${escapeHtml(r.key)} = ${escapeHtml(b)}${r.lastKilled[v] && r.lastKilled[v] !== b ? `, last at ${escapeHtml(r.lastKilled[v]!)}` : ''}`}</li>`,
+    )
     .join('');
   const specs = chartSpecs(r);
   const body = `<h1>attestorm sweep: ${escapeHtml(r.scenario)} over ${escapeHtml(r.key)}</h1>
@@ -111,7 +157,12 @@ export function renderSweepHtml(r: SweepResult): string {
 <div class="table-wrap"><table data-testid="sweep-points"><thead><tr><th>${escapeHtml(r.key)}</th><th>variant</th><th>peak MiB</th><th>limit MiB</th><th>OOM kills</th><th>ok/s</th><th>bystanders</th><th>verdict</th><th>run folder</th></tr></thead><tbody>
 ${rows}
 </tbody></table></div>`;
-  return selfContainedPage({ title: `attestorm sweep: ${r.scenario} over ${r.key}`, body, data: { id: 'attestorm-charts', value: specs }, script: SWEEP_SCRIPT });
+  return selfContainedPage({
+    title: `attestorm sweep: ${r.scenario} over ${r.key}`,
+    body,
+    data: { id: 'attestorm-charts', value: specs },
+    script: SWEEP_SCRIPT,
+  });
 }
 
 export function writeSweepReport(dir: string, r: SweepResult): string {

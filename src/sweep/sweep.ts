@@ -47,7 +47,8 @@ export function validateSweep(o: Pick<SweepOptions, 'base' | 'vary' | 'variants'
   if (o.findOom) {
     const lo = numericValue(o.findOom.low);
     const hi = numericValue(o.findOom.high);
-    if (lo === null || hi === null || !(lo < hi)) problems.push(`--find-oom must be <low>..<high> with numeric values, low < high, got ${o.findOom.low}..${o.findOom.high}`);
+    if (lo === null || hi === null || !(lo < hi))
+      problems.push(`--find-oom must be <low>..<high> with numeric values, low < high, got ${o.findOom.low}..${o.findOom.high}`);
     if (!(o.findOom.resolution > 0)) problems.push(`--resolution must be a positive number, got ${o.findOom.resolution}`);
   }
   if (problems.length) throw new ConfigError([...new Set(problems)]);
@@ -105,7 +106,10 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
     result.boundaries = b.first;
     result.lastKilled = b.last;
     write(o.outDir, result);
-    for (const p of points) log(`  ${p.variant}: peak ${p.peakMemoryBytes === null ? 'unmeasured' : `${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`}, OOM kills ${p.oomKills}${p.error ? `, error: ${p.error}` : ''}`);
+    for (const p of points)
+      log(
+        `  ${p.variant}: peak ${p.peakMemoryBytes === null ? 'unmeasured' : `${(p.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB`}, OOM kills ${p.oomKills}${p.error ? `, error: ${p.error}` : ''}`,
+      );
     return points;
   };
 

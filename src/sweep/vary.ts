@@ -17,8 +17,13 @@ export function parseVary(text: string): Vary {
   const eq = text.indexOf('=');
   if (eq <= 0) throw new ConfigError(`--vary must be <key>=<v1>,<v2>,..., e.g. load.workersPerPod=10,20,40, got ${JSON.stringify(text)}`);
   const key = text.slice(0, eq).trim();
-  const values = text.slice(eq + 1).split(',').map((v) => v.trim()).filter(Boolean);
-  if (!/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/.test(key)) throw new ConfigError(`--vary: the key must be a dotted scenario key such as agent.memoryLimit, got ${JSON.stringify(key)}`);
+  const values = text
+    .slice(eq + 1)
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  if (!/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/.test(key))
+    throw new ConfigError(`--vary: the key must be a dotted scenario key such as agent.memoryLimit, got ${JSON.stringify(key)}`);
   if (!values.length) throw new ConfigError(`--vary ${key}: give at least one value, got none`);
   if (new Set(values).size !== values.length) throw new ConfigError(`--vary ${key}: values must not repeat, got ${values.join(',')}`);
   return { key, values };

@@ -81,11 +81,11 @@ export class AgentSupervisor {
   }
 
   pid(): number | null {
-    return this.#child && isRunning(this.#child) && this.#ready ? this.#child.pid ?? null : null;
+    return this.#child && isRunning(this.#child) && this.#ready ? (this.#child.pid ?? null) : null;
   }
 
   metricsUrl(): string | null {
-    return this.pid() !== null ? this.#ready?.metrics ?? null : null;
+    return this.pid() !== null ? (this.#ready?.metrics ?? null) : null;
   }
 
   /** Restarts performed: the agent was started again (a restart still waiting in its back-off is not one). */
@@ -156,7 +156,9 @@ export class AgentSupervisor {
     const readyP = new Promise<AgentReady>((resolve, reject) => {
       child.once('exit', (code, sig) => reject(new ChildProcessError(`the agent exited before it was ready (${sig ?? `code ${code}`}); see ${o.logFile}`)));
       child.once('error', (err) => reject(new ChildProcessError(`cannot start the agent (${launch.file}): ${err.message}`)));
-      startAbort.signal.addEventListener('abort', () => reject(new ChildProcessError('the agent start was abandoned: the run was interrupted')), { once: true });
+      startAbort.signal.addEventListener('abort', () => reject(new ChildProcessError('the agent start was abandoned: the run was interrupted')), {
+        once: true,
+      });
       o.launcher.ready(child, (l) => listeners.push(l), startAbort.signal).then(resolve, reject);
     });
     child.once('exit', (code, signal) => this.#onExit(child, code, signal, oomBefore));

@@ -2,7 +2,17 @@
 // schema, what it inherits from the shared agent block, its limiter rule, its local start, its
 // cluster spec and its faults; the registry that picks one by name; the supervisor that owns a
 // started agent like a kubelet.
-export { AGENT_KINDS, createTarget, DEFAULT_AGENT_KIND, modeledCosts, prepareTargets, targetKind, targetKinds, TARGET_KINDS, variantPlacement } from './registry.js';
+export {
+  AGENT_KINDS,
+  createTarget,
+  DEFAULT_AGENT_KIND,
+  modeledCosts,
+  prepareTargets,
+  targetKind,
+  targetKinds,
+  TARGET_KINDS,
+  variantPlacement,
+} from './registry.js';
 export type { AgentKindName, TargetMaker, VariantAgent } from './registry.js';
 export { agentKindSummary, resolveVariantAgent, sharedAgentShape } from './resolve-agent.js';
 export { defineTargetKind } from './kind.js';

@@ -17,13 +17,19 @@ export const podListSchema = z
   .strictObject({
     pods: int('an integer', 1, MAX_PODS)
       .optional()
-      .describe('Running pods the node lists, the run\'s own storm and bystander pods included; other pods fill up to this many (never fewer than the run\'s own). Default 110, the kubelet\'s max-pods'),
+      .describe(
+        "Running pods the node lists, the run's own storm and bystander pods included; other pods fill up to this many (never fewer than the run's own). Default 110, the kubelet's max-pods",
+      ),
     containersPerPod: int('an integer', 1, MAX_CONTAINERS)
       .optional()
-      .describe('Containers of each of the other pods, running and terminated (main, its sidecar, then extra sidecars); the run\'s own pods keep theirs. Default: each app\'s own, one or two'),
+      .describe(
+        "Containers of each of the other pods, running and terminated (main, its sidecar, then extra sidecars); the run's own pods keep theirs. Default: each app's own, one or two",
+      ),
     terminatedPods: int('an integer', 0, MAX_TERMINATED)
       .optional()
-      .describe('Pods that have ended (finished Jobs, one in eight failed) and are still listed because the pod garbage collector has not removed them yet. Default 0'),
+      .describe(
+        'Pods that have ended (finished Jobs, one in eight failed) and are still listed because the pod garbage collector has not removed them yet. Default 0',
+      ),
   })
   .superRefine((v, ctx) => {
     // The containers a list holds bound its size (~3.5 KiB each): ~20 MiB at the limit.
@@ -35,7 +41,9 @@ export const podListSchema = z
       });
     }
   })
-  .describe('Size of the kubelet\'s GET /pods answer: pods on the node, containers per pod, terminated pods not yet cleaned up; the size reached is recorded in results.json (podList.bytes)');
+  .describe(
+    "Size of the kubelet's GET /pods answer: pods on the node, containers per pod, terminated pods not yet cleaned up; the size reached is recorded in results.json (podList.bytes)",
+  );
 
 export type PodListInput = z.input<typeof podListSchema>;
 export type PodList = z.output<typeof podListSchema>;

@@ -34,7 +34,8 @@ export function resolveVariantAgent(shared: AgentInput, own: AgentInput, where: 
   for (const issue of parsed.error.issues) {
     const path = [...where, ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))];
     if (issue.code === 'unrecognized_keys') {
-      for (const k of issue.keys) ctx.addIssue({ code: 'custom', path: [...path, k], message: `is not a setting of a ${kind} agent, got ${JSON.stringify(merged[k])}` });
+      for (const k of issue.keys)
+        ctx.addIssue({ code: 'custom', path: [...path, k], message: `is not a setting of a ${kind} agent, got ${JSON.stringify(merged[k])}` });
     } else {
       ctx.addIssue({ code: 'custom', path, message: issue.message });
     }

@@ -43,7 +43,13 @@ export async function releaseStartedAgent(cg: Cgroup | null, socket: string): Pr
 }
 
 /** The supervisor of a started agent: its cgroup, log, start timeout and kubelet-like back-off. */
-export function superviseStartedAgent(agent: StartedAgentSettings, ctx: TargetContext, launcher: AgentLauncher, cgroup: Cgroup | null, logFile: string): AgentSupervisor {
+export function superviseStartedAgent(
+  agent: StartedAgentSettings,
+  ctx: TargetContext,
+  launcher: AgentLauncher,
+  cgroup: Cgroup | null,
+  logFile: string,
+): AgentSupervisor {
   return new AgentSupervisor({
     launcher,
     cgroup,

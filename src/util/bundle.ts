@@ -37,7 +37,14 @@ export async function bundleEntry(entry: string, opts: { minify?: boolean; forma
   const cjs = opts.format === 'cjs';
   const abs = entry.startsWith('/') ? entry : join(PROJECT_ROOT, entry);
   const srcStamp = newestSourceMtime(join(PROJECT_ROOT, 'src'));
-  const hash = createHash('sha256').update(abs).update(String(srcStamp)).update(readFileSync(abs)).update(opts.minify ? 'min' : '').update(cjs ? 'cjs' : '').digest('hex').slice(0, 12);
+  const hash = createHash('sha256')
+    .update(abs)
+    .update(String(srcStamp))
+    .update(readFileSync(abs))
+    .update(opts.minify ? 'min' : '')
+    .update(cjs ? 'cjs' : '')
+    .digest('hex')
+    .slice(0, 12);
   const name = relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
   const outDir = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
   const out = join(outDir, `${name}-${hash}.${cjs ? 'cjs' : 'mjs'}`);

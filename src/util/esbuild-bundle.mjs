@@ -40,7 +40,10 @@ export async function bundleOnce({ entry, out, prefix, external, minify = false,
     // Minified source is what V8 keeps in every process's heap: ~2 MiB less per load worker.
     minify,
     // CommonJS dependencies call require(); give an ESM bundle one.
-    banner: format === 'cjs' ? {} : { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
+    banner:
+      format === 'cjs'
+        ? {}
+        : { js: "import { createRequire as __attestormCreateRequire } from 'node:module'; const require = __attestormCreateRequire(import.meta.url);" },
   });
   renameSync(tmp, out);
   const dir = dirname(out);

@@ -5,7 +5,10 @@
 export function statFields(text: string): string[] | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  return text.slice(close + 2).trim().split(/\s+/);
+  return text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/);
 }
 
 /** Field 22: start time in clock ticks since boot, as text (compared, never computed with). */

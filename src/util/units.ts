@@ -24,8 +24,15 @@ export function formatDuration(ms: number): string {
 
 const SIZE_UNITS: Record<string, number> = {
   '': 1,
-  k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12,
-  Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+  k: 1e3,
+  K: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
 };
 const SIZE_RE = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|K|M|G|T)?$/;
 

@@ -42,7 +42,11 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 /** Human problems from a zod error: "load.workersPerPod must be a positive integer, got 0". */
 export function formatZodIssues(error: z.ZodError, input: unknown, prefix = ''): string[] {
   return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.').replace(/\.(\d+)(?=\.|$)/g, '[$1]') || '(root)';
+    const path =
+      [prefix, ...issue.path.map(String)]
+        .filter(Boolean)
+        .join('.')
+        .replace(/\.(\d+)(?=\.|$)/g, '[$1]') || '(root)';
     const msg = issue.message;
     if (/, got /.test(msg)) return `${path} ${msg}`;
     if (issue.code === 'unrecognized_keys') return `${path}: unknown key(s) ${issue.keys.join(', ')}`;
@@ -59,9 +63,17 @@ export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, wha
 }
 
 /** A positive integer; `what` is the rule as the message says it ("a positive integer"). */
-export const zPosInt = (what: string) => z.number({ error: `must be ${what}` }).int(`must be ${what}`).positive(`must be ${what}`);
+export const zPosInt = (what: string) =>
+  z
+    .number({ error: `must be ${what}` })
+    .int(`must be ${what}`)
+    .positive(`must be ${what}`);
 /** A non-negative integer, with the rule named as for zPosInt. */
-export const zNonNegInt = (what: string) => z.number({ error: `must be ${what}` }).int(`must be ${what}`).min(0, `must be ${what}`);
+export const zNonNegInt = (what: string) =>
+  z
+    .number({ error: `must be ${what}` })
+    .int(`must be ${what}`)
+    .min(0, `must be ${what}`);
 
 /** A size kept as written ("200Mi") so expectations and reports can quote it; checked to parse. */
 export const zSizeAsWritten = z.union([z.string(), z.number()]).superRefine((v, ctx) => {

@@ -50,7 +50,9 @@ function apiPod() {
       { name: 'api', image: 'registry.local/api:1.4', imageID: 'registry.local/api@sha256:aa11', containerID: `containerd://${CID}` },
       { name: 'envoy', image: 'envoyproxy/envoy:v1.30', imageID: 'envoyproxy/envoy@sha256:bb22', containerID: `containerd://${OTHER_CID}` },
     ],
-    initContainers: [{ name: 'migrate', image: 'registry.local/migrate:2', imageID: 'registry.local/migrate@sha256:cc33', containerID: `containerd://${INIT_CID}` }],
+    initContainers: [
+      { name: 'migrate', image: 'registry.local/migrate:2', imageID: 'registry.local/migrate@sha256:cc33', containerID: `containerd://${INIT_CID}` },
+    ],
   });
 }
 
@@ -66,7 +68,7 @@ async function setup(cgroups: Record<number, string>, kubeletOver: Partial<Param
 const values = (sel: { type: string; value: string }[]) => sel.map((s) => `${s.type}:${s.value}`);
 
 describe('k8s attestor', () => {
-  it('produces the exact selectors of the caller\'s container (cgroupfs form)', async () => {
+  it("produces the exact selectors of the caller's container (cgroupfs form)", async () => {
     const { kubelet, attestor } = await setup({ 100: `11:memory:/kubepods/burstable/pod${UID}/${CID}\n0::/\n` });
     kubelet.pods = [makePod({ uid: 'f0000000-0000-0000-0000-000000000000', name: 'other' }), apiPod()];
     expect(values(await attestor.attest(creds(100)))).toEqual([
@@ -134,9 +136,7 @@ describe('k8s attestor', () => {
     const err = await attestor.attest(creds(105)).catch((e) => e);
     expect(err).toBeInstanceOf(AttestationError);
     expect(err.reason).toBe('pod-not-found');
-    expect(err.message).toBe(
-      `k8s attestor: container ${CID} of pod 5f1e0c2a-0d3b-4a8e-9b7c-6d5e4f3a2b1c not found in kubelet pod list after 3 attempts`,
-    );
+    expect(err.message).toBe(`k8s attestor: container ${CID} of pod 5f1e0c2a-0d3b-4a8e-9b7c-6d5e4f3a2b1c not found in kubelet pod list after 3 attempts`);
     expect(kubelet.requests).toHaveLength(3);
   });
 
@@ -173,7 +173,9 @@ describe('k8s attestor', () => {
 describe('k8s attestor on a real cgroup and the real /proc', () => {
   // Nest a kubelet-shaped path under this process's own memory cgroup (cgroup v1) and move a real
   // child into it, so the attestor reads what the kernel writes in /proc/<pid>/cgroup.
-  const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => /^\d+:memory:/.test(l));
+  const own = readFileSync('/proc/self/cgroup', 'utf8')
+    .split('\n')
+    .find((l) => /^\d+:memory:/.test(l));
   const base = own ? join('/sys/fs/cgroup/memory', own.split(':')[2]!) : null;
   let canCreate = false;
   const probe = base && join(base, `attestorm-k8s-probe-${process.pid}`);

@@ -22,7 +22,15 @@ const values = (sel: { type: string; value: string }[]) => sel.map((s) => `${s.t
 
 function statusLines(pid: number): { uid: number; gid: number; groups: number[] } {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => text.split('\n').find((l) => l.startsWith(`${name}:`))!.slice(name.length + 1).trim().split(/\s+/).filter(Boolean).map(Number);
+  const field = (name: string) =>
+    text
+      .split('\n')
+      .find((l) => l.startsWith(`${name}:`))!
+      .slice(name.length + 1)
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   return { uid: field('Uid')[0]!, gid: field('Gid')[0]!, groups: field('Groups') };
 }
 
@@ -63,7 +71,9 @@ describe('unix attestor on the real /proc', () => {
   });
 
   it('refuses to hash an executable above maxExeBytes', async () => {
-    const err = await realUnix({ workloadSha256: true, maxExeBytes: 1000 }).attest(creds(process.pid)).catch((e) => e);
+    const err = await realUnix({ workloadSha256: true, maxExeBytes: 1000 })
+      .attest(creds(process.pid))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(AttestationError);
     expect(err.reason).toBe('exe-too-large');
     expect(err.message).toMatch(/above unix\.maxExeBytes \(1000\); not hashed/);
@@ -73,7 +83,9 @@ describe('unix attestor on the real /proc', () => {
     const child = spawn('true', { stdio: 'ignore' });
     const pid = child.pid!;
     await new Promise((r) => child.once('exit', r));
-    const err = await realUnix().attest(creds(pid)).catch((e) => e);
+    const err = await realUnix()
+      .attest(creds(pid))
+      .catch((e) => e);
     expect(err).toBeInstanceOf(AttestationError);
     expect(err.reason).toBe('process-gone');
     expect(err.message).toMatch(new RegExp(`unix attestor: cannot read status of pid ${pid}`));

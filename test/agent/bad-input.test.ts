@@ -327,8 +327,7 @@ async function startKubelet(): Promise<Kubelet> {
         server.closeAllConnections();
       }),
   };
-  const answer = (res: ServerResponse) =>
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'PodList', items: k.pods }));
+  const answer = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'PodList', items: k.pods }));
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const waiting = arrived;
     arrived = [];
@@ -391,7 +390,11 @@ describe('k8s attestation against a misbehaving kubelet', () => {
   ] as const) {
     it(`kubelet ${what}: Unavailable "workload attestation failed", then the next caller is served`, async () => {
       const child = await spawnCaller(join(dir, mode, 'agent.sock'), 'wait');
-      const t = await agentFor(mode, child.pid, mode === 'down' ? { k8s: { kubeletUrl: 'http://127.0.0.1:1', timeout: '400ms', pollInterval: '50ms', maxPollAttempts: 2 } } : {});
+      const t = await agentFor(
+        mode,
+        child.pid,
+        mode === 'down' ? { k8s: { kubeletUrl: 'http://127.0.0.1:1', timeout: '400ms', pollInterval: '50ms', maxPollAttempts: 2 } } : {},
+      );
       kubelet.mode = mode === 'down' ? 'ok' : mode;
       try {
         const r = await statusOf(unary(t.client(), 'FetchJWTSVID', { audience: ['a'] }));

@@ -8,15 +8,7 @@ const UID_US = UID.replaceAll('-', '_');
 
 // A cgroup v1 file as a kubelet with the cgroupfs driver leaves it: every hierarchy names the pod.
 function v1(path: string): string {
-  return [
-    `12:hugetlb:${path}`,
-    `11:memory:${path}`,
-    `10:cpu,cpuacct:${path}`,
-    `9:pids:${path}`,
-    `1:name=systemd:${path}`,
-    '0::/',
-    '',
-  ].join('\n');
+  return [`12:hugetlb:${path}`, `11:memory:${path}`, `10:cpu,cpuacct:${path}`, `9:pids:${path}`, `1:name=systemd:${path}`, '0::/', ''].join('\n');
 }
 
 describe('parseCgroup', () => {

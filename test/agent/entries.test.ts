@@ -58,9 +58,7 @@ describe('parseEntries', () => {
       '  - { spiffeId: "spiffe://example.org/b", selectors: ["unix:uid:2"] }',
       '  - { spiffeId: "foo", selectors: ["unix:uid:3"] }',
     ].join('\n');
-    expect(problemsOf(() => parseEntries(yaml, 'entries.yaml', TD))).toEqual([
-      'entries.yaml: entries[2].spiffeId must use the spiffe:// scheme, got "foo"',
-    ]);
+    expect(problemsOf(() => parseEntries(yaml, 'entries.yaml', TD))).toEqual(['entries.yaml: entries[2].spiffeId must use the spiffe:// scheme, got "foo"']);
   });
 
   it('lists every problem of a bad file, each with its path and rule', () => {
@@ -90,9 +88,7 @@ describe('parseEntries', () => {
   });
 
   it('rejects files without an entries list', () => {
-    expect(problemsOf(() => parseEntries('', 'e.yaml', TD))).toEqual([
-      'e.yaml must be a mapping with a top-level "entries" list, got null',
-    ]);
+    expect(problemsOf(() => parseEntries('', 'e.yaml', TD))).toEqual(['e.yaml must be a mapping with a top-level "entries" list, got null']);
     expect(problemsOf(() => parseEntries('entrys: []', 'e.yaml', TD))).toEqual([
       'e.yaml: entries must be a list of entries, got nothing',
       'e.yaml: unknown key(s) entrys',
@@ -144,12 +140,12 @@ describe('matchEntries', () => {
     TD,
   );
 
-  it('returns every entry whose selectors are all among the caller\'s, in file order', () => {
+  it("returns every entry whose selectors are all among the caller's, in file order", () => {
     const caller = ['k8s:sa:web', 'k8s:ns:default', 'k8s:pod-name:web-1', 'unix:uid:1000'].map(sel);
     expect(matchEntries(entries, caller).map((e) => e.spiffeId)).toEqual(['spiffe://example.org/web', 'spiffe://example.org/ns-default']);
   });
 
-  it('needs all of an entry\'s selectors, compared by type and value', () => {
+  it("needs all of an entry's selectors, compared by type and value", () => {
     expect(matchEntries(entries, [sel('k8s:sa:web')])).toEqual([]);
     expect(matchEntries(entries, [sel('k8s:ns:default')]).map((e) => e.spiffeId)).toEqual(['spiffe://example.org/ns-default']);
     // Same value under another type is a different selector.

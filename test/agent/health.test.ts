@@ -40,7 +40,11 @@ function opensFromAnotherProcess(socketPath: string, n: number): Promise<Array<{
   });
 }
 
-async function withAgent(input: Partial<AgentConfigInput>, opts: Pick<StartAgentOptions, 'limiterNow' | 'agentPid'>, fn: (t: TestAgent, logs: string[]) => Promise<void>): Promise<void> {
+async function withAgent(
+  input: Partial<AgentConfigInput>,
+  opts: Pick<StartAgentOptions, 'limiterNow' | 'agentPid'>,
+  fn: (t: TestAgent, logs: string[]) => Promise<void>,
+): Promise<void> {
   const logs: string[] = [];
   const t = await startTestAgent(input, logs, opts);
   try {
@@ -81,7 +85,10 @@ describe('grpc.health.v1.Health on the Workload API socket', () => {
       // A procfs view without the agent's pid: the agent cannot attest its own call.
       await withAgent({ procRoot: fakeProcRoot(dir, {}) }, AS_DEPLOYED, async (t, logs) => {
         expect(await check(t.socketPath)).toEqual({ status: 'NOT_SERVING' });
-        expect(logs.some((l) => /health check failed: unable to fetch X\.509 context from Workload API: UNAVAILABLE: workload attestation failed/.test(l)), logs.join('\n')).toBe(true);
+        expect(
+          logs.some((l) => /health check failed: unable to fetch X\.509 context from Workload API: UNAVAILABLE: workload attestation failed/.test(l)),
+          logs.join('\n'),
+        ).toBe(true);
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -98,7 +105,13 @@ describe('grpc.health.v1.Health on the Workload API socket', () => {
       try {
         for (const path of ['/grpc.health.v1.Health/Watch', '/grpc.health.v1.Health/List']) {
           const code = await new Promise<number>((resolve) => {
-            const s = raw.makeServerStreamRequest(path, () => Buffer.alloc(0), (b: Buffer) => b, {}, new grpc.Metadata());
+            const s = raw.makeServerStreamRequest(
+              path,
+              () => Buffer.alloc(0),
+              (b: Buffer) => b,
+              {},
+              new grpc.Metadata(),
+            );
             s.on('error', (e: grpc.ServiceError) => resolve(e.code));
             s.on('data', () => {});
           });
@@ -132,11 +145,15 @@ describe('grpc.health.v1.Health on the Workload API socket', () => {
   }
 
   it('without the exemption the same limiter would make the health check NOT_SERVING (why the agent exempts itself)', () =>
-    withAgent({ rateLimit: { placement: 'pre-attestation', limits: { fetch_x509_svid: 1 } } }, { agentPid: null, limiterNow: STOPPED_CLOCK }, async (t, logs) => {
-      await opensFromAnotherProcess(t.socketPath, 2);
-      expect(await check(t.socketPath)).toEqual({ status: 'NOT_SERVING' });
-      expect(logs.some((l) => l.includes(`UNAVAILABLE: ${RATE_LIMITED}`))).toBe(true);
-    }));
+    withAgent(
+      { rateLimit: { placement: 'pre-attestation', limits: { fetch_x509_svid: 1 } } },
+      { agentPid: null, limiterNow: STOPPED_CLOCK },
+      async (t, logs) => {
+        await opensFromAnotherProcess(t.socketPath, 2);
+        expect(await check(t.socketPath)).toEqual({ status: 'NOT_SERVING' });
+        expect(logs.some((l) => l.includes(`UNAVAILABLE: ${RATE_LIMITED}`))).toBe(true);
+      },
+    ));
 
   describe('under a storm parked in attestation', () => {
     let kubelet: FakeKubelet | undefined;
@@ -184,7 +201,7 @@ describe('grpc.health.v1.Health on the Workload API socket', () => {
 const SPIRE_BIN_DIR = process.env.SPIRE_BIN_DIR;
 const spireAgent = SPIRE_BIN_DIR ? join(SPIRE_BIN_DIR, 'spire-agent') : undefined;
 const spireSkip = !SPIRE_BIN_DIR
-  ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-agent to run SPIRE\'s own healthcheck against the reference agent)'
+  ? "SPIRE_BIN_DIR is unset (point it at a folder with spire-agent to run SPIRE's own healthcheck against the reference agent)"
   : !existsSync(spireAgent!)
     ? `SPIRE_BIN_DIR=${SPIRE_BIN_DIR} has no spire-agent`
     : null;

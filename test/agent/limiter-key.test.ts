@@ -40,9 +40,7 @@ describe('key strategy registry', () => {
   });
 
   it('declares which strategies need attestation results', () => {
-    const need = Object.fromEntries(
-      (['pod-uid', 'os-uid', 'selector-set', 'spiffe-id'] as const).map((n) => [n, createKeyStrategy(n, cfg()).needsSelectors]),
-    );
+    const need = Object.fromEntries((['pod-uid', 'os-uid', 'selector-set', 'spiffe-id'] as const).map((n) => [n, createKeyStrategy(n, cfg()).needsSelectors]));
     expect(need).toEqual({ 'pod-uid': false, 'os-uid': false, 'selector-set': true, 'spiffe-id': true });
   });
 
@@ -148,7 +146,7 @@ describe('pod-uid', () => {
     expect(s.key({ caller: caller(30, 7) })).toEqual({ key: 'uid:7', keyType: 'os_uid' });
   });
 
-  it('auto-detects a Kubernetes node from the k8s attestor or the agent\'s own cgroup', () => {
+  it("auto-detects a Kubernetes node from the k8s attestor or the agent's own cgroup", () => {
     const self = join(tmp, 'self-cgroup');
     writeFileSync(self, '0::/user.slice\n');
     expect(detectKubernetesNode(cfg(), self)).toBe(false);

@@ -15,7 +15,12 @@ interface Outcome {
   details: string;
 }
 
-async function burst(t: TestAgent, n: number, method: 'FetchJWTSVID' | 'ValidateJWTSVID' = 'FetchJWTSVID', req: object = { audience: ['a'] }): Promise<Outcome[]> {
+async function burst(
+  t: TestAgent,
+  n: number,
+  method: 'FetchJWTSVID' | 'ValidateJWTSVID' = 'FetchJWTSVID',
+  req: object = { audience: ['a'] },
+): Promise<Outcome[]> {
   const c = t.client();
   return Promise.all(
     Array.from({ length: n }, () =>
@@ -79,15 +84,12 @@ describe('limiter placement', () => {
     }));
 
   it('rejectStatus resource-exhausted answers ResourceExhausted with the same message', () =>
-    withAgent(
-      { rateLimit: { placement: 'pre-attestation', rejectStatus: 'resource-exhausted', limits: { fetch_jwt_svid: 1 } } },
-      async (t) => {
-        const out = await burst(t, 10);
-        const rejected = out.filter((o) => o.code !== grpc.status.OK);
-        expect(rejected.length).toBeGreaterThan(0);
-        for (const r of rejected) expect(r).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, details: REJECTED });
-      },
-    ));
+    withAgent({ rateLimit: { placement: 'pre-attestation', rejectStatus: 'resource-exhausted', limits: { fetch_jwt_svid: 1 } } }, async (t) => {
+      const out = await burst(t, 10);
+      const rejected = out.filter((o) => o.code !== grpc.status.OK);
+      expect(rejected.length).toBeGreaterThan(0);
+      for (const r of rejected) expect(r).toEqual({ code: grpc.status.RESOURCE_EXHAUSTED, details: REJECTED });
+    }));
 
   it('streams count opens: a third FetchJWTBundles open within the second is rejected', () =>
     withAgent({ rateLimit: { placement: 'pre-attestation', limits: { fetch_jwt_bundles: 2 } } }, async (t) => {
@@ -145,7 +147,12 @@ describe('limiter placement', () => {
     const cid = (c: string) => c.repeat(64);
     const procRoot = fakeProcRoot(dir, { [process.pid]: podCgroup(podA, cid('a')), [child.pid]: podCgroup(podB, cid('b')) });
     const t = await startTestAgent(
-      { socket, procRoot, attestors: ['unix'], rateLimit: { placement: 'pre-attestation', key: 'pod-uid', kubernetesNode: 'true', limits: { fetch_jwt_svid: 2 } } },
+      {
+        socket,
+        procRoot,
+        attestors: ['unix'],
+        rateLimit: { placement: 'pre-attestation', key: 'pod-uid', kubernetesNode: 'true', limits: { fetch_jwt_svid: 2 } },
+      },
       [],
       { limiterNow: () => 1_000 },
     );
@@ -204,7 +211,9 @@ describe('what each placement holds in flight during a storm', () => {
         let inflight = 0;
         for (let i = 0; i < 500; i++) {
           inflight = await metric('workload_api_attestations_inflight');
-          const limited = await metric(`workload_api_rate_limit_exceeded_total{method="FetchJWTSVID",key_type="${placement === 'pre-attestation' ? 'pod_uid' : 'selector_set'}"}`);
+          const limited = await metric(
+            `workload_api_rate_limit_exceeded_total{method="FetchJWTSVID",key_type="${placement === 'pre-attestation' ? 'pod_uid' : 'selector_set'}"}`,
+          );
           if (placement === 'pre-attestation' ? inflight + limited === BURST && inflight > 0 : inflight === BURST) break;
           await new Promise((r) => setTimeout(r, 10));
         }

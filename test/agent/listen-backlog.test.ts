@@ -14,7 +14,11 @@ describe('listenBacklog', () => {
   });
 
   it("falls back to Node's default of 511 when somaxconn is unreadable or not a positive integer", () => {
-    expect(listenBacklog(() => { throw new Error('ENOENT'); })).toBe(511);
+    expect(
+      listenBacklog(() => {
+        throw new Error('ENOENT');
+      }),
+    ).toBe(511);
     expect(listenBacklog(() => '')).toBe(511);
     expect(listenBacklog(() => '0')).toBe(511);
     expect(listenBacklog(() => 'many')).toBe(511);
@@ -46,7 +50,9 @@ describe.runIf(somaxconn > CONNECTIONS)('an agent whose event loop is busy', () 
       function done() { console.log(JSON.stringify({ connected, errors })); for (const s of sockets) s.destroy(); }
     `;
     const result = new Promise<{ connected: number; errors: Record<string, number> }>((resolve, reject) => {
-      execFile(process.execPath, ['-e', client, t.socketPath], { timeout: 20_000 }, (err, stdout) => (err ? reject(err as Error) : resolve(JSON.parse(stdout))));
+      execFile(process.execPath, ['-e', client, t.socketPath], { timeout: 20_000 }, (err, stdout) =>
+        err ? reject(err as Error) : resolve(JSON.parse(stdout)),
+      );
     });
     // Block this process (the agent's event loop) while the client connects.
     const until = Date.now() + 1500;

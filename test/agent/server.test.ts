@@ -120,7 +120,9 @@ describe('Workload API on a Unix socket (derived identities)', () => {
     const { svids } = await unary<object, JWTSVIDResponse__Output>(c, 'FetchJWTSVID', { audience: ['db'] });
     const token = svids[0]!.svid;
     const [h, p, s] = token.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'spiffe://example.org/admin' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(p!, 'base64url').toString()), sub: 'spiffe://example.org/admin' })).toString(
+      'base64url',
+    );
     const cases: Array<[object, RegExp]> = [
       [{ audience: 'db', svid: `${h}.${forged}.${s}` }, /./],
       [{ audience: 'other', svid: token }, /aud/i],
@@ -177,7 +179,14 @@ describe('Workload API on a Unix socket (derived identities)', () => {
     try {
       for (const path of ['/SpiffeWorkloadAPI/FetchWITSVID', '/SpiffeWorkloadAPI/FetchWITBundles', '/Other/Method']) {
         const r = await new Promise<grpc.ServiceError | null>((resolve) =>
-          raw.makeUnaryRequest(path, () => Buffer.alloc(0), (b: Buffer) => b, {}, header(), (err) => resolve(err)),
+          raw.makeUnaryRequest(
+            path,
+            () => Buffer.alloc(0),
+            (b: Buffer) => b,
+            {},
+            header(),
+            (err) => resolve(err),
+          ),
         );
         expect(r?.code, path).toBe(grpc.status.UNIMPLEMENTED);
       }

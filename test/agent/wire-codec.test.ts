@@ -2,12 +2,7 @@
 // request decoders agree with it on every well-formed message and refuse what grpc-go refuses;
 // the JWTSVIDResponse encoder's bytes decode to the same message.
 import { describe, expect, it } from 'vitest';
-import {
-  encodeJWTSVIDResponse,
-  MalformedRequest,
-  STRICT_REQUEST_DECODERS,
-  workloadService,
-} from '../../src/proto/index.js';
+import { encodeJWTSVIDResponse, MalformedRequest, STRICT_REQUEST_DECODERS, workloadService } from '../../src/proto/index.js';
 
 const hex = (h: string) => Buffer.from(h.replace(/ /g, ''), 'hex');
 const svc = workloadService() as unknown as Record<
@@ -73,7 +68,12 @@ describe('JWTSVIDResponse encoder', () => {
     const cases = [
       { svids: [] },
       { svids: [{ spiffe_id: 'spiffe://example.org/a', svid: 'x'.repeat(300), hint: '' }] },
-      { svids: [{ spiffe_id: 'spiffe://example.org/é', svid: 'ü'.repeat(70), hint: 'h' }, { spiffe_id: '', svid: 'y'.repeat(20_000), hint: 'hint' }] },
+      {
+        svids: [
+          { spiffe_id: 'spiffe://example.org/é', svid: 'ü'.repeat(70), hint: 'h' },
+          { spiffe_id: '', svid: 'y'.repeat(20_000), hint: 'hint' },
+        ],
+      },
     ];
     for (const c of cases) {
       expect(ser.responseDeserialize(encodeJWTSVIDResponse(c))).toEqual(ser.responseDeserialize(ser.responseSerialize(c)));

@@ -30,7 +30,14 @@ describe.skipIf(skip !== null)('a real CPU budget', () => {
   it('the kernel throttles the process inside it, and release leaves no cgroup', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', CHILD], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 30_000 });
     expect(r.status, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { dir: string; inside: string; throttled: number; quota: string; cores: number | null; after: number | null };
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      dir: string;
+      inside: string;
+      throttled: number;
+      quota: string;
+      cores: number | null;
+      after: number | null;
+    };
     expect(out.quota).toBe('20000');
     // What the pods' start timeout reads: the budget inside, the machine's own (usually none) once released.
     expect(out.cores).toBe(0.2);

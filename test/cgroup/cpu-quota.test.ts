@@ -21,9 +21,12 @@ function tree(files: Record<string, string>): string {
 describe('cpuQuotaCores', () => {
   it('v1: the smallest quota on the way up, in cores', () => {
     const root = tree({
-      'cpu/cpu.cfs_quota_us': '-1\n', 'cpu/cpu.cfs_period_us': '100000\n',
-      'cpu/a/cpu.cfs_quota_us': '150000\n', 'cpu/a/cpu.cfs_period_us': '100000\n',
-      'cpu/a/b/cpu.cfs_quota_us': '-1\n', 'cpu/a/b/cpu.cfs_period_us': '100000\n',
+      'cpu/cpu.cfs_quota_us': '-1\n',
+      'cpu/cpu.cfs_period_us': '100000\n',
+      'cpu/a/cpu.cfs_quota_us': '150000\n',
+      'cpu/a/cpu.cfs_period_us': '100000\n',
+      'cpu/a/b/cpu.cfs_quota_us': '-1\n',
+      'cpu/a/b/cpu.cfs_period_us': '100000\n',
     });
     expect(cpuQuotaCores({ root, selfCgroup: '4:cpu,cpuacct:/a/b\n' })).toBe(1.5);
   });

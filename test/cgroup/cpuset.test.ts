@@ -6,7 +6,17 @@ import { existsSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Cgroup, cpusAllowed, detectCgroupHost, effectiveCpus, formatCpuList, parseCpuList, removeIfEmpty, removeTree, spawnInCgroup } from '../../src/cgroup/index.js';
+import {
+  Cgroup,
+  cpusAllowed,
+  detectCgroupHost,
+  effectiveCpus,
+  formatCpuList,
+  parseCpuList,
+  removeIfEmpty,
+  removeTree,
+  spawnInCgroup,
+} from '../../src/cgroup/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { podStartTimeoutMs } from '../../src/load/index.js';
 import { newRunId } from '../../src/sandbox/index.js';
@@ -15,7 +25,11 @@ import { isolateRunner, parseScenario, planIsolation } from '../../src/scenario/
 const { host, reason } = detectCgroupHost();
 const cpusetBase = host?.cpusetBase ?? null;
 const baseCpus = cpusetBase ? effectiveCpus(cpusetBase) : [];
-const skipReal = !cpusetBase ? `no writable cpuset hierarchy (${reason})` : baseCpus.length < 2 ? `only CPUs ${formatCpuList(baseCpus)} in our cpuset: isolation needs two` : null;
+const skipReal = !cpusetBase
+  ? `no writable cpuset hierarchy (${reason})`
+  : baseCpus.length < 2
+    ? `only CPUs ${formatCpuList(baseCpus)} in our cpuset: isolation needs two`
+    : null;
 if (skipReal) console.log(`skipping real cpuset tests: ${skipReal}`);
 
 const scenario = (isolation: Record<string, unknown>) => parseScenario({ name: 'iso', placements: ['disabled'], isolation }).scenario;
@@ -36,7 +50,9 @@ describe('scenario isolation', () => {
 
   it('the schema refuses a malformed CPU list and non-reference agents', () => {
     expect(() => scenario({ agentCpus: 'one' })).toThrow(/isolation\.agentCpus.*CPU list/);
-    expect(() => parseScenario({ name: 'iso', target: { socket: '/tmp/x.sock' }, isolation: { agentCpus: '1' } })).toThrow(/isolation.*reference agents only.*external/);
+    expect(() => parseScenario({ name: 'iso', target: { socket: '/tmp/x.sock' }, isolation: { agentCpus: '1' } })).toThrow(
+      /isolation.*reference agents only.*external/,
+    );
   });
 
   it('refuses CPUs the machine lacks, naming the key and what the machine has', () => {
@@ -67,7 +83,7 @@ describe('scenario isolation', () => {
 });
 
 describe('pod start timeout', () => {
-  it('scales with the workers per CPU the pods may use, a CPU quota\'s share of a core included', () => {
+  it("scales with the workers per CPU the pods may use, a CPU quota's share of a core included", () => {
     expect(podStartTimeoutMs(100, 400, 2)).toBe(150_000);
     expect(podStartTimeoutMs(100, 400, 1)).toBe(270_000);
     expect(podStartTimeoutMs(96, 98, 1.2)).toBe(79_000);

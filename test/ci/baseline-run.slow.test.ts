@@ -55,7 +55,8 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
     scenario = path.join(tmp, 'tiny.yaml');
     await writeFile(scenario, SCENARIO);
     first = await attestorm(['run', scenario, '--out', path.join(tmp, 'a'), '--no-report']);
-    schemaVersion = first.code === 0 ? (JSON.parse(await readFile(path.join(tmp, 'a', 'results.json'), 'utf8')) as { schemaVersion: unknown }).schemaVersion : null;
+    schemaVersion =
+      first.code === 0 ? (JSON.parse(await readFile(path.join(tmp, 'a', 'results.json'), 'utf8')) as { schemaVersion: unknown }).schemaVersion : null;
   }, 60_000);
   afterAll(async () => {
     await rm(tmp, { recursive: true, force: true });
@@ -67,7 +68,9 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
     if (schemaVersion !== 2) ctx.skip(`the runner on this branch writes results schemaVersion ${String(schemaVersion)}; the gate needs 2`);
 
     // A stricter copy: the same run with its peak memory halved.
-    const a = JSON.parse(await readFile(path.join(tmp, 'a', 'results.json'), 'utf8')) as { variants: { peakMemoryBytes: number; spread: { peakMemoryBytes?: Record<string, number> } }[] };
+    const a = JSON.parse(await readFile(path.join(tmp, 'a', 'results.json'), 'utf8')) as {
+      variants: { peakMemoryBytes: number; spread: { peakMemoryBytes?: Record<string, number> } }[];
+    };
     for (const v of a.variants) {
       v.peakMemoryBytes = Math.round(v.peakMemoryBytes / 2);
       for (const k of ['min', 'median', 'max']) if (v.spread.peakMemoryBytes) v.spread.peakMemoryBytes[k] = Math.round(v.spread.peakMemoryBytes[k]! / 2);
@@ -78,9 +81,19 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
     const junit = path.join(tmp, 'junit.xml');
     const summary = path.join(tmp, 'summary.md');
     const strict = await attestorm([
-      'run', scenario, '--out', path.join(tmp, 'c'), '--no-report',
-      '--baseline', path.join(tmp, 'strict', 'results.json'), '--tolerance', '200%,peakMemory=10%,restarts=5',
-      '--junit', junit, '--step-summary', summary,
+      'run',
+      scenario,
+      '--out',
+      path.join(tmp, 'c'),
+      '--no-report',
+      '--baseline',
+      path.join(tmp, 'strict', 'results.json'),
+      '--tolerance',
+      '200%,peakMemory=10%,restarts=5',
+      '--junit',
+      junit,
+      '--step-summary',
+      summary,
     ]);
     expect(strict.code, strict.stderr).toBe(1);
     expect(strict.stderr).toMatch(/\| pre-attestation \| peak memory +\|.*\| REGRESSED +\| new [\d.]+ MiB > baseline [\d.]+ MiB \+ 10%/);

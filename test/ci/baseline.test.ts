@@ -26,7 +26,12 @@ describe('compareWithBaseline', () => {
   });
 
   it('fails a run 30% heavier in memory that still fits under its limit', () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 130, okRps: 500, p99Ms: 20 }, { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 130, okRps: 500, p99Ms: 20 },
+        { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 },
+      ],
+    });
     const c = compareWithBaseline(base(), after);
     expect(verdictOf(c, 'pre', 'peakMemory')).toBe('regressed');
     const fig = c.figures.find((f) => f.figure === 'peakMemory' && f.variant === 'pre')!;
@@ -36,7 +41,12 @@ describe('compareWithBaseline', () => {
   });
 
   it('passes the same run against a loose tolerance and fails it against a stricter one', () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 106, okRps: 500, p99Ms: 20 }, { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 106, okRps: 500, p99Ms: 20 },
+        { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 },
+      ],
+    });
     expect(compareWithBaseline(base(), after).regressed).toBe(0);
     const strict = compareWithBaseline(base(), after, parseTolerances('peakMemory=5%'));
     expect(verdictOf(strict, 'pre', 'peakMemory')).toBe('regressed');
@@ -44,7 +54,12 @@ describe('compareWithBaseline', () => {
   });
 
   it('reports improvements in both directions without counting them as regressions', () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 50, okRps: 900, p99Ms: 5 }, { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 50, okRps: 900, p99Ms: 5 },
+        { name: 'post', peakMiB: 60, okRps: 800, p99Ms: 10 },
+      ],
+    });
     const c = compareWithBaseline(base(), after);
     expect(verdictOf(c, 'pre', 'peakMemory')).toBe('improved'); // lower is better
     expect(verdictOf(c, 'pre', 'okRps')).toBe('improved'); // higher is better
@@ -133,7 +148,12 @@ describe('compareWithBaseline', () => {
   });
 
   it('flags variants whose agent version differs, and variants present on one side only', () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 100, okRps: 500, p99Ms: 20, version: '0.2.0' }, { name: 'extra', peakMiB: 10 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 100, okRps: 500, p99Ms: 20, version: '0.2.0' },
+        { name: 'extra', peakMiB: 10 },
+      ],
+    });
     const c = compareWithBaseline(base(), after);
     expect(c.notes).toContain('variant pre: the agent differs from the baseline\'s (version "0.1.0" → "0.2.0"); compared anyway, flagged');
     expect(c.notes).toContain('variant post: in the baseline only, not compared');
@@ -156,11 +176,23 @@ describe('compareWithBaseline', () => {
   });
 
   it('agentDifference names each field that differs', () => {
-    expect(agentDifference({ kind: 'spire', placement: null, key: null, version: '1.9.0' }, { kind: 'spire', placement: null, key: null, version: '1.10.0' })).toBe('version "1.9.0" → "1.10.0"');
+    expect(
+      agentDifference({ kind: 'spire', placement: null, key: null, version: '1.9.0' }, { kind: 'spire', placement: null, key: null, version: '1.10.0' }),
+    ).toBe('version "1.9.0" → "1.10.0"');
     expect(agentDifference({ kind: 'spire', placement: null, key: null }, { kind: 'spire', placement: null, key: null })).toBeNull();
     // Another checkout's path to the same version is not a difference; without versions it is.
-    expect(agentDifference({ kind: 'spire', placement: null, key: null, binary: '/a/spire-agent', version: '1.9.0' }, { kind: 'spire', placement: null, key: null, binary: '/b/spire-agent', version: '1.9.0' })).toBeNull();
-    expect(agentDifference({ kind: 'external', placement: null, key: null, binary: '/a/agent' }, { kind: 'external', placement: null, key: null, binary: '/b/agent' })).toBe('binary "/a/agent" → "/b/agent"');
+    expect(
+      agentDifference(
+        { kind: 'spire', placement: null, key: null, binary: '/a/spire-agent', version: '1.9.0' },
+        { kind: 'spire', placement: null, key: null, binary: '/b/spire-agent', version: '1.9.0' },
+      ),
+    ).toBeNull();
+    expect(
+      agentDifference(
+        { kind: 'external', placement: null, key: null, binary: '/a/agent' },
+        { kind: 'external', placement: null, key: null, binary: '/b/agent' },
+      ),
+    ).toBe('binary "/a/agent" → "/b/agent"');
   });
 
   it('records the baseline commit from its provenance', () => {
@@ -204,7 +236,10 @@ describe('parseTolerances', () => {
 
   it.each([
     ['10', '--tolerance "10": a bare tolerance must be a percentage like 10% (or name a figure: peakMemory=5%)'],
-    ['memory=5%', '--tolerance "memory=5%": unknown figure "memory"; use one of peakMemory, oomKills, restarts, okRps, rejectedRps, p99Latency, bystanderSuccess, bystanderGap'],
+    [
+      'memory=5%',
+      '--tolerance "memory=5%": unknown figure "memory"; use one of peakMemory, oomKills, restarts, okRps, rejectedRps, p99Latency, bystanderSuccess, bystanderGap',
+    ],
     ['oomKills=10%', '--tolerance "oomKills=10%": oomKills is a count compared absolutely; give a whole number of kills like oomKills=1'],
     ['peakMemory=5', '--tolerance "peakMemory=5": peakMemory takes a percentage like peakMemory=5%'],
     ['-5%', '--tolerance "-5%": a bare tolerance must be a percentage like 10% (or name a figure: peakMemory=5%)'],

@@ -5,7 +5,16 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendStepSummary, CiSession, collectProvenance, fitMarkdown, renderStepSummary, scenarioHash, STEP_SUMMARY_LIMIT, type BaselineComparison } from '../../src/ci/index.js';
+import {
+  appendStepSummary,
+  CiSession,
+  collectProvenance,
+  fitMarkdown,
+  renderStepSummary,
+  scenarioHash,
+  STEP_SUMMARY_LIMIT,
+  type BaselineComparison,
+} from '../../src/ci/index.js';
 import { baselineSectionsOf } from '../../src/ci/index.js';
 import { EXIT } from '../../src/errors.js';
 import { expectation, results, writeRunFolder } from './fixture.js';
@@ -16,7 +25,17 @@ let tmp: string;
 let baseDir: string;
 beforeAll(async () => {
   tmp = await mkdtemp(path.join(tmpdir(), 'attestorm-ci-'));
-  baseDir = await writeRunFolder(tmp, 'base', results({ commit: 'c'.repeat(40), variants: [{ name: 'pre', peakMiB: 100 }, { name: 'post', peakMiB: 60 }] }));
+  baseDir = await writeRunFolder(
+    tmp,
+    'base',
+    results({
+      commit: 'c'.repeat(40),
+      variants: [
+        { name: 'pre', peakMiB: 100 },
+        { name: 'post', peakMiB: 60 },
+      ],
+    }),
+  );
 });
 afterAll(async () => {
   await rm(tmp, { recursive: true, force: true });
@@ -28,15 +47,21 @@ describe('CiSession.fromFlags: bad input fails before anything runs', () => {
   const problemsOf = configProblems;
 
   it('a missing baseline', () => {
-    expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'nope') }, ['quick'], quiet))).toEqual([`--baseline ${path.join(tmp, 'nope')}: no such file or folder`]);
+    expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'nope') }, ['quick'], quiet))).toEqual([
+      `--baseline ${path.join(tmp, 'nope')}: no such file or folder`,
+    ]);
   });
 
   it('a folder without results.json, a file that is not JSON', async () => {
     const empty = path.join(tmp, 'empty');
     await writeFile(path.join(tmp, 'bad.json'), '{nope');
     await mkdir(empty, { recursive: true });
-    expect(problemsOf(() => CiSession.fromFlags({ baseline: empty }, ['quick'], quiet))[0]).toMatch(/^--baseline .*empty: cannot read .*results\.json \(ENOENT\); give a run folder or its results\.json$/);
-    expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'bad.json') }, ['quick'], quiet))[0]).toMatch(/^--baseline .*bad\.json is not valid JSON/);
+    expect(problemsOf(() => CiSession.fromFlags({ baseline: empty }, ['quick'], quiet))[0]).toMatch(
+      /^--baseline .*empty: cannot read .*results\.json \(ENOENT\); give a run folder or its results\.json$/,
+    );
+    expect(problemsOf(() => CiSession.fromFlags({ baseline: path.join(tmp, 'bad.json') }, ['quick'], quiet))[0]).toMatch(
+      /^--baseline .*bad\.json is not valid JSON/,
+    );
   });
 
   it('a baseline of another scenario is refused before the run', () => {
@@ -55,11 +80,15 @@ describe('CiSession.fromFlags: bad input fails before anything runs', () => {
   });
 
   it('GITHUB_STEP_SUMMARY is checked like --step-summary', () => {
-    expect(problemsOf(() => CiSession.fromFlags({}, ['quick'], { env: { GITHUB_STEP_SUMMARY: tmp } }))).toEqual([`GITHUB_STEP_SUMMARY ${tmp} is a folder; give a file path`]);
+    expect(problemsOf(() => CiSession.fromFlags({}, ['quick'], { env: { GITHUB_STEP_SUMMARY: tmp } }))).toEqual([
+      `GITHUB_STEP_SUMMARY ${tmp} is a folder; give a file path`,
+    ]);
   });
 
   it('with several scenarios the baseline is a parent folder holding <name>/results.json', () => {
-    expect(problemsOf(() => CiSession.fromFlags({ baseline: baseDir }, ['quick', 'scaled'], quiet))[0]).toContain('with several scenarios, give the folder of an earlier run of the same scenarios (it must hold quick/results.json)');
+    expect(problemsOf(() => CiSession.fromFlags({ baseline: baseDir }, ['quick', 'scaled'], quiet))[0]).toContain(
+      'with several scenarios, give the folder of an earlier run of the same scenarios (it must hold quick/results.json)',
+    );
   });
 
   it('a parent folder of an earlier multi-scenario run serves each scenario its own baseline', async () => {
@@ -78,7 +107,12 @@ describe('CiSession.fromFlags: bad input fails before anything runs', () => {
 
 describe('CiSession.afterRun', () => {
   it('a regression: exit 1, baseline in results.json, console table, JUnit and step summary written', async () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 150, expectations: [expectation('oomKilled', 'passed', 'not OOM-killed')] }, { name: 'post', peakMiB: 60 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 150, expectations: [expectation('oomKilled', 'passed', 'not OOM-killed')] },
+        { name: 'post', peakMiB: 60 },
+      ],
+    });
     const runDir = await writeRunFolder(tmp, 'regressed', after);
     await writeFile(path.join(runDir, 'report.html'), '<!doctype html>');
     await writeFile(path.join(runDir, 'summary.md'), '# attestorm quick\n');
@@ -86,7 +120,10 @@ describe('CiSession.afterRun', () => {
     const summary = path.join(tmp, 'summary.md');
     await writeFile(summary, '# earlier step\n');
     const logged: string[] = [];
-    const s = CiSession.fromFlags({ baseline: path.join(baseDir, 'results.json'), tolerance: '10%', junit, stepSummary: summary }, ['quick'], { env: {}, log: (t) => logged.push(t) });
+    const s = CiSession.fromFlags({ baseline: path.join(baseDir, 'results.json'), tolerance: '10%', junit, stepSummary: summary }, ['quick'], {
+      env: {},
+      log: (t) => logged.push(t),
+    });
     expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
 
     const written = JSON.parse(await readFile(path.join(runDir, 'results.json'), 'utf8')) as { baseline: BaselineComparison; variants: unknown[] };
@@ -119,7 +156,12 @@ describe('CiSession.afterRun', () => {
   });
 
   it('complete(): the comparison goes into the results before the runner writes them; afterRun leaves the file alone', async () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 150 }, { name: 'post', peakMiB: 60 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 150 },
+        { name: 'post', peakMiB: 60 },
+      ],
+    });
     const logged: string[] = [];
     const s = CiSession.fromFlags({ baseline: baseDir, tolerance: '10%' }, ['quick'], { env: {}, log: (t) => logged.push(t) });
     const sections = s.complete(after);
@@ -141,7 +183,12 @@ describe('CiSession.afterRun', () => {
   });
 
   it('the same run against a looser tolerance passes; an improvement never fails', async () => {
-    const after = results({ variants: [{ name: 'pre', peakMiB: 108 }, { name: 'post', peakMiB: 20 }] });
+    const after = results({
+      variants: [
+        { name: 'pre', peakMiB: 108 },
+        { name: 'post', peakMiB: 20 },
+      ],
+    });
     const runDir = await writeRunFolder(tmp, 'improved', after);
     const s = CiSession.fromFlags({ baseline: baseDir }, ['quick'], quiet);
     expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.OK);
@@ -180,7 +227,7 @@ describe('step summary', () => {
       env: { GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'o/r', GITHUB_RUN_ID: '42' },
     });
     expect(md).toContain('### ✅ passed — attestorm quick');
-    expect(md).toContain('[this workflow run\'s uploaded artifacts](https://github.com/o/r/actions/runs/42#artifacts)');
+    expect(md).toContain("[this workflow run's uploaded artifacts](https://github.com/o/r/actions/runs/42#artifacts)");
   });
 
   it('a summary bigger than the limit is cut at a line with a note, and the file stays under 1 MiB', async () => {
@@ -223,7 +270,8 @@ describe('provenance', () => {
   it.skipIf(!haveGit)('records the checkout commit, branch and dirty flag, tool version, scenario hash and machine', async () => {
     const root = path.join(tmp, 'checkout');
     await mkdir(root);
-    const g = (...args: string[]) => execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@example.org', ...args], { encoding: 'utf8' }).trim();
+    const g = (...args: string[]) =>
+      execFileSync('git', ['-C', root, '-c', 'user.name=t', '-c', 'user.email=t@example.org', ...args], { encoding: 'utf8' }).trim();
     g('init', '-q', '-b', 'main');
     await writeFile(path.join(root, 'file'), 'a\n');
     g('add', 'file');

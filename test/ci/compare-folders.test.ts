@@ -34,7 +34,9 @@ describe('compareRunFolders', () => {
   it('a run of another scenario gets the reason instead of verdicts', () => {
     const { text, comparisons } = compareRunFolders([before, after, other], parseTolerances('25%'));
     expect(comparisons.map((c) => c.comparison?.regressed ?? null)).toEqual([0, null]);
-    expect(text).toContain(`${other}: no baseline verdicts: baseline ${path.join(before, 'results.json')}: refused: it is a run of scenario "quick", this run is of "scaled"`);
+    expect(text).toContain(
+      `${other}: no baseline verdicts: baseline ${path.join(before, 'results.json')}: refused: it is a run of scenario "quick", this run is of "scaled"`,
+    );
   });
 
   it('needs two folders', () => {

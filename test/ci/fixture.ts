@@ -28,7 +28,11 @@ export function variant(s: VariantSpec): VariantResult {
   const peak = range(s.peakMiB);
   const ok = range(s.okRps ?? 500);
   const expectations = s.expectations ?? [];
-  const verdict = expectations.some((e) => e.verdict === 'failed') ? 'failed' : expectations.some((e) => e.verdict === 'inconclusive') ? 'inconclusive' : 'passed';
+  const verdict = expectations.some((e) => e.verdict === 'failed')
+    ? 'failed'
+    : expectations.some((e) => e.verdict === 'inconclusive')
+      ? 'inconclusive'
+      : 'passed';
   const v: VariantResult = {
     name: s.name,
     agent: { kind: 'reference', placement: 'pre-attestation', key: 'pod-uid', binary: 'src/scenario/agent-entry.ts', version: s.version ?? '0.1.0' },
@@ -60,21 +64,52 @@ export function variant(s: VariantSpec): VariantResult {
     ...(s.error !== undefined ? { error: s.error } : {}),
   };
   if (s.bystanders) {
-    (v as unknown as Record<string, unknown>)['bystanders'] = { calls: 100, ok: Math.round(s.bystanders.successRatio * 100), successRatio: s.bystanders.successRatio, p50Ms: 3, p99Ms: 30, longestGapMs: s.bystanders.longestGapMs, byStatus: { OK: 100 } };
+    (v as unknown as Record<string, unknown>)['bystanders'] = {
+      calls: 100,
+      ok: Math.round(s.bystanders.successRatio * 100),
+      successRatio: s.bystanders.successRatio,
+      p50Ms: 3,
+      p99Ms: 30,
+      longestGapMs: s.bystanders.longestGapMs,
+      byStatus: { OK: 100 },
+    };
   }
   return v;
 }
 
-export function results(opts: { scenario?: string; variants: VariantSpec[]; startedAt?: string; commit?: string; toolVersion?: string; duration?: string }): RunResults {
+export function results(opts: {
+  scenario?: string;
+  variants: VariantSpec[];
+  startedAt?: string;
+  commit?: string;
+  toolVersion?: string;
+  duration?: string;
+}): RunResults {
   const variants = opts.variants.map(variant);
   const verdict = variants.some((v) => v.verdict === 'failed') ? 'failed' : variants.some((v) => v.verdict === 'inconclusive') ? 'inconclusive' : 'passed';
   const startedAt = opts.startedAt ?? '2026-11-30T02:00:00.000Z';
   const r: RunResults = {
     schemaVersion: 2,
     tool: { name: 'attestorm', version: opts.toolVersion ?? '0.1.0' },
-    scenario: { name: opts.scenario ?? 'quick', description: 'fixture', file: 'scenarios/quick.yaml', resolved: { name: opts.scenario ?? 'quick', load: { duration: opts.duration ?? '30s' } }, modeledCosts: {} },
+    scenario: {
+      name: opts.scenario ?? 'quick',
+      description: 'fixture',
+      file: 'scenarios/quick.yaml',
+      resolved: { name: opts.scenario ?? 'quick', load: { duration: opts.duration ?? '30s' } },
+      modeledCosts: {},
+    },
     command: 'attestorm run scenarios/quick.yaml',
-    environment: { cgroupVersion: 'v1', oomFidelity: 'cgroup-oom', podFidelity: 'cgroup-pods', cpuShare: 'none', nodeVersion: 'v20', platform: 'linux', cpus: 2, memoryBytes: 8 * 2 ** 30, hostname: 'ci' },
+    environment: {
+      cgroupVersion: 'v1',
+      oomFidelity: 'cgroup-oom',
+      podFidelity: 'cgroup-pods',
+      cpuShare: 'none',
+      nodeVersion: 'v20',
+      platform: 'linux',
+      cpus: 2,
+      memoryBytes: 8 * 2 ** 30,
+      hostname: 'ci',
+    },
     runner: { pid: 1, hostname: 'ci', startTicks: null },
     startedAt,
     endedAt: new Date(Date.parse(startedAt) + 60_000).toISOString(),
@@ -84,7 +119,14 @@ export function results(opts: { scenario?: string; variants: VariantSpec[]; star
     verdict,
     passed: verdict !== 'failed',
   };
-  if (opts.commit) (r as unknown as Record<string, unknown>)['provenance'] = { git: { commit: opts.commit, dirty: false, branch: 'main' }, tool: r.tool, scenarioHash: 'sha256:00', machine: {}, ci: null };
+  if (opts.commit)
+    (r as unknown as Record<string, unknown>)['provenance'] = {
+      git: { commit: opts.commit, dirty: false, branch: 'main' },
+      tool: r.tool,
+      scenarioHash: 'sha256:00',
+      machine: {},
+      ci: null,
+    };
   return r;
 }
 

@@ -89,11 +89,15 @@ describe.skipIf(!haveChromium)('history.html in Chromium', () => {
 
     // On the chart the regressed variant's point in the failing run is a triangle; post-attestation did not regress.
     const styles = await page.evaluate(() =>
-      (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(0).data.map((p) => p.options.pointStyle),
+      (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory')
+        .getDatasetMeta(0)
+        .data.map((p) => p.options.pointStyle),
     );
     expect(styles).toEqual(['circle', 'circle', 'circle', 'circle', 'triangle']);
     const postStyles = await page.evaluate(() =>
-      (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory').getDatasetMeta(1).data.map((p) => p.options.pointStyle),
+      (globalThis as unknown as PageGlobals).Chart.getChart('chart-peak-memory')
+        .getDatasetMeta(1)
+        .data.map((p) => p.options.pointStyle),
     );
     expect(postStyles).toEqual(['circle', 'circle', 'circle', 'circle', 'circle']);
 

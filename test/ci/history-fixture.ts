@@ -31,7 +31,13 @@ export async function writeHistoryFolder(parent: string): Promise<string> {
   }
   await writeRunFolder(root, 'other-scenario', results({ scenario: 'scaled', variants: [{ name: 'pre-attestation', peakMiB: 10 }] }));
   // Written before the results schema moved to variants: converted for the trend, not gated across the change.
-  const v1 = results({ startedAt: '2026-11-26T02:00:00.000Z', variants: [{ name: 'pre-attestation', peakMiB: 97 }, { name: 'post-attestation', peakMiB: 62 }] });
+  const v1 = results({
+    startedAt: '2026-11-26T02:00:00.000Z',
+    variants: [
+      { name: 'pre-attestation', peakMiB: 97 },
+      { name: 'post-attestation', peakMiB: 62 },
+    ],
+  });
   const placements = v1.variants.map(({ agent: _a, spread: _s, deaths: _d, verdict: _v, ...p }) => ({ ...p, expectations: [] }));
   const { variants: _variants, runner: _runner, verdict: _verdict, droppedExpectations: _dropped, ...rest } = v1;
   await mkdir(path.join(root, 'old'), { recursive: true });

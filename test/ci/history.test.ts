@@ -73,7 +73,10 @@ describe('renderHistoryHtml', () => {
 
   it('embeds three charts and the tooltip facts per run', () => {
     const json = /<script type="application\/json" id="attestorm-history">([^<]*)<\/script>/.exec(html)![1]!;
-    const data = JSON.parse(json) as { charts: { id: string; config: { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } }[]; runs: { commit: string; gate: string }[] };
+    const data = JSON.parse(json) as {
+      charts: { id: string; config: { data: { labels: string[]; datasets: { label: string; data: (number | null)[] }[] } } }[];
+      runs: { commit: string; gate: string }[];
+    };
     expect(data.charts.map((c) => c.id)).toEqual(['peak-memory', 'oom-kills', 'bystander-success']);
     const mem = data.charts[0]!.config.data;
     expect(mem.labels).toEqual(['2026-11-26 02:00', '2026-11-27 02:00', '2026-11-28 02:00', '2026-11-29 02:00', '2026-11-30 02:00']);

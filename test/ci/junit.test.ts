@@ -3,7 +3,12 @@ import { compareWithBaseline, parseTolerances, renderJUnit, xmlEscape } from '..
 import { expectation, results } from './fixture.js';
 import { findAll, parseXml } from './xml.js';
 
-const before = results({ variants: [{ name: 'pre', peakMiB: 100 }, { name: 'post', peakMiB: 60 }] });
+const before = results({
+  variants: [
+    { name: 'pre', peakMiB: 100 },
+    { name: 'post', peakMiB: 60 },
+  ],
+});
 const after = results({
   commit: 'b'.repeat(40),
   variants: [
@@ -95,7 +100,12 @@ describe('renderJUnit', () => {
 
   it('without a baseline, only expectations', () => {
     const plain = parseXml(renderJUnit([{ results: after }]));
-    expect(findAll(plain, 'testcase').map((c) => c.attrs['name'])).toEqual(['expectation oomKilled', 'expectation maxPeakMemory', 'expectation oomKilled', 'variant ran']);
+    expect(findAll(plain, 'testcase').map((c) => c.attrs['name'])).toEqual([
+      'expectation oomKilled',
+      'expectation maxPeakMemory',
+      'expectation oomKilled',
+      'variant ran',
+    ]);
   });
 
   it('the checker itself rejects broken XML', () => {

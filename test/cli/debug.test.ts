@@ -14,7 +14,10 @@ const tmp = mkdtempSync(join(tmpdir(), 'attestorm-debug-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 const podFile = join(tmp, 'cgroup-pod');
-writeFileSync(podFile, `12:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${UID.replaceAll('-', '_')}.slice/cri-containerd-${CID}.scope\n0::/\n`);
+writeFileSync(
+  podFile,
+  `12:memory:/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${UID.replaceAll('-', '_')}.slice/cri-containerd-${CID}.scope\n0::/\n`,
+);
 // FAKE proc root for --pid with a pod cgroup (no real process here runs in a kubelet pod).
 const procRoot = join(tmp, 'proc');
 mkdirSync(join(procRoot, '4242'), { recursive: true });
@@ -55,7 +58,13 @@ describe('debugCgroup', () => {
 // The CLI entry imports every command module; until all exist, the child-process test waits.
 const CMDS = ['agent', 'debug', 'load', 'cleanup', 'run', 'report'];
 const cliReady = CMDS.every((c) => existsSync(join(import.meta.dirname, '../../src/cli', `cmd-${c}.ts`)));
-if (!cliReady) skipNote('attestorm debug cgroup through the CLI', `missing ${CMDS.filter((c) => !existsSync(join(import.meta.dirname, '../../src/cli', `cmd-${c}.ts`))).map((c) => `cmd-${c}.ts`).join(', ')}`);
+if (!cliReady)
+  skipNote(
+    'attestorm debug cgroup through the CLI',
+    `missing ${CMDS.filter((c) => !existsSync(join(import.meta.dirname, '../../src/cli', `cmd-${c}.ts`)))
+      .map((c) => `cmd-${c}.ts`)
+      .join(', ')}`,
+  );
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '../../bin/attestorm.js');
 

@@ -16,13 +16,31 @@ const docs = describeCommands(COMMANDS);
 describe('docs/cli.md against the CLI definitions', () => {
   it('reads every command, subcommand and flag from the modules', () => {
     const names = docs.map((d) => d.path.join(' '));
-    expect(names).toEqual(expect.arrayContaining(['run', 'agent', 'load', 'report', 'history', 'debug cgroup', 'cleanup', 'stability', 'sweep', 'kind render', 'kind up', 'cluster up', 'cluster down']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'run',
+        'agent',
+        'load',
+        'report',
+        'history',
+        'debug cgroup',
+        'cleanup',
+        'stability',
+        'sweep',
+        'kind render',
+        'kind up',
+        'cluster up',
+        'cluster down',
+      ]),
+    );
     const run = docs.find((d) => d.path.join(' ') === 'run')!;
     expect(run.positionals.map((p) => p.name)).toEqual(['scenario']);
     expect(run.flags.map((f) => f.name)).toEqual(expect.arrayContaining(['out', 'variants', 'baseline', 'tolerance', 'junit', 'cpu-budget', 'agent-cpus']));
     // The agent's flags come from its FLAGS table, the load's from src/load/options.ts.
     expect(docs.find((d) => d.path.join(' ') === 'agent')!.flags.map((f) => f.name)).toEqual(expect.arrayContaining(['socket', 'placement', 'limit', 'key']));
-    expect(docs.find((d) => d.path.join(' ') === 'load')!.flags.map((f) => f.name)).toEqual(expect.arrayContaining(['pods', 'workers', 'connection', 'deadline']));
+    expect(docs.find((d) => d.path.join(' ') === 'load')!.flags.map((f) => f.name)).toEqual(
+      expect.arrayContaining(['pods', 'workers', 'connection', 'deadline']),
+    );
   });
 
   it('has a section for every command and a row for every argument and flag', () => {
@@ -40,9 +58,15 @@ describe('docs/cli.md against the CLI definitions', () => {
       builder: (y: Argv) => y.positional('thing', { type: 'string' }).option('zap', { type: 'boolean' }),
       handler: () => {},
     };
-    const runWithFlag = { ...runCommand, builder: (y: Argv) => (runCommand.builder as (y: Argv) => Argv)(y).option('new-flag', { type: 'string' }) } as unknown as CommandModule;
+    const runWithFlag = {
+      ...runCommand,
+      builder: (y: Argv) => (runCommand.builder as (y: Argv) => Argv)(y).option('new-flag', { type: 'string' }),
+    } as unknown as CommandModule;
     const withExtra = describeCommands([...COMMANDS.filter((c) => c !== runCommand), runWithFlag, added]);
-    expect(missingFromReference(reference, withExtra)).toEqual(['attestorm run: flag --new-flag has no row', 'attestorm frobnicate: no section "## attestorm frobnicate"']);
+    expect(missingFromReference(reference, withExtra)).toEqual([
+      'attestorm run: flag --new-flag has no row',
+      'attestorm frobnicate: no section "## attestorm frobnicate"',
+    ]);
     expect(renderReference(withExtra)).not.toBe(reference);
   });
 

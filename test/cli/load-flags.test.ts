@@ -52,19 +52,31 @@ describe('attestorm load flags and the scenario load block', () => {
   });
 
   it('a flag sets what its scenario key sets', async () => {
-    const plan = loadPlanFromArgs(await argvOf(['--pods', '3', '--workers', '7', '--deadline', '250ms', '--cgroup-driver', 'systemd', '--pod-lifetime', '4s', '--method', 'FetchJWTSVID=3', '--method', 'ValidateJWTSVID']));
+    const plan = loadPlanFromArgs(
+      await argvOf([
+        '--pods',
+        '3',
+        '--workers',
+        '7',
+        '--deadline',
+        '250ms',
+        '--cgroup-driver',
+        'systemd',
+        '--pod-lifetime',
+        '4s',
+        '--method',
+        'FetchJWTSVID=3',
+        '--method',
+        'ValidateJWTSVID',
+      ]),
+    );
     const s = parseScenario({
       name: 'set',
       load: { pods: 3, workersPerPod: 7, deadline: '250ms', cgroupDriver: 'systemd', podLifetime: '4s', methods: { FetchJWTSVID: 3, ValidateJWTSVID: 1 } },
       variants: [{ name: 'a', agent: { placement: 'disabled' } }],
     }).scenario.load;
-    expect([plan.load.pods, plan.load.workersPerPod, plan.load.deadlineMs, plan.sandbox!.cgroupDriver, plan.sandbox!.podLifetimeMs, plan.load.methods]).toEqual([
-      s.pods,
-      s.workersPerPod,
-      s.deadline,
-      s.cgroupDriver,
-      s.podLifetime,
-      s.methods,
-    ]);
+    expect([plan.load.pods, plan.load.workersPerPod, plan.load.deadlineMs, plan.sandbox!.cgroupDriver, plan.sandbox!.podLifetimeMs, plan.load.methods]).toEqual(
+      [s.pods, s.workersPerPod, s.deadline, s.cgroupDriver, s.podLifetime, s.methods],
+    );
   });
 });

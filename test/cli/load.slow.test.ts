@@ -31,7 +31,22 @@ afterEach(async () => {
 describe('attestorm load', () => {
   it('runs pods × workers against a socket and prints the summary as JSON', async () => {
     server = await startBareServer({ counting: true });
-    const r = await run(['load', '--socket', server.socket, '--pods', '2', '--workers', '2', '--duration', '2s', '--connection', 'per-worker', '--client', 'grpc-js', '--json']);
+    const r = await run([
+      'load',
+      '--socket',
+      server.socket,
+      '--pods',
+      '2',
+      '--workers',
+      '2',
+      '--duration',
+      '2s',
+      '--connection',
+      'per-worker',
+      '--client',
+      'grpc-js',
+      '--json',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const summary = JSON.parse(r.stdout) as LoadSummary;
     expect(summary.workers).toBe(4);
@@ -48,7 +63,21 @@ describe('attestorm load', () => {
 
   it('bad flags exit 2 naming each flag and rule, and start nothing', async () => {
     server = await startBareServer({ counting: true });
-    const r = await run(['load', '--socket', server.socket, '--workers', '0', '--duration', 'soon', '--method', 'FetchAll', '--rate', '-3', '--kubelet', '10.0.0.1:10250']);
+    const r = await run([
+      'load',
+      '--socket',
+      server.socket,
+      '--workers',
+      '0',
+      '--duration',
+      'soon',
+      '--method',
+      'FetchAll',
+      '--rate',
+      '-3',
+      '--kubelet',
+      '10.0.0.1:10250',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--workers must be at least 1, got 0/);
     expect(r.stderr).toMatch(/--duration must be a duration like 500ms, 30s or 2m, got "soon"/);

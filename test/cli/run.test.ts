@@ -10,7 +10,12 @@ const dir = mkdtempSync(join(tmpdir(), 'attestorm-runcli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000, env });
+  const r = spawnSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', ...args], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env,
+  });
   return { code: r.status, stderr: r.stderr, stdout: r.stdout };
 }
 
@@ -40,7 +45,9 @@ describe('attestorm run: invalid input', () => {
     // chaos.yaml's faults Kubernetes cannot express are refused by name and rule; the mapped ones are not.
     const c = run(['scenarios/chaos.yaml', '--cluster', 'kind', '--no-report']);
     expect(c.code).toBe(2);
-    expect(c.stderr).toContain("scenarios/chaos.yaml: faults[1] (kubelet-latency) cannot run in kind mode: the kubelet is the cluster's real one, not the harness's emulator; remove it or run locally");
+    expect(c.stderr).toContain(
+      "scenarios/chaos.yaml: faults[1] (kubelet-latency) cannot run in kind mode: the kubelet is the cluster's real one, not the harness's emulator; remove it or run locally",
+    );
     expect(c.stderr).toContain('scenarios/chaos.yaml: faults[4] (agent-pause) cannot run in kind mode');
     expect(c.stderr).not.toMatch(/faults\[(0|2|7)\]/); // pod-churn, agent-kill, memory-squeeze
     const r = run(['scenarios/spire-vs-reference.yaml', '--cluster', 'kind', '--no-report'], { ...process.env, KUBECONFIG: join(dir, 'no-such-kubeconfig') });
@@ -56,7 +63,10 @@ describe('attestorm run: invalid input', () => {
   });
 
   it('--agent-cpus: a malformed list, and CPUs this machine lacks, exit 2 before anything starts', () => {
-    expect(run(['scenarios/quick.yaml', '--agent-cpus', 'one'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--agent-cpus must be a CPU list like "1", "0-1" or "0,2-3", got "one"') });
+    expect(run(['scenarios/quick.yaml', '--agent-cpus', 'one'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--agent-cpus must be a CPU list like "1", "0-1" or "0,2-3", got "one"'),
+    });
     const out = join(dir, 'iso-out');
     const r = run(['scenarios/quick.yaml', '--agent-cpus', '4095', '--out', out]);
     expect(r.code).toBe(2);

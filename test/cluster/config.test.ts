@@ -83,7 +83,11 @@ describe('daemons', () => {
 
 describe('kubeconfig', () => {
   it('has the named context, current, against loopback', () => {
-    const k = parse(kubeconfig('CA', { name: 'u', certPem: 'C', keyPem: 'K' })) as { 'current-context': string; clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>; contexts: Array<{ name: string }> };
+    const k = parse(kubeconfig('CA', { name: 'u', certPem: 'C', keyPem: 'K' })) as {
+      'current-context': string;
+      clusters: Array<{ cluster: { server: string; 'certificate-authority-data': string } }>;
+      contexts: Array<{ name: string }>;
+    };
     expect(k['current-context']).toBe(CONTEXT_NAME);
     expect(k.contexts.map((c) => c.name)).toEqual([CONTEXT_NAME]);
     expect(k.clusters[0]!.cluster.server).toBe('https://127.0.0.1:6443');

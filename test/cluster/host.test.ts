@@ -9,7 +9,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const good: HostProbe = { platform: 'linux', uid: 0, has: () => true, exists: () => true, listening: new Set([22]), goVersion: 'go version go1.26.8 linux/amd64' };
+const good: HostProbe = {
+  platform: 'linux',
+  uid: 0,
+  has: () => true,
+  exists: () => true,
+  listening: new Set([22]),
+  goVersion: 'go version go1.26.8 linux/amd64',
+};
 const needsAll = { build: true, pauseImage: true, baseImage: true, projectImage: true };
 
 describe('cluster up checks', () => {
@@ -28,12 +35,17 @@ describe('cluster up checks', () => {
     expect(hostProblems({ ...good, goVersion: 'go version go1.19.8 linux/amd64' }, needsAll).join()).toMatch(/Go 1\.19 is too old/);
   });
   it('name a port in use and what may hold it', () => {
-    expect(hostProblems({ ...good, listening: new Set([6443]) }, needsAll)).toEqual([expect.stringMatching(/port 6443 \(apiServer\) is in use.*attestorm cluster down/)]);
+    expect(hostProblems({ ...good, listening: new Set([6443]) }, needsAll)).toEqual([
+      expect.stringMatching(/port 6443 \(apiServer\) is in use.*attestorm cluster down/),
+    ]);
   });
   it('ask for image tools only for images not cached', () => {
     const noTools = { ...good, has: (t: string) => !['buildah', 'skopeo', 'umoci', 'debootstrap', 'gcc'].includes(t) };
     expect(hostProblems(noTools, { build: false, pauseImage: false, baseImage: false, projectImage: false })).toEqual([]);
-    expect(hostProblems(noTools, { build: false, pauseImage: false, baseImage: false, projectImage: true })).toEqual([expect.stringContaining('buildah'), expect.stringContaining('skopeo')]);
+    expect(hostProblems(noTools, { build: false, pauseImage: false, baseImage: false, projectImage: true })).toEqual([
+      expect.stringContaining('buildah'),
+      expect.stringContaining('skopeo'),
+    ]);
   });
   it('refuse other platforms outright', () => {
     expect(hostProblems({ ...good, platform: 'darwin' }, needsAll)).toEqual([expect.stringMatching(/Linux host; this is darwin/)]);
@@ -120,7 +132,16 @@ describe('state', () => {
     const dir = mkdtempSync(join(tmpdir(), 'st-'));
     try {
       const file = join(dir, 'sub/state.json');
-      const s = { version: 1 as const, startedAt: 'now', nodeName: 'n', kubeconfig: 'k', context: 'c', daemons: [], sysctls: { 'kernel.panic': '0' }, firewallChains: { v4: [], v6: [] } };
+      const s = {
+        version: 1 as const,
+        startedAt: 'now',
+        nodeName: 'n',
+        kubeconfig: 'k',
+        context: 'c',
+        daemons: [],
+        sysctls: { 'kernel.panic': '0' },
+        firewallChains: { v4: [], v6: [] },
+      };
       writeState(file, s);
       expect(readState(file)).toEqual(s);
       writeFileSync(file, '{');
@@ -133,7 +154,11 @@ describe('state', () => {
   it('restores the sysctls the kubelet changed, and only those', () => {
     const now: Record<string, string> = { '/proc/sys/vm/overcommit_memory': '1', '/proc/sys/kernel/panic': '0' };
     const written: string[] = [];
-    const r = restoreSysctls({ 'vm.overcommit_memory': '0', 'kernel.panic': '0' }, (p) => now[p]!, (p, v) => written.push(`${p}=${v.trim()}`));
+    const r = restoreSysctls(
+      { 'vm.overcommit_memory': '0', 'kernel.panic': '0' },
+      (p) => now[p]!,
+      (p, v) => written.push(`${p}=${v.trim()}`),
+    );
     expect(r).toEqual(['vm.overcommit_memory: 1 → 0']);
     expect(written).toEqual(['/proc/sys/vm/overcommit_memory=0']);
   });

@@ -15,7 +15,12 @@ import { skipNote } from '../support/skip-note.js';
 const ROOT = join(import.meta.dirname, '../..');
 const kubeconfig = process.env.ATTESTORM_TEST_KUBECONFIG;
 const context = process.env.ATTESTORM_TEST_CONTEXT;
-const reason = !kubeconfig || !context ? 'no real cluster named: set ATTESTORM_TEST_KUBECONFIG and ATTESTORM_TEST_CONTEXT (attestorm cluster up prints both)' : !existsSync(kubeconfig) ? `${kubeconfig} does not exist` : null;
+const reason =
+  !kubeconfig || !context
+    ? 'no real cluster named: set ATTESTORM_TEST_KUBECONFIG and ATTESTORM_TEST_CONTEXT (attestorm cluster up prints both)'
+    : !existsSync(kubeconfig)
+      ? `${kubeconfig} does not exist`
+      : null;
 if (reason) skipNote('every test of test/cluster/real-cluster.cluster.test.ts', reason);
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-real-cluster-'));
@@ -44,7 +49,10 @@ const kc = () => loadKubeConfig(parseClusterTarget({ context: context! }), kubec
 type Results = { status: string; platform: any; environment: any; scenario: any; variants: any[] };
 const readResults = (out: string): Results => JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
 const samplesOf = (out: string, variant: string) =>
-  readFileSync(join(out, `${variant}.r1`, 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  readFileSync(join(out, `${variant}.r1`, 'samples.ndjson'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
 
 /** What a dry-run cleanup would remove, namespaces still Terminating after their delete waited out. */
 async function leftovers(timeoutMs = 180_000): Promise<string[]> {
@@ -63,7 +71,10 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     const r = await cli(['run', 'scenarios/ci-kind.yaml', ...target(), '--out', out, '--no-report']);
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
     const results = readResults(out);
-    for (const v of results.variants) console.log(`ci-kind on ${context}: ${v.name} peak ${(v.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB, OOM kills ${v.oomKills}, restarts ${v.restarts}, ok ${v.okRps}/s, bystanders ${v.bystanders?.ok}/${v.bystanders?.calls}`);
+    for (const v of results.variants)
+      console.log(
+        `ci-kind on ${context}: ${v.name} peak ${(v.peakMemoryBytes / 2 ** 20).toFixed(1)} MiB, OOM kills ${v.oomKills}, restarts ${v.restarts}, ok ${v.okRps}/s, bystanders ${v.bystanders?.ok}/${v.bystanders?.calls}`,
+      );
     expect(results.status).toBe('complete');
     expect(results.platform.detail.serverVersion).toMatch(/^v1\.\d+\.\d+/);
     expect(results.platform.detail.nodes.length).toBeGreaterThan(0);
@@ -80,7 +91,10 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     for (const v of results.variants) {
       const lines = samplesOf(out, v.name);
       // The node's /pods as large as a full node's: filler pods placed before the storm.
-      expect(lines.some((l) => l.kind === 'event' && l.type === 'note' && /filler pods listed by the kubelet/.test(l.detail)), v.name).toBe(true);
+      expect(
+        lines.some((l) => l.kind === 'event' && l.type === 'note' && /filler pods listed by the kubelet/.test(l.detail)),
+        v.name,
+      ).toBe(true);
       const mem = lines.filter((l) => l.kind === 'memory' && l.t >= 0);
       // Readings for the whole load; an agent the kernel killed has none while the kubelet waits to restart it.
       if (!v.restarts) expect(mem.length, v.name).toBeGreaterThan((results.scenario.resolved.duration / 1000) * 5);
@@ -134,7 +148,10 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     const faults: any[] = v.faults ?? [];
     expect(faults.map((f) => f.action)).toEqual(['agent-kill', 'memory-squeeze', 'pod-churn']);
     const [kill, squeeze, churn] = faults;
-    for (const f of faults) console.log(`fault on ${context}: ${f.action} ${f.error ? `not applied: ${f.error}` : `applied at ${f.startedAtMs} ms`}, agent answered again after ${f.recovery.agentReadyMs} ms, bystanders ok again after ${f.recovery.bystanderOkMs} ms`);
+    for (const f of faults)
+      console.log(
+        `fault on ${context}: ${f.action} ${f.error ? `not applied: ${f.error}` : `applied at ${f.startedAtMs} ms`}, agent answered again after ${f.recovery.agentReadyMs} ms, bystanders ok again after ${f.recovery.bystanderOkMs} ms`,
+      );
     // agent-kill: the pod deleted, its DaemonSet's replacement answered a real call again.
     expect(kill.error, JSON.stringify(kill)).toBeUndefined();
     expect(kill.startedAtMs).not.toBeNull();
@@ -156,7 +173,7 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     const core = kc().makeApiClient(CoreV1Api);
     // Killed once its storm runs: the generator pods of the first variant are up.
     let running = false;
-    for (const until = Date.now() + 300_000; !running && Date.now() < until && run.child.exitCode === null; ) {
+    for (const until = Date.now() + 300_000; !running && Date.now() < until && run.child.exitCode === null;) {
       await new Promise((r) => setTimeout(r, 1000));
       const pods = await core.listPodForAllNamespaces({ labelSelector: `${MANAGED_SELECTOR},attestorm.dev/role=generator` });
       running = pods.items.some((p) => p.status?.phase === 'Running');

@@ -24,7 +24,7 @@ const reason =
       ? `${kubeconfig} does not exist`
       : !binDir
         ? 'no SPIRE binaries: set SPIRE_BIN_DIR to a folder with spire-server and spire-agent'
-        : spireBinDirProblems(binDir, 'SPIRE_BIN_DIR')[0] ?? null;
+        : (spireBinDirProblems(binDir, 'SPIRE_BIN_DIR')[0] ?? null);
 if (reason) skipNote('every test of test/cluster/spire-cluster.cluster.test.ts', reason);
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-cluster-'));

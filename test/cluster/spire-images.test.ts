@@ -10,7 +10,10 @@ const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-bins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const good = join(dir, 'good');
 const half = join(dir, 'half');
-for (const [d, files] of [[good, ['spire-server', 'spire-agent']], [half, ['spire-server']]] as const) {
+for (const [d, files] of [
+  [good, ['spire-server', 'spire-agent']],
+  [half, ['spire-server']],
+] as const) {
   rmSync(d, { recursive: true, force: true });
   mkdirSync(d);
   for (const f of files) {
@@ -22,7 +25,11 @@ const spire = (name: string, binDir?: string) => ({ name, agent: { kind: 'spire'
 
 describe('planSpireImages', () => {
   it('on the local cluster: SPIRE_BIN_DIR, or agent.binDir first; reference variants untouched', () => {
-    const p = planSpireImages([spire('a'), spire('b', half), { name: 'ref', agent: { kind: 'reference' } }], { localCluster: true, context: 'context attestorm-local', env: { SPIRE_BIN_DIR: good, PATH: '' } });
+    const p = planSpireImages([spire('a'), spire('b', half), { name: 'ref', agent: { kind: 'reference' } }], {
+      localCluster: true,
+      context: 'context attestorm-local',
+      env: { SPIRE_BIN_DIR: good, PATH: '' },
+    });
     expect(p.binDirs.get('a')).toBe(good);
     expect(p.binDirs.has('b')).toBe(false);
     expect(p.problems).toEqual([`variants.b: agent.binDir ${half} has no executable spire-agent`]);

@@ -14,7 +14,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** The script's own command line, on `target` instead of the whole checkout. */
 function check(target: string) {
   const [bin, ...args] = script.split(' ');
-  const r = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', bin!), [...args.map((a) => (a === '.' ? target : a)), '--no-color'], { cwd: PROJECT_ROOT, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(join(PROJECT_ROOT, 'node_modules', '.bin', bin!), [...args.map((a) => (a === '.' ? target : a)), '--no-color'], {
+    cwd: PROJECT_ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { code: r.status, out: `${r.stdout}${r.stderr}` };
 }
 

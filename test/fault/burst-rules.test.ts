@@ -19,13 +19,18 @@ describe('burst schema rules', () => {
   });
 
   it('workers must be a positive integer', () => {
-    for (const workers of [0, -3, 2.5]) expect(problems([{ at: '1s', for: '1s', action: 'burst', workers }]), String(workers)).toEqual([expect.stringMatching(new RegExp(`^faults\\[0\\]\\.workers: .*got ${workers}$`))]);
+    for (const workers of [0, -3, 2.5])
+      expect(problems([{ at: '1s', for: '1s', action: 'burst', workers }]), String(workers)).toEqual([
+        expect.stringMatching(new RegExp(`^faults\\[0\\]\\.workers: .*got ${workers}$`)),
+      ]);
     expect(problems([{ at: '1s', for: '1s', action: 'burst', workers: 'ten' }])).toEqual([expect.stringMatching(/^faults\[0\]\.workers: .*got "ten"$/)]);
     expect(problems([{ at: '1s', for: '1s', action: 'burst' }])).toEqual([expect.stringMatching(/^faults\[0\]\.workers: .*got nothing$/)]);
   });
 
   it('needs `for`, more than 0', () => {
-    expect(problems([{ at: '1s', action: 'burst', workers: 3 }])).toEqual(['faults[0] (burst) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing']);
+    expect(problems([{ at: '1s', action: 'burst', workers: 3 }])).toEqual([
+      'faults[0] (burst) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing',
+    ]);
     expect(problems([{ at: '1s', for: '0s', action: 'burst', workers: 3 }])).toEqual(['faults[0].for (burst) must last more than 0, got 0']);
   });
 
@@ -36,11 +41,19 @@ describe('burst schema rules', () => {
         { at: '3s', for: '4s', action: 'burst', workers: 5 },
       ]),
     ).toEqual(['faults[1] (burst) overlaps faults[0] (burst): windows of the same action must not overlap, got 3s–7s and 1s–5s']);
-    expect(parseFaults([{ at: '1s', for: '2s', action: 'burst', workers: 3 }, { at: '3s', for: '2s', action: 'burst', workers: 3 }])).toHaveLength(2);
+    expect(
+      parseFaults([
+        { at: '1s', for: '2s', action: 'burst', workers: 3 },
+        { at: '3s', for: '2s', action: 'burst', workers: 3 },
+      ]),
+    ).toHaveLength(2);
   });
 
   it('the storm plus one burst must stay under the process cap', () => {
-    const faults = parseFaults([{ at: '1s', for: '1s', action: 'burst', workers: 2000 }, { at: '3s', for: '1s', action: 'burst', workers: 10 }]);
+    const faults = parseFaults([
+      { at: '1s', for: '1s', action: 'burst', workers: 2000 },
+      { at: '3s', for: '1s', action: 'burst', workers: 10 },
+    ]);
     expect(burstProblems(faults, 100, MAX_WORKERS_TOTAL)).toEqual([]);
     expect(burstProblems(faults, 3500, MAX_WORKERS_TOTAL)).toEqual([
       `faults[0] (burst): the storm's 3500 workers plus 2000 extra would be 5500 worker processes; at most ${MAX_WORKERS_TOTAL} may run at once`,
@@ -56,7 +69,15 @@ describe('the runner and bursts', () => {
   it('refuses, before anything starts, a burst past the cap or after the load', () => {
     let err: unknown;
     try {
-      validateFaults(scenario([{ at: '2s', for: '3s', action: 'burst', workers: 2000 }, { at: '10s', for: '1s', action: 'burst', workers: 1 }], { pods: 4, workersPerPod: 1000 }));
+      validateFaults(
+        scenario(
+          [
+            { at: '2s', for: '3s', action: 'burst', workers: 2000 },
+            { at: '10s', for: '1s', action: 'burst', workers: 1 },
+          ],
+          { pods: 4, workersPerPod: 1000 },
+        ),
+      );
     } catch (e) {
       err = e;
     }

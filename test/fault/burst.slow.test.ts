@@ -47,7 +47,10 @@ describe.skipIf(!host)(`burst: a wave of extra storm pods for a window (${reason
     // The window is the schedule's: the wave's start-up does not stretch it.
     expect(f.endedAtMs! - f.startedAtMs!).toBeGreaterThanOrEqual(8000);
     expect(f.endedAtMs! - f.startedAtMs!).toBeLessThan(8000 + 3000);
-    const m = /^8 extra storm workers in 2 pods started \(([0-9a-f-]{36}), ([0-9a-f-]{36})\); 2 pods of the wave ended \(8 workers\), all calling from (\d+) ms after the start$/.exec(f.detail);
+    const m =
+      /^8 extra storm workers in 2 pods started \(([0-9a-f-]{36}), ([0-9a-f-]{36})\); 2 pods of the wave ended \(8 workers\), all calling from (\d+) ms after the start$/.exec(
+        f.detail,
+      );
     expect(m, f.detail).not.toBeNull();
     const waveUids = new Set([m![1]!, m![2]!]);
     const readyMs = Number(m![3]);
@@ -63,7 +66,8 @@ describe.skipIf(!host)(`burst: a wave of extra storm pods for a window (${reason
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as SampleLine);
-    const event = (type: EventSample['type']) => lines.find((l): l is EventSample => l.kind === 'event' && l.type === type && (l.detail ?? '').startsWith('faults[0] burst'))!;
+    const event = (type: EventSample['type']) =>
+      lines.find((l): l is EventSample => l.kind === 'event' && l.type === type && (l.detail ?? '').startsWith('faults[0] burst'))!;
     // One prefix naming the fault, then the wave; the start is placed when the action began.
     expect(event('fault-start').detail).toMatch(/^faults\[0\] burst: 8 extra storm workers in 2 pods started \(/);
     expect(event('fault-end').detail).toMatch(/^faults\[0\] burst: 2 pods of the wave ended \(8 workers\), all calling from \d+ ms after the start$/);

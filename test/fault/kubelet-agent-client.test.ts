@@ -21,10 +21,12 @@ async function setup(): Promise<{ kubelet: KubeletEmulator; client: KubeletClien
   const client = createKubeletClient({ url: kubelet.url, timeoutMs: 300, pollIntervalMs: 20, maxPollAttempts: 1 });
   cleanups.push(() => client.close());
   const lookup = () =>
-    client.waitFor((l) => l.byUid.get(pod.metadata.uid), 'pod').then(
-      () => 'found',
-      (e: unknown) => (e instanceof KubeletError ? e.reason : String(e)),
-    );
+    client
+      .waitFor((l) => l.byUid.get(pod.metadata.uid), 'pod')
+      .then(
+        () => 'found',
+        (e: unknown) => (e instanceof KubeletError ? e.reason : String(e)),
+      );
   return { kubelet, client, lookup };
 }
 

@@ -120,7 +120,9 @@ describe.skipIf(!host)(`faults on the real agent (${reason})`, () => {
       expect(cg.readMemory().limitBytes).toBe(limit);
       expect(cg.readCpuQuota()).toBeNull();
       expect(cg.freezerState()).toBe('THAWED');
-      process.stdout.write(`faults on the real agent: ${JSON.stringify(records.map((r) => ({ action: r.action, detail: r.detail, startedAtMs: r.startedAtMs, endedAtMs: r.endedAtMs, ...r.recovery })))}\n`);
+      process.stdout.write(
+        `faults on the real agent: ${JSON.stringify(records.map((r) => ({ action: r.action, detail: r.detail, startedAtMs: r.startedAtMs, endedAtMs: r.endedAtMs, ...r.recovery })))}\n`,
+      );
     } finally {
       bystanding = false;
       await sched?.stop();

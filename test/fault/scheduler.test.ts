@@ -66,7 +66,14 @@ describe('fault scheduler', () => {
     const storm = fakeStorm();
     const events: FaultEvent[] = [];
     const seen: Array<number | string> = [];
-    const target: FaultTarget = { socket: sock.path, agentPid: () => null, agentCgroup: null, kubelet: kubelet.faults, waitAgentAnswers: async () => {}, ...storm };
+    const target: FaultTarget = {
+      socket: sock.path,
+      agentPid: () => null,
+      agentCgroup: null,
+      kubelet: kubelet.faults,
+      waitAgentAnswers: async () => {},
+      ...storm,
+    };
     const faults = parseFaults([
       { at: '100ms', for: '1s', action: 'kubelet-errors', rate: 1 },
       { at: '150ms', for: '900ms', action: 'slow-clients', count: 8 },
@@ -101,8 +108,19 @@ describe('fault scheduler', () => {
       const f = faults[e.index]!;
       expect(e.t).toBeGreaterThanOrEqual(e.type === 'fault-start' ? f.at : f.at + (f.for ?? 0));
     }
-    expect(events.map((e) => `${e.type} ${e.index}`)).toEqual(['fault-start 3', 'fault-start 2', 'fault-end 2', 'fault-start 0', 'fault-start 1', 'fault-end 3', 'fault-end 1', 'fault-end 0']);
-    expect(events.find((e) => e.index === 1 && e.type === 'fault-start')!.detail).toBe("faults[1] slow-clients: 8 slow connections held open on the agent's socket (partial HTTP/2 preface)");
+    expect(events.map((e) => `${e.type} ${e.index}`)).toEqual([
+      'fault-start 3',
+      'fault-start 2',
+      'fault-end 2',
+      'fault-start 0',
+      'fault-start 1',
+      'fault-end 3',
+      'fault-end 1',
+      'fault-end 0',
+    ]);
+    expect(events.find((e) => e.index === 1 && e.type === 'fault-start')!.detail).toBe(
+      "faults[1] slow-clients: 8 slow connections held open on the agent's socket (partial HTTP/2 preface)",
+    );
     expect(records.map((r) => [r.action, r.atMs, r.forMs])).toEqual([
       ['kubelet-errors', 100, 1000],
       ['slow-clients', 150, 900],
@@ -240,7 +258,14 @@ describe('fault scheduler', () => {
   });
 
   it('bystanders served through the end recover in 0 ms, mixed seconds count with the agent answering, never served again is null', async () => {
-    const target: FaultTarget = { socket: join(dir, 'none.sock'), agentPid: () => null, agentCgroup: null, kubelet: null, waitAgentAnswers: async () => {}, ...fakeStorm() };
+    const target: FaultTarget = {
+      socket: join(dir, 'none.sock'),
+      agentPid: () => null,
+      agentCgroup: null,
+      kubelet: null,
+      waitAgentAnswers: async () => {},
+      ...fakeStorm(),
+    };
     const run = async (seconds: Array<[number, number, number]>) => {
       const sched = new FaultScheduler({ faults: parseFaults([{ at: '1200ms', action: 'pod-churn', count: 1 }]), target, loadStart: Date.now() - 1200 });
       sched.start();
@@ -248,12 +273,28 @@ describe('fault scheduler', () => {
       await sleep(50);
       return (await sched.stop())[0]!.recovery;
     };
-    expect(await run([[1000, 5, 5], [2000, 5, 5], [3000, 5, 5]])).toMatchObject({ bystanderOkMs: 0, callsLost: 0 });
+    expect(
+      await run([
+        [1000, 5, 5],
+        [2000, 5, 5],
+        [3000, 5, 5],
+      ]),
+    ).toMatchObject({ bystanderOkMs: 0, callsLost: 0 });
     // Successes in the second holding the end, with the agent answering in it: that second's end.
-    const mixed = await run([[1000, 5, 5], [2000, 5, 2], [3000, 5, 5]]);
+    const mixed = await run([
+      [1000, 5, 5],
+      [2000, 5, 2],
+      [3000, 5, 5],
+    ]);
     expect(mixed.bystanderOkMs).toBeGreaterThan(0);
     expect(mixed.bystanderOkMs).toBeLessThanOrEqual(800);
     expect(mixed.callsLost).toBe(3);
-    expect(await run([[1000, 5, 5], [2000, 5, 0], [3000, 5, 0]])).toMatchObject({ bystanderOkMs: null, callsLost: 10 });
+    expect(
+      await run([
+        [1000, 5, 5],
+        [2000, 5, 0],
+        [3000, 5, 0],
+      ]),
+    ).toMatchObject({ bystanderOkMs: null, callsLost: 10 });
   });
 });

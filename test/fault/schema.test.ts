@@ -36,7 +36,9 @@ describe('faults schema', () => {
   });
 
   it('names unknown actions, unknown or bad parameters and bad durations', () => {
-    expect(problems([{ at: '5s', action: 'agent-explode' }])).toEqual([expect.stringMatching(/^faults\[0\]\.action: must be one of agent-kill, .*burst, got "agent-explode"$/)]);
+    expect(problems([{ at: '5s', action: 'agent-explode' }])).toEqual([
+      expect.stringMatching(/^faults\[0\]\.action: must be one of agent-kill, .*burst, got "agent-explode"$/),
+    ]);
     expect(problems([{ at: '5s', for: '1s', action: 'agent-pause', signal: 'SIGSTOP' }])).toEqual(['faults[0]: unknown key(s) signal']);
     expect(problems([{ at: '5s', action: 'agent-kill', signal: 'SIGHUP' }])[0]).toMatch(/^faults\[0\]\.signal: .*got "SIGHUP"$/);
     expect(problems([{ at: 'soon', for: '1s', action: 'kubelet-errors', rate: 2 }])).toEqual([
@@ -49,8 +51,12 @@ describe('faults schema', () => {
   });
 
   it('requires `for` on windowed actions and refuses it on instantaneous ones', () => {
-    expect(problems([{ at: '5s', action: 'agent-pause' }])).toEqual(['faults[0] (agent-pause) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing']);
-    expect(problems([{ at: '5s', for: '2s', action: 'pod-churn', count: 1 }])).toEqual(['faults[0].for (pod-churn) takes no `for`: it happens at one instant, got "2s"']);
+    expect(problems([{ at: '5s', action: 'agent-pause' }])).toEqual([
+      'faults[0] (agent-pause) needs `for`, how long the fault lasts (e.g. for: 5s), got nothing',
+    ]);
+    expect(problems([{ at: '5s', for: '2s', action: 'pod-churn', count: 1 }])).toEqual([
+      'faults[0].for (pod-churn) takes no `for`: it happens at one instant, got "2s"',
+    ]);
     expect(problems([{ at: '5s', for: 0, action: 'burst', workers: 1 }])).toEqual(['faults[0].for (burst) must last more than 0, got 0']);
   });
 
@@ -63,11 +69,26 @@ describe('faults schema', () => {
       ]),
     ).toEqual(['faults[2] (agent-pause) overlaps faults[0] (agent-pause): windows of the same action must not overlap, got 15s–25s and 10s–20s']);
     // Back to back is fine; down and stall at once is not.
-    expect(parseFaults([{ at: '1s', for: '1s', action: 'agent-pause' }, { at: '2s', for: '1s', action: 'agent-pause' }])).toHaveLength(2);
-    expect(problems([{ at: '1s', for: '5s', action: 'kubelet-down' }, { at: '3s', for: '5s', action: 'kubelet-stall' }])).toEqual([
+    expect(
+      parseFaults([
+        { at: '1s', for: '1s', action: 'agent-pause' },
+        { at: '2s', for: '1s', action: 'agent-pause' },
+      ]),
+    ).toHaveLength(2);
+    expect(
+      problems([
+        { at: '1s', for: '5s', action: 'kubelet-down' },
+        { at: '3s', for: '5s', action: 'kubelet-stall' },
+      ]),
+    ).toEqual([
       'faults[1] (kubelet-stall) overlaps faults[0] (kubelet-down): kubelet-down and kubelet-stall must not overlap (both own the listener), got 3s–8s and 1s–6s',
     ]);
-    expect(problems([{ at: '1s', action: 'agent-kill' }, { at: '1s', action: 'agent-kill' }])[0]).toMatch(/^faults\[1\] \(agent-kill\) overlaps faults\[0\]/);
+    expect(
+      problems([
+        { at: '1s', action: 'agent-kill' },
+        { at: '1s', action: 'agent-kill' },
+      ])[0],
+    ).toMatch(/^faults\[1\] \(agent-kill\) overlaps faults\[0\]/);
   });
 });
 
@@ -117,14 +138,24 @@ describe('faultProblems', () => {
     const v2 = join(v1, 'v2');
     mkdirSync(v2);
     for (const f of ['memory.current', 'cpu.max', 'cgroup.freeze']) writeFileSync(join(v2, f), '0');
-    expect(faultProblems(all, externalCapabilities('x', { cgroup: v2 }))).toEqual(["faults[0] (agent-kill): needs the agent's pid; variant 'x' is an external agent without one"]);
+    expect(faultProblems(all, externalCapabilities('x', { cgroup: v2 }))).toEqual([
+      "faults[0] (agent-kill): needs the agent's pid; variant 'x' is an external agent without one",
+    ]);
   });
 
   it('kind has no emulator to switch, and a fault after the load phase never runs', () => {
-    const kind = { ...builtinCapabilities('k', { version: 'v1', memoryBase: '/m', cpuBase: '/c', freezerBase: '/f' }), kind: 'kind' as const, kubeletEmulator: false };
-    expect(faultProblems(all, kind)).toEqual(["faults[4] (kubelet-stall): needs the harness's kubelet emulator; variant 'k' runs in a kind cluster, which offers none"]);
+    const kind = {
+      ...builtinCapabilities('k', { version: 'v1', memoryBase: '/m', cpuBase: '/c', freezerBase: '/f' }),
+      kind: 'kind' as const,
+      kubeletEmulator: false,
+    };
+    expect(faultProblems(all, kind)).toEqual([
+      "faults[4] (kubelet-stall): needs the harness's kubelet emulator; variant 'k' runs in a kind cluster, which offers none",
+    ]);
     expect(faultScheduleProblems(all, 1000)).toHaveLength(6);
-    expect(faultScheduleProblems(all.slice(0, 1), 1000)).toEqual(['faults[0] (agent-kill): starts at 1s, at or after the end of the load phase (1s); it would never run']);
+    expect(faultScheduleProblems(all.slice(0, 1), 1000)).toEqual([
+      'faults[0] (agent-kill): starts at 1s, at or after the end of the load phase (1s); it would never run',
+    ]);
     expect(faultScheduleProblems(all, 1001)).toEqual([]);
   });
 });

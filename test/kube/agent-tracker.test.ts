@@ -7,13 +7,19 @@ const ID1 = `containerd://${'1'.repeat(64)}`;
 const ID2 = `containerd://${'2'.repeat(64)}`;
 
 function pod(status: Record<string, unknown>): V1Pod {
-  return { metadata: { name: 'agent-x', uid: 'u' }, status: { containerStatuses: [{ name: 'agent', image: 'i', imageID: '', ready: false, restartCount: 0, ...status }] } } as V1Pod;
+  return {
+    metadata: { name: 'agent-x', uid: 'u' },
+    status: { containerStatuses: [{ name: 'agent', image: 'i', imageID: '', ready: false, restartCount: 0, ...status }] },
+  } as V1Pod;
 }
 
 describe('classifyTermination', () => {
   it('OOMKilled; Error/137 only with a risen oom_kill counter; plain kills and exits', () => {
     expect(classifyTermination({ reason: 'OOMKilled', exitCode: 137 }, null).cause).toBe('oom-kill');
-    expect(classifyTermination({ reason: 'Error', exitCode: 137 }, true)).toEqual({ cause: 'oom-kill', detail: "Error/137 while the cgroup's oom_kill counter rose" });
+    expect(classifyTermination({ reason: 'Error', exitCode: 137 }, true)).toEqual({
+      cause: 'oom-kill',
+      detail: "Error/137 while the cgroup's oom_kill counter rose",
+    });
     expect(classifyTermination({ reason: 'Error', exitCode: 137 }, false).cause).toBe('signal');
     expect(classifyTermination({ reason: 'Error', exitCode: 137 }, null).detail).toContain('oom_kill counter not readable');
     expect(classifyTermination({ reason: 'Error', exitCode: 1 }, true).cause).toBe('exit');
@@ -25,7 +31,13 @@ describe('AgentTracker', () => {
     let now = 1000;
     const changes: string[] = [];
     const events: string[] = [];
-    const t = new AgentTracker({ container: 'agent', now: () => now, oomKillRose: () => false, onContainerChange: (id) => changes.push(id), event: (type) => events.push(type) });
+    const t = new AgentTracker({
+      container: 'agent',
+      now: () => now,
+      oomKillRose: () => false,
+      onContainerChange: (id) => changes.push(id),
+      event: (type) => events.push(type),
+    });
     t.observe(pod({ ready: true, containerID: ID1, restartCount: 2, state: { running: {} } }));
     expect(t.restarts).toBe(0);
     now = 2000;

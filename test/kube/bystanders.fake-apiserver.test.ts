@@ -7,7 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateVariant, parseScenario, stormLoadDriver, type Scenario } from '../../src/scenario/index.js';
-import { adaptScenario, loadKubeConfig, namespaceName, parseClusterTarget, runVariantInCluster, startGenerator, type RunningGenerator } from '../../src/kube/index.js';
+import {
+  adaptScenario,
+  loadKubeConfig,
+  namespaceName,
+  parseClusterTarget,
+  runVariantInCluster,
+  startGenerator,
+  type RunningGenerator,
+} from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
@@ -20,7 +28,13 @@ function scenario(): Scenario {
     warmup: '300ms',
     placements: ['pre-attestation'],
     agent: { memoryLimit: '64Mi', attestors: ['unix'] },
-    load: { pods: 1, workersPerPod: 2, deadline: '200ms', connection: 'per-call', bystanders: { pods: 2, workersPerPod: 1, rate: 4, deadline: '2s', connection: 'per-worker' } },
+    load: {
+      pods: 1,
+      workersPerPod: 2,
+      deadline: '200ms',
+      connection: 'per-call',
+      bystanders: { pods: 2, workersPerPod: 1, rate: 4, deadline: '2s', connection: 'per-worker' },
+    },
   }).scenario;
 }
 
@@ -53,13 +67,28 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     };
     await start('generator-0', { socket: agent.socketPath, workersPerPod: s.load.workersPerPod, deadlineMs: s.load.deadline, connection: 'per-call' });
     for (let i = 0; i < b.pods; i++) {
-      await start(`bystander-${i}`, { socket: agent.socketPath, workersPerPod: b.workersPerPod, deadlineMs: b.deadline, connection: b.connection, retry: b.retry, rate: b.rate, methods: { [b.method]: 1 } });
+      await start(`bystander-${i}`, {
+        socket: agent.socketPath,
+        workersPerPod: b.workersPerPod,
+        deadlineMs: b.deadline,
+        connection: b.connection,
+        retry: b.retry,
+        rate: b.rate,
+        methods: { [b.method]: 1 },
+      });
     }
     const runDir = join(dir, 'run');
     const m = await runVariantInCluster({
       kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml'))),
-      clusterName: 'fake', scenario: s, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-      nodeCgroup: null, signal: new AbortController().signal,
+      clusterName: 'fake',
+      scenario: s,
+      variant,
+      runId,
+      rep: 1,
+      runDir,
+      dirName: 'pre-attestation.r1',
+      nodeCgroup: null,
+      signal: new AbortController().signal,
     });
     expect(m.error).toBeUndefined();
 
@@ -84,7 +113,11 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     expect(run.summary.longestGapMs).toBe(Math.round(Math.max(...gens)));
 
     // samples.ndjson: the storm's seconds, each with the bystanders' same second attached.
-    const load = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'load');
+    const load = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'load');
     const sum = (xs: any[], f: (x: any) => number) => xs.reduce((a, x) => a + f(x), 0);
     const calls = (c: any) => c.ok + c.rateLimited + c.deadlineExceeded + c.error;
     expect(sum(load, (l) => (l.bystanders ? calls(l.bystanders) : 0))).toBe(run.totals.calls);

@@ -67,7 +67,17 @@ describe('attestorm kind', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(readdirSync(out).sort()).toEqual(['disabled-unbounded.yaml', 'disabled.yaml', 'post-attestation.yaml', 'pre-attestation.yaml', 'spire.yaml']);
     const docs = parseAllDocuments(readFileSync(join(out, 'pre-attestation.yaml'), 'utf8')).map((d) => d.toJS());
-    expect(docs.map((d) => d.kind)).toEqual(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet', 'ServiceAccount', 'Pod', 'Pod']);
+    expect(docs.map((d) => d.kind)).toEqual([
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'ConfigMap',
+      'DaemonSet',
+      'ServiceAccount',
+      'Pod',
+      'Pod',
+    ]);
     // quick.yaml's storm is one pod, and it has bystanders: a pod of their own after the storm's.
     expect(docs.filter((d) => d.kind === 'Pod').map((d) => d.metadata.name)).toEqual(['generator-0', 'bystander-0']);
     const spire = parseAllDocuments(readFileSync(join(out, 'spire.yaml'), 'utf8')).map((d) => d.toJS());
@@ -78,7 +88,9 @@ describe('attestorm kind', () => {
   it('render --memory-sampler adds the sampler pod a --context run applies', async () => {
     const r = await cli(['kind', 'render', 'scenarios/ci-kind.yaml', '--memory-sampler']);
     expect(r.code, r.stderr).toBe(0);
-    const docs = parseAllDocuments(r.stdout).map((d) => d.toJS()).filter(Boolean);
+    const docs = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS())
+      .filter(Boolean);
     expect(docs.filter((d) => d.metadata?.name === 'memory-sampler')).toHaveLength(2); // one per variant
   });
 
@@ -95,22 +107,36 @@ describe('attestorm kind', () => {
       const managed = { 'app.kubernetes.io/managed-by': 'attestorm' };
       fake.objects.set('/api/v1/namespaces/atst-old-run-disabled-r1', { kind: 'Namespace', metadata: { name: 'atst-old-run-disabled-r1', labels: managed } });
       fake.objects.set('/api/v1/namespaces/someone-else', { kind: 'Namespace', metadata: { name: 'someone-else', labels: {} } });
-      fake.objects.set('/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent', { kind: 'ClusterRole', metadata: { name: 'atst-old-run-disabled-r1-agent', labels: managed } });
+      fake.objects.set('/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent', {
+        kind: 'ClusterRole',
+        metadata: { name: 'atst-old-run-disabled-r1-agent', labels: managed },
+      });
       const dry = await cli(['kind', 'cleanup', '--dry-run', '--kubeconfig', kubeconfig]);
       expect(dry.code, dry.stderr).toBe(0);
-      expect(dry.stdout).toBe('would delete namespace/atst-old-run-disabled-r1\nwould delete clusterrole/atst-old-run-disabled-r1-agent\nwould delete socket directories /run/attestorm/atst-* on the nodes\n');
+      expect(dry.stdout).toBe(
+        'would delete namespace/atst-old-run-disabled-r1\nwould delete clusterrole/atst-old-run-disabled-r1-agent\nwould delete socket directories /run/attestorm/atst-* on the nodes\n',
+      );
       expect(fake.janitors).toEqual([]);
       expect(fake.deleted).toEqual([]);
       const real = await cli(['kind', 'cleanup', '--kubeconfig', kubeconfig]);
       expect(real.code, real.stderr).toBe(0);
       // Once the namespaces are gone, the runs' socket directories on the node, from a janitor namespace of
       // its own (then deleted): every run's directory but those of run namespaces that stay (none here).
-      expect(fake.janitors).toEqual([expect.objectContaining({ node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_KEEP: '[]' }) })]);
+      expect(fake.janitors).toEqual([
+        expect.objectContaining({ node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_KEEP: '[]' }) }),
+      ]);
       const janitorNs = fake.janitors[0]!.namespace;
       expect(janitorNs).toMatch(/^attestorm-janitor-/);
       const nsDelete = fake.changes.find((c) => c.method === 'DELETE' && c.path === '/api/v1/namespaces/atst-old-run-disabled-r1')!;
       expect(fake.janitors[0]!.at).toBeGreaterThanOrEqual(nsDelete.at);
-      expect(fake.deleted.sort()).toEqual([`/api/v1/namespaces/${janitorNs}/pods/socket-janitor-fake-control-plane`, '/api/v1/namespaces/atst-old-run-disabled-r1', `/api/v1/namespaces/${janitorNs}`, '/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent'].sort());
+      expect(fake.deleted.sort()).toEqual(
+        [
+          `/api/v1/namespaces/${janitorNs}/pods/socket-janitor-fake-control-plane`,
+          '/api/v1/namespaces/atst-old-run-disabled-r1',
+          `/api/v1/namespaces/${janitorNs}`,
+          '/apis/rbac.authorization.k8s.io/v1/clusterroles/atst-old-run-disabled-r1-agent',
+        ].sort(),
+      );
       expect(fake.objects.has('/api/v1/namespaces/someone-else')).toBe(true);
       const none = await cli(['kind', 'cleanup', '--cluster', 'kind:missing', '--kubeconfig', kubeconfig]);
       expect(none.code).toBe(3);

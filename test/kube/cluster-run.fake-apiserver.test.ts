@@ -22,7 +22,13 @@ describe('attestorm run --context: what results.json says about the cluster (fak
   let generator: RunningGenerator;
   beforeAll(async () => {
     agent = await startTestAgent({ attestors: ['unix'] });
-    generator = await startGenerator({ podName: 'generator-0', port: 0, host: '127.0.0.1', log: () => {}, load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 } });
+    generator = await startGenerator({
+      podName: 'generator-0',
+      port: 0,
+      host: '127.0.0.1',
+      log: () => {},
+      load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 },
+    });
   });
   afterAll(async () => {
     await generator?.close();
@@ -45,7 +51,12 @@ describe('attestorm run --context: what results.json says about the cluster (fak
         const ns = [...fake.objects.keys()].map((k) => /^\/api\/v1\/namespaces\/(atst-[^/]+)$/.exec(k)?.[1]).find(Boolean);
         const cid = ns && (fake.agentPod(ns)?.status?.containerStatuses?.[0]?.containerID as string | undefined)?.replace('containerd://', '');
         if (cid) {
-          const d = join(root, 'kubepods.slice/kubepods-burstable.slice', `kubepods-burstable-pod${AGENT_UID.replace(/-/g, '_')}.slice`, `cri-containerd-${cid}.scope`);
+          const d = join(
+            root,
+            'kubepods.slice/kubepods-burstable.slice',
+            `kubepods-burstable-pod${AGENT_UID.replace(/-/g, '_')}.slice`,
+            `cri-containerd-${cid}.scope`,
+          );
           mkdirSync(d, { recursive: true });
           writeFileSync(join(d, 'memory.current'), `${10 * MiB}\n`);
           writeFileSync(join(d, 'memory.peak'), `${12 * MiB}\n`);
@@ -56,7 +67,14 @@ describe('attestorm run --context: what results.json says about the cluster (fak
       }
     })();
     try {
-      const loaded = parseScenario({ name: 'ctx-run', duration: '3s', warmup: '300ms', placements: ['pre-attestation'], agent: { memoryLimit: '64Mi', attestors: ['unix'] }, load: { pods: 1, workersPerPod: 1, deadline: '200ms' } });
+      const loaded = parseScenario({
+        name: 'ctx-run',
+        duration: '3s',
+        warmup: '300ms',
+        placements: ['pre-attestation'],
+        agent: { memoryLimit: '64Mi', attestors: ['unix'] },
+        load: { pods: 1, workersPerPod: 1, deadline: '200ms' },
+      });
       const kc = loadKubeConfig(parseClusterTarget({ context: 'local' }), fake.writeKubeconfig(join(dir, 'kc.yaml'), 'local'));
       const cluster = { kc, target: { context: 'local', kindName: null }, clusterName: 'local', nodeCgroup: null, note: null };
       const outDir = join(dir, 'run');

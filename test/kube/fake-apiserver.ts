@@ -103,8 +103,9 @@ export class FakeApiServer {
   /** Serves HTTPS like a real API server (client-node refuses plain HTTP without skipTLSVerify). */
   async start(): Promise<this> {
     this.#cert = await generateServingCert('127.0.0.1', 'fake-control-plane');
-    this.#server = createServer({ cert: this.#cert.certPem, key: this.#cert.keyPem }, (req, res) =>
-      void this.#handle(req, res).catch((err) => this.#send(res, 500, status(500, String(err)))),
+    this.#server = createServer(
+      { cert: this.#cert.certPem, key: this.#cert.keyPem },
+      (req, res) => void this.#handle(req, res).catch((err) => this.#send(res, 500, status(500, String(err)))),
     );
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
     this.url = `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
@@ -190,7 +191,13 @@ current-context: ${context}
       const v = this.#opts.version ?? 'v1.31.0-fake';
       return this.#send(res, 200, { major: '1', minor: /^v1\.(\d+)/.exec(v)?.[1] ?? '31', gitVersion: v, platform: 'linux/amd64' });
     }
-    if (req.method === 'GET' && RESOURCES[path]) return this.#send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: path.replace(/^\/apis?\//, ''), resources: RESOURCES[path]!.map((r) => ({ ...r, singularName: '', verbs: ['get', 'list', 'patch', 'delete', 'watch'] })) });
+    if (req.method === 'GET' && RESOURCES[path])
+      return this.#send(res, 200, {
+        kind: 'APIResourceList',
+        apiVersion: 'v1',
+        groupVersion: path.replace(/^\/apis?\//, ''),
+        resources: RESOURCES[path]!.map((r) => ({ ...r, singularName: '', verbs: ['get', 'list', 'patch', 'delete', 'watch'] })),
+      });
     if (path === '/api/v1/nodes') return this.#send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [this.#node()] });
 
     const proxy = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/:]+)(?::(\d+))?\/proxy\/(.*)$/.exec(path);
@@ -216,7 +223,9 @@ current-context: ${context}
     if (req.method === 'GET') {
       const obj = this.objects.get(path.toLowerCase());
       if (obj) return this.#send(res, 200, obj);
-      const kind = Object.values(RESOURCES).flat().find((r) => path.endsWith(`/${r.name}`))?.kind;
+      const kind = Object.values(RESOURCES)
+        .flat()
+        .find((r) => path.endsWith(`/${r.name}`))?.kind;
       if (kind) return this.#send(res, 200, this.#list(`${path.toLowerCase()}/`, selector, kind));
       return this.#send(res, 404, status(404, `${path} not found`));
     }
@@ -255,7 +264,8 @@ current-context: ${context}
     if (contentType !== 'application/apply-patch+yaml') return this.#send(res, 415, status(415, `fake: only server-side apply, got ${contentType}`));
     if (!q.get('fieldManager')) return this.#send(res, 422, status(422, 'fieldManager is required for apply patch'));
     const ns = obj.metadata?.namespace;
-    if (ns && obj.kind !== 'Namespace' && !this.objects.has(`/api/v1/namespaces/${ns}`)) return this.#send(res, 404, status(404, `namespaces "${ns}" not found`));
+    if (ns && obj.kind !== 'Namespace' && !this.objects.has(`/api/v1/namespaces/${ns}`))
+      return this.#send(res, 404, status(404, `namespaces "${ns}" not found`));
     obj.metadata = { ...obj.metadata, uid: obj.metadata.uid ?? randomUUID(), resourceVersion: String(++this.#rv) };
     const existed = this.objects.has(path);
     this.objects.set(path, obj);
@@ -288,13 +298,17 @@ current-context: ${context}
   /** The resize subresource: a strategic merge patch of containers' resources, applied to the spec and the status. */
   #resize(res: ServerResponse, ns: string, name: string, contentType: string, body: Obj): void {
     if (this.#opts.resize === false) return this.#send(res, 404, status(404, 'the server could not find the requested resource'));
-    if (contentType !== 'application/strategic-merge-patch+json') return this.#send(res, 415, status(415, `fake: resize takes a strategic merge patch, got ${contentType}`));
+    if (contentType !== 'application/strategic-merge-patch+json')
+      return this.#send(res, 415, status(415, `fake: resize takes a strategic merge patch, got ${contentType}`));
     const pod = this.objects.get(`/api/v1/namespaces/${ns}/pods/${name}`.toLowerCase());
     if (!pod) return this.#send(res, 404, status(404, `pods "${name}" not found`));
     for (const c of body?.spec?.containers ?? []) {
       const target = pod.spec.containers.find((x: Obj) => x.name === c.name);
       if (!target) return this.#send(res, 422, status(422, `container ${c.name} not found`));
-      target.resources = { requests: { ...target.resources?.requests, ...c.resources?.requests }, limits: { ...target.resources?.limits, ...c.resources?.limits } };
+      target.resources = {
+        requests: { ...target.resources?.requests, ...c.resources?.requests },
+        limits: { ...target.resources?.limits, ...c.resources?.limits },
+      };
       const st = pod.status.containerStatuses.find((x: Obj) => x.name === c.name);
       if (st) st.resources = structuredClone(target.resources);
     }
@@ -307,23 +321,49 @@ current-context: ${context}
     const c = pod.spec.containers[0];
     if (pod.metadata.labels?.['attestorm.dev/role'] === 'socket-janitor') {
       // A janitor runs to completion at once; the test reads what it was told from its spec (janitors).
-      pod.status = { phase: 'Succeeded', containerStatuses: [{ name: c.name, image: c.image, ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }] };
-      this.janitors.push({ at: Date.now(), namespace: pod.metadata.namespace, node: pod.spec.nodeName, env: Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])), hostPath: pod.spec.volumes?.[0]?.hostPath?.path });
+      pod.status = {
+        phase: 'Succeeded',
+        containerStatuses: [{ name: c.name, image: c.image, ready: false, restartCount: 0, state: { terminated: { exitCode: 0, reason: 'Completed' } } }],
+      };
+      this.janitors.push({
+        at: Date.now(),
+        namespace: pod.metadata.namespace,
+        node: pod.spec.nodeName,
+        env: Object.fromEntries((c.env ?? []).map((e: Obj) => [e.name, e.value])),
+        hostPath: pod.spec.volumes?.[0]?.hostPath?.path,
+      });
       return this.#notify('ADDED', pod);
     }
     // As a kubelet does: a pod bound to the node whose node selector the node does not match is
     // rejected at admission, reported Failed, and still listed (filler pods rely on it).
     const selector = Object.entries((pod.spec.nodeSelector ?? {}) as Record<string, string>);
     if (pod.spec.nodeName && selector.some(([k, v]) => FAKE_NODE_LABELS[k] !== v)) {
-      pod.status = { phase: 'Failed', reason: 'NodeAffinity', message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" };
+      pod.status = {
+        phase: 'Failed',
+        reason: 'NodeAffinity',
+        message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+      };
       return this.#notify('ADDED', pod);
     }
     pod.status = {
       phase: how === 'ready' ? 'Running' : 'Pending',
       containerStatuses: [
         how === 'ready'
-          ? { name: c.name, image: c.image, ready: true, restartCount: 0, containerID: `containerd://${hex64()}`, state: { running: { startedAt: new Date().toISOString() } } }
-          : { name: c.name, image: c.image, ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.image}"` } } },
+          ? {
+              name: c.name,
+              image: c.image,
+              ready: true,
+              restartCount: 0,
+              containerID: `containerd://${hex64()}`,
+              state: { running: { startedAt: new Date().toISOString() } },
+            }
+          : {
+              name: c.name,
+              image: c.image,
+              ready: false,
+              restartCount: 0,
+              state: { waiting: { reason: 'ImagePullBackOff', message: `Back-off pulling image "${c.image}"` } },
+            },
       ],
     };
     this.#notify('ADDED', pod);

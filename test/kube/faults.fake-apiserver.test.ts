@@ -95,17 +95,26 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
       const s = scenario([{ at: '1s', for: '1s', action: 'memory-squeeze', to: '32Mi' }]);
       const run = runVariantInCluster({
         kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'old.yaml'))),
-        clusterName: 'fake', scenario: s, variant: adaptScenario(s)[0]!, runId: 'old-1', rep: 1, runDir: join(dir, 'run-old'), dirName: 'pre-attestation.r1',
-        nodeCgroup: null, signal: new AbortController().signal,
+        clusterName: 'fake',
+        scenario: s,
+        variant: adaptScenario(s)[0]!,
+        runId: 'old-1',
+        rep: 1,
+        runDir: join(dir, 'run-old'),
+        dirName: 'pre-attestation.r1',
+        nodeCgroup: null,
+        signal: new AbortController().signal,
       });
-      await expect(run).rejects.toThrow("preflight (faults): faults[0] (memory-squeeze) needs in-place pod resize (the pod resize subresource, Kubernetes >= 1.33); the cluster's API server is v1.32.0-fake");
+      await expect(run).rejects.toThrow(
+        "preflight (faults): faults[0] (memory-squeeze) needs in-place pod resize (the pod resize subresource, Kubernetes >= 1.33); the cluster's API server is v1.32.0-fake",
+      );
       expect(fake.applies).toEqual([]);
     } finally {
       await fake.close();
     }
   });
 
-  it('agent-kill deletes the agent pod (SIGKILL: grace 0, SIGTERM: the pod\'s own), memory-squeeze resizes and restores it, pod-churn deletes and re-creates a storm pod — each at its time', async () => {
+  it("agent-kill deletes the agent pod (SIGKILL: grace 0, SIGTERM: the pod's own), memory-squeeze resizes and restores it, pod-churn deletes and re-creates a storm pod — each at its time", async () => {
     const fake = await new FakeApiServer({ nodeImages: ['attestorm:dev'], version: 'v1.33.2-fake' }).start();
     try {
       const s = scenario([
@@ -124,15 +133,23 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
         generators.push(g);
         fake.proxies.set(`${ns}/${name}`, g.url);
       };
-      for (const name of ['generator-0', 'generator-c1']) await start(name, { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200, connection: 'per-call' });
+      for (const name of ['generator-0', 'generator-c1'])
+        await start(name, { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200, connection: 'per-call' });
       await start('bystander-0', { socket: agent.socketPath, workersPerPod: 1, deadlineMs: b.deadline, connection: b.connection, rate: b.rate });
       for (const pod of ['agent-fake1', 'agent-fake2', 'agent-fake3']) fake.proxies.set(`${ns}/${pod}`, agent.agent.metricsUrl!.replace(/\/metrics$/, ''));
 
       const runDir = join(dir, 'run');
       const m = await runVariantInCluster({
         kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml'))),
-        clusterName: 'fake', scenario: s, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-        nodeCgroup: null, signal: new AbortController().signal,
+        clusterName: 'fake',
+        scenario: s,
+        variant,
+        runId,
+        rep: 1,
+        runDir,
+        dirName: 'pre-attestation.r1',
+        nodeCgroup: null,
+        signal: new AbortController().signal,
       });
       expect(m.error).toBeUndefined();
       const go = fake.requests.find((r) => r.includes('/proxy/go-'))!;
@@ -180,20 +197,34 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
         expect(f.endedAtMs!).toBeGreaterThanOrEqual(f.startedAtMs!);
       }
       expect(m.faults![0]!.detail).toMatch(/^deleted agent pod agent-fake1 \(grace period 0, as SIGKILL\); its DaemonSet replaced it after \d+ ms$/);
-      expect(m.faults![1]!.detail).toBe('memory limit 64Mi → 32.0 MiB (agent pod agent-fake2, resize subresource); memory limit restored to 64Mi (agent pod agent-fake2)');
+      expect(m.faults![1]!.detail).toBe(
+        'memory limit 64Mi → 32.0 MiB (agent pod agent-fake2, resize subresource); memory limit restored to 64Mi (agent pod agent-fake2)',
+      );
       expect(m.faults![2]!.detail).toContain('deleted storm pod generator-0 (grace period 0) and created generator-c1 in their place');
       // Recovery: a real call made from inside a load pod through the proxy reached the agent; bystanders measured.
       expect(m.faults![0]!.recovery.agentReadyMs).not.toBeNull();
       expect(m.faults![0]!.recovery.callsLost).not.toBeNull();
       // Two deaths by fault, not counted as OOM kills; each replacement pod is a restart.
-      expect(m.deaths.map((d) => [d.cause, d.counted])).toEqual([['fault-kill', false], ['fault-kill', false]]);
+      expect(m.deaths.map((d) => [d.cause, d.counted])).toEqual([
+        ['fault-kill', false],
+        ['fault-kill', false],
+      ]);
       expect(m.oomKills).toBe(0);
       expect(m.restarts).toBe(2);
       // The generator-c1's calls are in the storm's counts.
       expect(generators[1]!.final().calls).toBeGreaterThan(0);
 
-      const events = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'event');
-      expect(events.filter((e) => e.type === 'fault-start').map((e) => e.detail.split(':')[0])).toEqual(['faults[0] agent-kill', 'faults[1] memory-squeeze', 'faults[2] pod-churn', 'faults[3] agent-kill']);
+      const events = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.kind === 'event');
+      expect(events.filter((e) => e.type === 'fault-start').map((e) => e.detail.split(':')[0])).toEqual([
+        'faults[0] agent-kill',
+        'faults[1] memory-squeeze',
+        'faults[2] pod-churn',
+        'faults[3] agent-kill',
+      ]);
       expect(events.filter((e) => e.type === 'fault-end')).toHaveLength(4);
     } finally {
       await fake.close();

@@ -7,7 +7,17 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/index.js';
 import { DEFAULT_NODE_PODS } from '../../src/sandbox/options.js';
-import { applyObjects, fillerCount, kindVariant, loadKubeConfig, manifestProblems, parseClusterTarget, placeFillerPods, renderContext, renderFillerPods } from '../../src/kube/index.js';
+import {
+  applyObjects,
+  fillerCount,
+  kindVariant,
+  loadKubeConfig,
+  manifestProblems,
+  parseClusterTarget,
+  placeFillerPods,
+  renderContext,
+  renderFillerPods,
+} from '../../src/kube/index.js';
 import { renderNamespace } from '../../src/kube/render-base.js';
 import { FakeApiServer } from './fake-apiserver.js';
 
@@ -20,7 +30,7 @@ function ctxFor(agent: Record<string, unknown>, load: Record<string, unknown> = 
 }
 
 describe('filler pods', () => {
-  it('fill the node up to the kubelet\'s 110 pods beside the run\'s own, or as many as agent.kubelet.fillerPods says', () => {
+  it("fill the node up to the kubelet's 110 pods beside the run's own, or as many as agent.kubelet.fillerPods says", () => {
     expect(fillerCount(ctxFor({ attestors: ['k8s'] }))).toBe(DEFAULT_NODE_PODS - 1 - 2);
     expect(fillerCount(ctxFor({ attestors: ['k8s'] }, { pods: 3, workersPerPod: 1, bystanders: { pods: 1, rate: 1 } }))).toBe(DEFAULT_NODE_PODS - 1 - 3 - 1);
     expect(fillerCount(ctxFor({ attestors: ['k8s'], kubelet: { fillerPods: 7 } }))).toBe(7);

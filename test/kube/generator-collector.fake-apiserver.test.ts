@@ -18,7 +18,12 @@ let pod: Server;
 const parts: IntervalData[] = [];
 let complete = -1;
 
-const part = (second: number, ok: number): IntervalData => ({ second, counts: { ok, rateLimited: 0, deadlineExceeded: 0, error: 0 }, byCode: { OK: ok }, histograms: {} });
+const part = (second: number, ok: number): IntervalData => ({
+  second,
+  counts: { ok, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+  byCode: { OK: ok },
+  histograms: {},
+});
 
 beforeAll(async () => {
   fake = await new FakeApiServer().start();

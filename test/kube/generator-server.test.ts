@@ -28,7 +28,14 @@ async function until(check: () => Promise<boolean>, ms = 60_000): Promise<void> 
 
 describe('generator server', () => {
   it('probe against a socket nobody serves: never ready, the failure is named', async () => {
-    const gen = await startGenerator({ podName: 'gen-probe-fail', port: 0, host: '127.0.0.1', log: () => {}, probe: { timeoutMs: 1500 }, load: { socket: join(agent.dir, 'nobody.sock'), workersPerPod: 1 } });
+    const gen = await startGenerator({
+      podName: 'gen-probe-fail',
+      port: 0,
+      host: '127.0.0.1',
+      log: () => {},
+      probe: { timeoutMs: 1500 },
+      load: { socket: join(agent.dir, 'nobody.sock'), workersPerPod: 1 },
+    });
     try {
       await until(async () => (await get(`${gen.url}/ready`)).body.failure !== null);
       const r = await get(`${gen.url}/ready`);
@@ -41,7 +48,14 @@ describe('generator server', () => {
   });
 
   it('probe against the real agent, release, per-second data and the final dump', async () => {
-    const gen = await startGenerator({ podName: 'gen-ok', port: 0, host: '127.0.0.1', log: () => {}, probe: { timeoutMs: 20_000 }, load: { socket: agent.socketPath, workersPerPod: 2, deadlineMs: 500 } });
+    const gen = await startGenerator({
+      podName: 'gen-ok',
+      port: 0,
+      host: '127.0.0.1',
+      log: () => {},
+      probe: { timeoutMs: 20_000 },
+      load: { socket: agent.socketPath, workersPerPod: 2, deadlineMs: 500 },
+    });
     try {
       await until(async () => (await get(`${gen.url}/ready`)).status === 200);
       expect((await get(`${gen.url}/nope`)).status).toBe(404);
@@ -77,7 +91,13 @@ describe('generator server', () => {
     process.env.CC = 'attestorm-no-such-cc';
     let gen;
     try {
-      gen = await startGenerator({ podName: 'gen-native', port: 0, host: '127.0.0.1', log: (l) => lines.push(l), load: { socket: agent.socketPath, workersPerPod: 1, client: 'native', deadlineMs: 500 } });
+      gen = await startGenerator({
+        podName: 'gen-native',
+        port: 0,
+        host: '127.0.0.1',
+        log: (l) => lines.push(l),
+        load: { socket: agent.socketPath, workersPerPod: 1, client: 'native', deadlineMs: 500 },
+      });
     } finally {
       if (saved === undefined) delete process.env.CC;
       else process.env.CC = saved;

@@ -52,13 +52,21 @@ describe('Dockerfile', () => {
       logLevel: 'silent',
     });
     const imports = Object.values(result.metafile.outputs).flatMap((o) => o.imports.filter((i) => i.external).map((i) => i.path));
-    const packages = new Set(imports.filter((p) => !p.startsWith('node:') && !builtinModules.includes(p)).map((p) => (p.startsWith('@') ? p.split('/').slice(0, 2).join('/') : p.split('/')[0]!)));
+    const packages = new Set(
+      imports
+        .filter((p) => !p.startsWith('node:') && !builtinModules.includes(p))
+        .map((p) => (p.startsWith('@') ? p.split('/').slice(0, 2).join('/') : p.split('/')[0]!)),
+    );
     expect(packages.size).toBeGreaterThan(5);
     for (const p of packages) expect(Object.keys(pkg.dependencies), `${p} is imported by the bundle but not a production dependency`).toContain(p);
   });
 
   it('the bundle runs on plain node (no tsx) from two levels below the project root', () => {
-    const r = spawnSync(process.execPath, [join(out, 'cli/main.mjs'), 'kind', 'render', 'scenarios/quick.yaml'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(process.execPath, [join(out, 'cli/main.mjs'), 'kind', 'render', 'scenarios/quick.yaml'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('kind: DaemonSet');
     expect(r.stdout).toContain('hostPID: true');

@@ -26,7 +26,7 @@ describe('paths (systemd driver, cgroupRoot /kubelet)', () => {
     expect(() => containerScopeName('containerd://short')).toThrow('container ID must be <runtime>://<64 hex>, got "containerd://short"');
   });
 
-  it('the node container\'s cgroup from its init PID: the unified line on v2, the memory line on v1', () => {
+  it("the node container's cgroup from its init PID: the unified line on v2, the memory line on v1", () => {
     const proc = mkdtempSync(join(tmpdir(), 'attestorm-proc-'));
     const cg = mkdtempSync(join(tmpdir(), 'attestorm-cg-'));
     mkdirSync(join(proc, '42'));
@@ -124,7 +124,9 @@ describe.skipIf(!v1)(`cgroup v1, real cgroups${v1 ? '' : ` (skipped: ${reason ||
       expect(cg.readContainer()).toMatchObject({ limitBytes: 32 * 2 ** 20, oomKills: 0 });
       expect(cg.oomKillRose()).toBe(false);
       // The "agent": a process in the container scope that allocates past the limit.
-      const hog = spawnSync('sh', ['-c', `echo $$ > ${scope}/cgroup.procs && exec node -e "const a=[]; for(;;) a.push(Buffer.alloc(1<<20, 1))"`], { timeout: 30_000 });
+      const hog = spawnSync('sh', ['-c', `echo $$ > ${scope}/cgroup.procs && exec node -e "const a=[]; for(;;) a.push(Buffer.alloc(1<<20, 1))"`], {
+        timeout: 30_000,
+      });
       expect(hog.signal).toBe('SIGKILL');
       const after = cg.readContainer()!;
       expect(after.oomKills).toBeGreaterThanOrEqual(1);

@@ -25,12 +25,17 @@ describe('manifests/: the rendered manifests of the shipped Kubernetes scenarios
   for (const name of scenarios) {
     it(`${name}: byte for byte what the renderer writes now`, () => {
       const out = join(dir, name);
-      const r = spawnSync(process.execPath, [join(ROOT, 'bin/attestorm.js'), 'kind', 'render', `scenarios/${name}.yaml`, '--out', out], { cwd: ROOT, encoding: 'utf8' });
+      const r = spawnSync(process.execPath, [join(ROOT, 'bin/attestorm.js'), 'kind', 'render', `scenarios/${name}.yaml`, '--out', out], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      });
       expect(r.status, r.stderr).toBe(0);
       const committed = readdirSync(join(MANIFESTS, name)).sort();
       expect(readdirSync(out).sort(), `manifests/${name}: the variants (run npm run gen:manifests)`).toEqual(committed);
       for (const f of committed) {
-        expect(readFileSync(join(out, f), 'utf8'), `manifests/${name}/${f} drifted from the renderer: run npm run gen:manifests and review the diff`).toBe(readFileSync(join(MANIFESTS, name, f), 'utf8'));
+        expect(readFileSync(join(out, f), 'utf8'), `manifests/${name}/${f} drifted from the renderer: run npm run gen:manifests and review the diff`).toBe(
+          readFileSync(join(MANIFESTS, name, f), 'utf8'),
+        );
       }
     }, 60_000);
   }

@@ -8,7 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateVariant, parseScenario, stormLoadDriver, type Scenario } from '../../src/scenario/index.js';
-import { adaptScenario, loadKubeConfig, namespaceName, parseClusterTarget, runVariantInCluster, startGenerator, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
+import {
+  adaptScenario,
+  loadKubeConfig,
+  namespaceName,
+  parseClusterTarget,
+  runVariantInCluster,
+  startGenerator,
+  startMemorySampler,
+  type RunningGenerator,
+} from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
 
@@ -17,7 +26,14 @@ const AGENT_UID = '3c4d5e6f-1111-4222-8333-944455556666';
 const MiB = 2 ** 20;
 
 function scenario(): Scenario {
-  return parseScenario({ name: 'kind-mem', duration: '3s', warmup: '300ms', placements: ['pre-attestation'], agent: { memoryLimit: '64Mi', attestors: ['unix'] }, load: { pods: 1, workersPerPod: 1, deadline: '200ms' } }).scenario;
+  return parseScenario({
+    name: 'kind-mem',
+    duration: '3s',
+    warmup: '300ms',
+    placements: ['pre-attestation'],
+    agent: { memoryLimit: '64Mi', attestors: ['unix'] },
+    load: { pods: 1, workersPerPod: 1, deadline: '200ms' },
+  }).scenario;
 }
 
 describe('the memory-sampler pod in a --context run (fake API server)', () => {
@@ -33,7 +49,13 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
   });
 
   const generator = async (fake: FakeApiServer, ns: string) => {
-    const g = await startGenerator({ podName: 'generator-0', port: 0, host: '127.0.0.1', log: () => {}, load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 } });
+    const g = await startGenerator({
+      podName: 'generator-0',
+      port: 0,
+      host: '127.0.0.1',
+      log: () => {},
+      load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 },
+    });
     generators.push(g);
     fake.proxies.set(`${ns}/generator-0`, g.url);
   };
@@ -80,17 +102,30 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
       const runDir = join(dir, 'run');
       const m = await runVariantInCluster({
         kc: loadKubeConfig(parseClusterTarget({ context: 'other' }), fake.writeKubeconfig(join(dir, 'kc.yaml'), 'other')),
-        clusterName: 'other', scenario: s, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-        nodeCgroup: null, signal: new AbortController().signal,
+        clusterName: 'other',
+        scenario: s,
+        variant,
+        runId,
+        rep: 1,
+        runDir,
+        dirName: 'pre-attestation.r1',
+        nodeCgroup: null,
+        signal: new AbortController().signal,
       });
       const [first, second] = await kubelet;
       expect(fake.applies.some((a) => a.kind === 'Pod' && a.name === 'memory-sampler')).toBe(true);
-      const targets = fake.requests.filter((r) => r.startsWith('POST') && r.includes('memory-sampler') && r.includes('/proxy/target-')).map((r) => r.split('/proxy/')[1]);
+      const targets = fake.requests
+        .filter((r) => r.startsWith('POST') && r.includes('memory-sampler') && r.includes('/proxy/target-'))
+        .map((r) => r.split('/proxy/')[1]);
       expect(targets[0]).toBe(`target-${AGENT_UID}-${first}`);
       expect(targets).toContain(`target-${AGENT_UID}-${second}`);
       expect(m.peakMemoryBytes).toBe(33 * MiB);
       expect(m.peakSource).toBe('kernel');
-      const mem = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'memory');
+      const mem = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.kind === 'memory');
       expect(mem.length).toBeGreaterThan(10);
       expect(mem[0]).toMatchObject({ usageBytes: 20 * MiB, peakBytes: 33 * MiB, limitBytes: 64 * MiB });
       expect(mem.at(-1)).toMatchObject({ usageBytes: 8 * MiB, peakBytes: 33 * MiB });
@@ -114,8 +149,15 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
       const runDir = join(dir, 'run-none');
       const m = await runVariantInCluster({
         kc: loadKubeConfig(parseClusterTarget({ context: 'other' }), fake.writeKubeconfig(join(dir, 'kc2.yaml'), 'other')),
-        clusterName: 'other', scenario: s, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-        nodeCgroup: null, signal: new AbortController().signal,
+        clusterName: 'other',
+        scenario: s,
+        variant,
+        runId,
+        rep: 1,
+        runDir,
+        dirName: 'pre-attestation.r1',
+        nodeCgroup: null,
+        signal: new AbortController().signal,
       });
       expect(m.counts.ok + m.counts.rateLimited + m.counts.error + m.counts.deadlineExceeded).toBeGreaterThan(0);
       expect(m.peakMemoryBytes).toBeNull();
@@ -123,7 +165,12 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
       const v = aggregateVariant('pre-attestation', { kind: 'reference', placement: 'pre-attestation', key: null }, [m], (e) => stormLoadDriver.summarize(e));
       expect(v.peakMemoryBytes).toBeNull();
       expect(v.spread.peakMemoryBytes).toBeUndefined();
-      const notes = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'event' && l.type === 'note').map((l) => l.detail);
+      const notes = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.kind === 'event' && l.type === 'note')
+        .map((l) => l.detail);
       expect(notes).toContain(`no reading came from the memory-sampler pod in ${ns}: the agent's peak memory is unmeasured in this run`);
     } finally {
       await fake.close();

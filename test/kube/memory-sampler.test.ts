@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Pod } from 'kubernetes-models/v1';
 import { readScenarioFile } from '../../src/scenario/index.js';
-import { findPodDir, kindVariants, manifestProblems, NodeCgroupReader, renderContext, renderVariant, startMemorySampler, type MemoryReading } from '../../src/kube/index.js';
+import {
+  findPodDir,
+  kindVariants,
+  manifestProblems,
+  NodeCgroupReader,
+  renderContext,
+  renderVariant,
+  startMemorySampler,
+  type MemoryReading,
+} from '../../src/kube/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-memsampler-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,7 +46,7 @@ function writeV2(scope: string, current: number, peak: number | null, max = 64 *
   writeFileSync(join(scope, 'cpu.stat'), 'usage_usec 1500000\n');
 }
 
-describe('NodeCgroupReader: the agent container in its node\'s cgroup tree', () => {
+describe("NodeCgroupReader: the agent container in its node's cgroup tree", () => {
   it('v2, systemd driver: finds the container scope by pod UID (underscores) and container ID, reads current and peak', () => {
     const { root, scope } = v2Root('v2-systemd');
     writeV2(scope(CID1), 20 * MiB, 30 * MiB);
@@ -89,7 +98,9 @@ describe('NodeCgroupReader: the agent container in its node\'s cgroup tree', () 
 
   it('refuses a root that is no cgroup hierarchy, by name', () => {
     mkdirSync(join(dir, 'empty'), { recursive: true });
-    expect(() => new NodeCgroupReader(join(dir, 'empty'))).toThrow(`${join(dir, 'empty')} is neither a cgroup v2 root (cgroup.controllers) nor a v1 one (memory/)`);
+    expect(() => new NodeCgroupReader(join(dir, 'empty'))).toThrow(
+      `${join(dir, 'empty')} is neither a cgroup v2 root (cgroup.controllers) nor a v1 one (memory/)`,
+    );
   });
 });
 
@@ -124,7 +135,7 @@ describe('the memory-sampler server', () => {
 });
 
 describe('the memory-sampler pod manifest', () => {
-  it('passes the OpenAPI schema and our checks; on the agent\'s node, the node cgroup read-only, the project\'s CLI', async () => {
+  it("passes the OpenAPI schema and our checks; on the agent's node, the node cgroup read-only, the project's CLI", async () => {
     const { scenario } = readScenarioFile(join(import.meta.dirname, '../../scenarios/quick.yaml'));
     const variant = kindVariants(scenario, { runId: 'ms-1' })[0]!;
     const ctx = renderContext(scenario, variant, { runId: 'ms-1', memorySampler: true });
@@ -133,11 +144,23 @@ describe('the memory-sampler pod manifest', () => {
     const pod = objects.find((o) => o.metadata.name === 'memory-sampler');
     expect(() => new Pod(pod).validate()).not.toThrow();
     expect(pod.metadata.labels['attestorm.dev/role']).toBe('memory-sampler');
-    expect(pod.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]).toEqual({ labelSelector: { matchLabels: { 'attestorm.dev/role': 'agent' } }, topologyKey: 'kubernetes.io/hostname' });
+    expect(pod.spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]).toEqual({
+      labelSelector: { matchLabels: { 'attestorm.dev/role': 'agent' } },
+      topologyKey: 'kubernetes.io/hostname',
+    });
     expect(pod.spec.volumes).toEqual([{ name: 'host-cgroup', hostPath: { path: '/sys/fs/cgroup', type: 'Directory' } }]);
     const c = pod.spec.containers[0];
     expect(c.volumeMounts).toEqual([{ name: 'host-cgroup', mountPath: '/host/sys/fs/cgroup', readOnly: true }]);
-    expect([...c.command, ...c.args]).toEqual(['node', '/app/dist/cli/main.mjs', 'kind', 'memory-sampler', '--cgroup-root', '/host/sys/fs/cgroup', '--port', '9101']);
+    expect([...c.command, ...c.args]).toEqual([
+      'node',
+      '/app/dist/cli/main.mjs',
+      'kind',
+      'memory-sampler',
+      '--cgroup-root',
+      '/host/sys/fs/cgroup',
+      '--port',
+      '9101',
+    ]);
     // Not rendered where the host reads the node's cgroup itself (kind).
     expect(renderVariant(renderContext(scenario, variant, { runId: 'ms-1' })).some((o) => o.metadata.name === 'memory-sampler')).toBe(false);
   });

@@ -45,9 +45,13 @@ describe('preflight error paths, each naming its step', () => {
     delete process.env.KUBECONFIG;
     process.env.HOME = join(dir, 'empty-home');
     try {
-      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind:demo' }))).toThrow(/^preflight \(context\): no kubeconfig found .*localhost:8080.*attestorm kind up --name demo/);
+      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind:demo' }))).toThrow(
+        /^preflight \(context\): no kubeconfig found .*localhost:8080.*attestorm kind up --name demo/,
+      );
       process.env.KUBECONFIG = join(dir, 'does-not-exist.yaml');
-      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind:demo' }))).toThrow(/^preflight \(context\): cannot read the kubeconfig \(KUBECONFIG=.*does-not-exist.yaml\): ENOENT/);
+      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind:demo' }))).toThrow(
+        /^preflight \(context\): cannot read the kubeconfig \(KUBECONFIG=.*does-not-exist.yaml\): ENOENT/,
+      );
     } finally {
       process.env.KUBECONFIG = saved;
       process.env.HOME = savedHome;
@@ -59,7 +63,9 @@ describe('preflight error paths, each naming its step', () => {
     const fake = await new FakeApiServer().start();
     try {
       const file = fake.writeKubeconfig(join(dir, 'ctx.yaml'), 'kind-other');
-      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind' }), file)).toThrow('preflight (context): context "kind-attestorm" is not in the kubeconfig');
+      expect(() => loadKubeConfig(parseClusterTarget({ cluster: 'kind' }), file)).toThrow(
+        'preflight (context): context "kind-attestorm" is not in the kubeconfig',
+      );
       expect(loadKubeConfig(parseClusterTarget({ context: 'kind-other' }), file).getCurrentContext()).toBe('kind-other');
     } finally {
       await fake.close();
@@ -77,7 +83,9 @@ describe('preflight error paths, each naming its step', () => {
     const file = fake.writeKubeconfig(join(dir, 'down.yaml'));
     await fake.close(); // nothing listens on that port any more
     const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), file);
-    await expect(preflight(kc, [], { localImages: [], timeoutMs: 3000 })).rejects.toThrow(/^preflight \(api-server\): the API server of context kind-fake at https:\/\/127\.0\.0\.1:\d+ is not reachable: ECONNREFUSED/);
+    await expect(preflight(kc, [], { localImages: [], timeoutMs: 3000 })).rejects.toThrow(
+      /^preflight \(api-server\): the API server of context kind-fake at https:\/\/127\.0\.0\.1:\d+ is not reachable: ECONNREFUSED/,
+    );
   });
 
   it('a locally built image that is not on the node: names `kind load`, applies nothing', async () => {
@@ -86,10 +94,20 @@ describe('preflight error paths, each naming its step', () => {
       const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'img.yaml')));
       const s = scenario();
       const run = runVariantInCluster({
-        kc, clusterName: 'fake', scenario: s, variant: adaptScenario(s)[0]!, runId: 'img-1', rep: 1, runDir: join(dir, 'run-img'), dirName: 'pre-attestation.r1',
-        nodeCgroup: null, signal: new AbortController().signal,
+        kc,
+        clusterName: 'fake',
+        scenario: s,
+        variant: adaptScenario(s)[0]!,
+        runId: 'img-1',
+        rep: 1,
+        runDir: join(dir, 'run-img'),
+        dirName: 'pre-attestation.r1',
+        nodeCgroup: null,
+        signal: new AbortController().signal,
       });
-      await expect(run).rejects.toThrow(/^preflight \(images\): image attestorm:dev is built locally and is not on node fake-control-plane: .*kind load docker-image attestorm:dev/);
+      await expect(run).rejects.toThrow(
+        /^preflight \(images\): image attestorm:dev is built locally and is not on node fake-control-plane: .*kind load docker-image attestorm:dev/,
+      );
       expect(fake.applies).toEqual([]);
     } finally {
       await fake.close();
@@ -102,7 +120,11 @@ describe('preflight error paths, each naming its step', () => {
     try {
       const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'pull.yaml')));
       const s = scenario();
-      const ctx = renderContext(s, { name: 'spire', kind: 'spire', memoryLimitBytes: 64 * 2 ** 20, placement: null, key: null, rateLimits: {}, fillerPods: null, kubeletNotApplied: [] }, { runId: 'p' });
+      const ctx = renderContext(
+        s,
+        { name: 'spire', kind: 'spire', memoryLimitBytes: 64 * 2 ** 20, placement: null, key: null, rateLimits: {}, fillerPods: null, kubeletNotApplied: [] },
+        { runId: 'p' },
+      );
       const r = await preflight(kc, renderVariant(ctx), { localImages: [PROJECT_IMAGE] });
       expect(r.serverVersion).toBe('v1.31.0-fake');
       expect(r.toPull.sort()).toEqual([ctx.images.spireAgent, ctx.images.spireServer].sort());
@@ -121,8 +143,17 @@ describe('preflight error paths, each naming its step', () => {
       const ns = namespaceName('stuck-1', 'pre-attestation', 1);
       await expect(
         runVariantInCluster({
-          kc, clusterName: 'fake', scenario: s, variant: adaptScenario(s)[0]!, runId: 'stuck-1', rep: 1, runDir: join(dir, 'run-stuck'), dirName: 'pre-attestation.r1',
-          nodeCgroup: null, signal: new AbortController().signal, timeouts: { agentReadyMs: 10_000 },
+          kc,
+          clusterName: 'fake',
+          scenario: s,
+          variant: adaptScenario(s)[0]!,
+          runId: 'stuck-1',
+          rep: 1,
+          runDir: join(dir, 'run-stuck'),
+          dirName: 'pre-attestation.r1',
+          nodeCgroup: null,
+          signal: new AbortController().signal,
+          timeouts: { agentReadyMs: 10_000 },
         }),
       ).rejects.toThrow(`agent pod in ${ns} cannot start: ImagePullBackOff: Back-off pulling image "attestorm:dev"`);
       expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
@@ -157,7 +188,13 @@ describe('a variant run against the fake API server, with a real agent and real 
     const ns = namespaceName(runId, variant.name, 1);
     // The real generator processes the fake's pod proxy forwards to (what the pods would run).
     for (let i = 0; i < s.load.pods; i++) {
-      const g = await startGenerator({ podName: `generator-${i}`, port: 0, host: '127.0.0.1', log: () => {}, load: { socket: agent.socketPath, workersPerPod: s.load.workersPerPod, deadlineMs: 200, connection: 'per-call' } });
+      const g = await startGenerator({
+        podName: `generator-${i}`,
+        port: 0,
+        host: '127.0.0.1',
+        log: () => {},
+        load: { socket: agent.socketPath, workersPerPod: s.load.workersPerPod, deadlineMs: 200, connection: 'per-call' },
+      });
       generators.push(g);
       fake.proxies.set(`${ns}/generator-${i}`, g.url);
     }
@@ -165,7 +202,11 @@ describe('a variant run against the fake API server, with a real agent and real 
     fake.proxies.set(`${ns}/agent-fake1`, agent.agent.metricsUrl!.replace(/\/metrics$/, ''));
     // The agent pod's cgroup as the host sees it through the node container (v2 fixture).
     const nodeDir = join(dir, 'node-cgroup');
-    const slice = join(nodeDir, 'kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice', `kubelet-kubepods-burstable-pod${AGENT_UID.replace(/-/g, '_')}.slice`);
+    const slice = join(
+      nodeDir,
+      'kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice',
+      `kubelet-kubepods-burstable-pod${AGENT_UID.replace(/-/g, '_')}.slice`,
+    );
     mkdirSync(slice, { recursive: true });
     const setMem = (current: number, peak: number, oomKills: number) => {
       writeFileSync(join(slice, 'memory.current'), `${current}\n`);
@@ -182,7 +223,15 @@ describe('a variant run against the fake API server, with a real agent and real 
       const kill = (reason: string, exitCode: number, restartCount: number) =>
         fake.updateAgent(ns, (c) => {
           const old = c.containerID;
-          c.lastState = { terminated: { reason, exitCode, containerID: old, startedAt: new Date().toISOString(), finishedAt: new Date(Date.now() - restartCount * 1000).toISOString() } };
+          c.lastState = {
+            terminated: {
+              reason,
+              exitCode,
+              containerID: old,
+              startedAt: new Date().toISOString(),
+              finishedAt: new Date(Date.now() - restartCount * 1000).toISOString(),
+            },
+          };
           c.restartCount = restartCount;
           c.containerID = `containerd://${hex64()}`;
           c.state = { running: { startedAt: new Date().toISOString() } };
@@ -211,8 +260,15 @@ describe('a variant run against the fake API server, with a real agent and real 
     const lines: string[] = [];
     const m = await runVariantInCluster({
       kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'full.yaml'))),
-      clusterName: 'fake', scenario: s, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-      nodeCgroup: { version: 'v2', dir: nodeDir }, signal: new AbortController().signal,
+      clusterName: 'fake',
+      scenario: s,
+      variant,
+      runId,
+      rep: 1,
+      runDir,
+      dirName: 'pre-attestation.r1',
+      nodeCgroup: { version: 'v2', dir: nodeDir },
+      signal: new AbortController().signal,
       onSample: (l) => lines.push(l.kind),
     });
     await kubelet;
@@ -237,13 +293,21 @@ describe('a variant run against the fake API server, with a real agent and real 
     // OOMKilled once (deduplicated), Error/137 with oom_kill risen once; not the plain 137.
     expect(m.oomKills).toBe(2);
     expect(m.restarts).toBe(4);
-    expect(m.deaths.map((d) => [d.cause, d.phase, d.counted])).toEqual([["oom-kill", "load", true], ["oom-kill", "load", true], ["signal", "load", false], ["exit", "load", false]]);
+    expect(m.deaths.map((d) => [d.cause, d.phase, d.counted])).toEqual([
+      ['oom-kill', 'load', true],
+      ['oom-kill', 'load', true],
+      ['signal', 'load', false],
+      ['exit', 'load', false],
+    ]);
     expect(m.peakMemoryBytes).toBe(64 * 2 ** 20);
     // Metrics scraped through the pod proxy: the limiter rejected calls (10/s per key, 4 workers in a tight loop).
     expect(m.peakInflightAttestations).not.toBeNull();
     expect(Object.values(m.rejectionsByKeyType).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
     // The run folder: the same SampleLine kinds the local runner writes.
-    const ndjson = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const ndjson = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const mem = ndjson.filter((l) => l.kind === 'memory');
     expect(mem.length).toBeGreaterThan(10);
     expect(mem[0]).toMatchObject({ usageBytes: 20 * 2 ** 20, limitBytes: 64 * 2 ** 20, cpuSeconds: 2.5 });
@@ -260,7 +324,14 @@ describe('a variant run against the fake API server, with a real agent and real 
     // Teardown: the namespace and the cluster-scoped RBAC first, then — once no pod of the namespace can
     // restart and have the kubelet re-create it — the socket directory on the node (a janitor pod per
     // node, in a janitor namespace of its own, the parent directory as its hostPath).
-    expect(fake.janitors).toEqual([expect.objectContaining({ namespace: expect.stringMatching(/^attestorm-janitor-/), node: 'fake-control-plane', hostPath: '/run/attestorm', env: expect.objectContaining({ ATTESTORM_REMOVE: JSON.stringify([ns]) }) })]);
+    expect(fake.janitors).toEqual([
+      expect.objectContaining({
+        namespace: expect.stringMatching(/^attestorm-janitor-/),
+        node: 'fake-control-plane',
+        hostPath: '/run/attestorm',
+        env: expect.objectContaining({ ATTESTORM_REMOVE: JSON.stringify([ns]) }),
+      }),
+    ]);
     const nsDeleted = fake.changes.find((c) => c.method === 'DELETE' && c.path === `/api/v1/namespaces/${ns}`)!;
     expect(fake.janitors[0]!.at).toBeGreaterThanOrEqual(nsDeleted.at);
     expect(fake.deleted).toContain(`/api/v1/namespaces/${fake.janitors[0]!.namespace}`);
@@ -268,13 +339,19 @@ describe('a variant run against the fake API server, with a real agent and real 
     expect([...fake.objects.keys()].filter((k) => k.includes(ns))).toEqual([]);
   }, 120_000);
 
-  it('an interrupt (the runner\'s SIGINT aborts the signal) during the load: generators stopped, data kept, namespace deleted', async () => {
+  it("an interrupt (the runner's SIGINT aborts the signal) during the load: generators stopped, data kept, namespace deleted", async () => {
     const s = scenario();
     const variant = adaptScenario(s)[0]!;
     const runId = 'abort-1';
     const ns = namespaceName(runId, variant.name, 1);
     for (let i = 0; i < s.load.pods; i++) {
-      const g = await startGenerator({ podName: `generator-${i}`, port: 0, host: '127.0.0.1', log: () => {}, load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 } });
+      const g = await startGenerator({
+        podName: `generator-${i}`,
+        port: 0,
+        host: '127.0.0.1',
+        log: () => {},
+        load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 },
+      });
       generators.push(g);
       fake.proxies.set(`${ns}/generator-${i}`, g.url);
     }
@@ -287,14 +364,26 @@ describe('a variant run against the fake API server, with a real agent and real 
     const runDir = join(dir, 'run-abort');
     const m = await runVariantInCluster({
       kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'abort.yaml'))),
-      clusterName: 'fake', scenario: { ...s, duration: 60_000 }, variant, runId, rep: 1, runDir, dirName: 'pre-attestation.r1',
-      nodeCgroup: null, signal: ac.signal,
+      clusterName: 'fake',
+      scenario: { ...s, duration: 60_000 },
+      variant,
+      runId,
+      rep: 1,
+      runDir,
+      dirName: 'pre-attestation.r1',
+      nodeCgroup: null,
+      signal: ac.signal,
     });
     await released;
     expect(m.loadSeconds).toBeLessThan(30);
     expect(fake.requests.filter((r) => r.includes(`/namespaces/${ns}/`) && r.endsWith('/proxy/stop'))).toHaveLength(2);
     expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
-    const events = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'event').map((l) => l.type);
+    const events = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.kind === 'event')
+      .map((l) => l.type);
     expect(events).toContain('interrupted');
   }, 120_000);
 });

@@ -8,9 +8,17 @@ import { readScenarioFile } from '../../src/scenario/index.js';
 import { kindVariant, loopbackApiServer, manifestProblems, renderContext, renderVariant, type KubeObject } from '../../src/kube/index.js';
 
 const { scenario } = readScenarioFile(join(import.meta.dirname, '../cluster/fixtures/spire-cluster.yaml'));
-const variant = kindVariant(scenario.variants[0]!, { serverImage: 'docker.io/library/attestorm-spire-server:1.16.0-k', agentImage: 'docker.io/library/attestorm-spire-agent:1.16.0-k' });
+const variant = kindVariant(scenario.variants[0]!, {
+  serverImage: 'docker.io/library/attestorm-spire-server:1.16.0-k',
+  agentImage: 'docker.io/library/attestorm-spire-agent:1.16.0-k',
+});
 const render = (hostApiServer?: { host: string; port: number }) => {
-  const ctx = renderContext(scenario, variant, { runId: 'r1', clusterName: 'attestorm-local', memorySampler: true, ...(hostApiServer ? { hostApiServer } : {}) });
+  const ctx = renderContext(scenario, variant, {
+    runId: 'r1',
+    clusterName: 'attestorm-local',
+    memorySampler: true,
+    ...(hostApiServer ? { hostApiServer } : {}),
+  });
   return { ctx, objects: renderVariant(ctx) };
 };
 const find = (objects: KubeObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name) as any;

@@ -12,7 +12,17 @@ import { readScenarioFile } from '../../src/scenario/index.js';
 import { manifestProblems, renderScenario, renderContext, kindVariants, renderVariant, quantity } from '../../src/kube/index.js';
 
 const MODELS: Record<string, new (o: any) => { validate(): void }> = {
-  Pod, Namespace, ServiceAccount, ConfigMap, Service, DaemonSet, Deployment, ClusterRole, ClusterRoleBinding, Role, RoleBinding,
+  Pod,
+  Namespace,
+  ServiceAccount,
+  ConfigMap,
+  Service,
+  DaemonSet,
+  Deployment,
+  ClusterRole,
+  ClusterRoleBinding,
+  Role,
+  RoleBinding,
 };
 
 const scenarioDir = join(import.meta.dirname, '../../scenarios');
@@ -46,7 +56,11 @@ describe('kind render: every shipped scenario', () => {
           const cm = r.objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'agent-config') as any;
           const cfg = parseAgentConfig(parseYaml(cm.data['agent.yaml']));
           expect(cfg.socket).toBe('/run/attestorm/sockets/agent.sock');
-          expect(cfg.k8s).toMatchObject({ kubeletUrl: 'https://127.0.0.1:10250', skipVerify: true, tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token' });
+          expect(cfg.k8s).toMatchObject({
+            kubeletUrl: 'https://127.0.0.1:10250',
+            skipVerify: true,
+            tokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token',
+          });
           expect(cfg.rateLimit.placement).toBe(r.variant.placement);
         } else {
           const agentConf = (r.objects.find((o) => o.metadata.name === 'spire-agent-config') as any).data['agent.conf'];
@@ -70,7 +84,15 @@ describe('bystander pods (load.bystanders)', () => {
   };
 
   it('run the generator process with the bystander settings, in pods and under labels of their own', async () => {
-    const { ctx, objects } = await render({ pods: 2, workersPerPod: 3, rate: 2.5, deadline: 4000, retry: 'backoff', connection: 'per-worker', method: 'FetchX509SVID' });
+    const { ctx, objects } = await render({
+      pods: 2,
+      workersPerPod: 3,
+      rate: 2.5,
+      deadline: 4000,
+      retry: 'backoff',
+      connection: 'per-worker',
+      method: 'FetchX509SVID',
+    });
     const bys = objects.filter((o) => o.metadata.labels['attestorm.dev/role'] === 'bystander');
     expect(bys.map((o) => o.metadata.name)).toEqual(['bystander-0', 'bystander-1']);
     for (const o of bys) {
@@ -89,7 +111,7 @@ describe('bystander pods (load.bystanders)', () => {
     expect(manifestProblems(objects, ctx)).toEqual([]);
   });
 
-  it('uid own: a uid of their own (the storm keeps 1000), in the image\'s group', async () => {
+  it("uid own: a uid of their own (the storm keeps 1000), in the image's group", async () => {
     const { objects } = await render({ uid: 'own' });
     const bys = objects.find((o) => o.metadata.name === 'bystander-0');
     expect(bys.spec.securityContext).toEqual({ runAsUser: 1001, runAsGroup: 1000, runAsNonRoot: true });
@@ -139,7 +161,7 @@ describe('the checks kubernetes-models does not make', () => {
     expect(manifestProblems(objects, ctx).join('\n')).toContain('metadata.name must be a DNS-1123 label, got "Generator_0"');
   });
 
-  it('a generator without the shared socket hostPath, or a limit that is not the scenario\'s, is named', async () => {
+  it("a generator without the shared socket hostPath, or a limit that is not the scenario's, is named", async () => {
     const { ctx, objects } = await base();
     const pod = objects.find((o) => o.kind === 'Pod') as any;
     pod.spec.volumes[0].hostPath.path = '/tmp/elsewhere';

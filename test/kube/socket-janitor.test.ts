@@ -40,7 +40,14 @@ describe('socket janitor', () => {
     expect(existsSync(root)).toBe(false);
   });
   it('is a root pod pinned to its node with the parent directory as hostPath', () => {
-    const p = janitorPod({ namespace: 'ns', node: 'node-1', image: 'attestorm:dev', remove: ['ns'], runId: 'r' }) as unknown as { spec: { nodeName: string; restartPolicy: string; containers: Array<{ securityContext: { runAsUser: number }; env: Array<{ name: string; value: string }> }>; volumes: Array<{ hostPath: { path: string } }> } };
+    const p = janitorPod({ namespace: 'ns', node: 'node-1', image: 'attestorm:dev', remove: ['ns'], runId: 'r' }) as unknown as {
+      spec: {
+        nodeName: string;
+        restartPolicy: string;
+        containers: Array<{ securityContext: { runAsUser: number }; env: Array<{ name: string; value: string }> }>;
+        volumes: Array<{ hostPath: { path: string } }>;
+      };
+    };
     expect(p.spec.nodeName).toBe('node-1');
     expect(p.spec.restartPolicy).toBe('Never');
     expect(p.spec.containers[0]!.securityContext.runAsUser).toBe(0);

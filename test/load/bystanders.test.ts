@@ -37,15 +37,50 @@ describe('load.bystanders schema', () => {
   });
 
   it('reads durations and maps onto runLoad and createSandbox options', () => {
-    const b = parseBystanders({ pods: 2, workersPerPod: 3, rate: 0.5, deadline: '2s', retry: 'immediate', connection: 'per-call', method: 'FetchX509SVID', uid: 'own' });
-    expect(bystanderLoadOptions(b)).toEqual({ pods: 2, workersPerPod: 3, rate: 0.5, deadlineMs: 2000, retry: 'immediate', connection: 'per-call', method: 'FetchX509SVID' });
+    const b = parseBystanders({
+      pods: 2,
+      workersPerPod: 3,
+      rate: 0.5,
+      deadline: '2s',
+      retry: 'immediate',
+      connection: 'per-call',
+      method: 'FetchX509SVID',
+      uid: 'own',
+    });
+    expect(bystanderLoadOptions(b)).toEqual({
+      pods: 2,
+      workersPerPod: 3,
+      rate: 0.5,
+      deadlineMs: 2000,
+      retry: 'immediate',
+      connection: 'per-call',
+      method: 'FetchX509SVID',
+    });
     expect(bystanderSandboxOptions(b)).toEqual({ pods: 2, uid: 'own' });
-    expect(validateBystanderLoadOptions({ pods: 1 })).toEqual({ pods: 1, workersPerPod: 1, rate: 1, deadlineMs: 5000, retry: 'backoff', connection: 'per-worker', method: 'FetchJWTSVID' });
+    expect(validateBystanderLoadOptions({ pods: 1 })).toEqual({
+      pods: 1,
+      workersPerPod: 1,
+      rate: 1,
+      deadlineMs: 5000,
+      retry: 'backoff',
+      connection: 'per-worker',
+      method: 'FetchJWTSVID',
+    });
   });
 
   it('lists every problem, each naming the key and the rule', () => {
     const text = problems(() =>
-      parseBystanders({ pods: 0, workersPerPod: 1.5, rate: -2, deadline: 'soon', retry: 'never', connection: 'per-thread', method: 'FetchSecrets', uid: 'root', extra: 1 }),
+      parseBystanders({
+        pods: 0,
+        workersPerPod: 1.5,
+        rate: -2,
+        deadline: 'soon',
+        retry: 'never',
+        connection: 'per-thread',
+        method: 'FetchSecrets',
+        uid: 'root',
+        extra: 1,
+      }),
     ).join('\n');
     expect(text).toMatch(/load\.bystanders\.pods: must be a positive integer, got 0/);
     expect(text).toMatch(/load\.bystanders\.workersPerPod: must be a positive integer, got 1\.5/);
@@ -62,7 +97,13 @@ describe('load.bystanders schema', () => {
     const base = { socket: '/tmp/a.sock', pods: 2, workersPerPod: 3, durationMs: 5000 };
     expect(validateLoadOptions(base).bystanders).toBeUndefined();
     expect(validateLoadOptions({ ...base, bystanders: { pods: 2, rate: 0.5 } }).bystanders).toEqual({
-      pods: 2, workersPerPod: 1, rate: 0.5, deadlineMs: 5000, retry: 'backoff', connection: 'per-worker', method: 'FetchJWTSVID',
+      pods: 2,
+      workersPerPod: 1,
+      rate: 0.5,
+      deadlineMs: 5000,
+      retry: 'backoff',
+      connection: 'per-worker',
+      method: 'FetchJWTSVID',
     });
     expect(problems(() => validateLoadOptions({ ...base, bystanders: { pods: 1, uid: 'own' } })).join()).toMatch(/load\.bystanders: unknown key\(s\) uid/);
   });
@@ -77,7 +118,9 @@ describe('load.bystanders schema', () => {
   it('the sandbox takes a bystander group and checks it', () => {
     expect(parseSandboxOptions({ runId: 'r1', pods: 2, bystanders: { pods: 3 } }).bystanders).toEqual({ pods: 3, uid: 'same' });
     expect(parseSandboxOptions({ runId: 'r1', pods: 2 }).bystanders).toBeUndefined();
-    expect(problems(() => parseSandboxOptions({ runId: 'r1', pods: 2, bystanders: { pods: 0, uid: 'x' } })).join('\n')).toMatch(/sandbox\.bystanders\.pods: must be a positive integer, got 0[\s\S]*sandbox\.bystanders\.uid/);
+    expect(problems(() => parseSandboxOptions({ runId: 'r1', pods: 2, bystanders: { pods: 0, uid: 'x' } })).join('\n')).toMatch(
+      /sandbox\.bystanders\.pods: must be a positive integer, got 0[\s\S]*sandbox\.bystanders\.uid/,
+    );
   });
 });
 
@@ -89,7 +132,14 @@ describe('bystander summary', () => {
     h.destroy();
     const errors = Object.values(failed).reduce((a, b) => a + b, 0);
     const totals = { calls: ok.length + errors, ok: ok.length, rateLimited: errors, deadlineExceeded: 0, error: 0, byCode: { OK: ok.length, ...failed } };
-    return { summary: { calls: 0, ok: 0, successRatio: 0, p50Ms: null, p99Ms: null, longestGapMs: gap, byStatus: {} }, totals, latency: {}, histograms: ok.length ? { ok: enc } : {}, pods: {}, workers: 1 };
+    return {
+      summary: { calls: 0, ok: 0, successRatio: 0, p50Ms: null, p99Ms: null, longestGapMs: gap, byStatus: {} },
+      totals,
+      latency: {},
+      histograms: ok.length ? { ok: enc } : {},
+      pods: {},
+      workers: 1,
+    };
   }
 
   it('merges repetitions: counts and statuses summed, percentiles from merged histograms, the longest gap', () => {
@@ -103,14 +153,18 @@ describe('bystander summary', () => {
     expect(merged.longestGapMs).toBe(4500);
   });
 
-  it('renders one line for the CLI, and the live status line gains the bystanders\' second', () => {
+  it("renders one line for the CLI, and the live status line gains the bystanders' second", () => {
     const r = run([1000, 2000, 3000], { UNAVAILABLE: 1 }, 1200);
     r.summary = mergeBystanderRuns([r]);
     r.pods = { u1: { name: 'bystander-abc', ok: 3, rateLimited: 1, error: 0 } };
-    expect(formatBystanderLine(r)).toMatch(/^bystanders: 4 calls from 1 workers in 1 pod, 75\.0% ok, p50 2\.0 ms, p99 3\.0 ms, longest gap 1\.20 s; OK 3, UNAVAILABLE 1$/);
+    expect(formatBystanderLine(r)).toMatch(
+      /^bystanders: 4 calls from 1 workers in 1 pod, 75\.0% ok, p50 2\.0 ms, p99 3\.0 ms, longest gap 1\.20 s; OK 3, UNAVAILABLE 1$/,
+    );
     const sample = { kind: 'load' as const, t: 0, ok: 10, rateLimited: 5, deadlineExceeded: 0, error: 0, byCode: {}, histograms: {} };
     expect(formatStatusLine(sample)).not.toMatch(/bystanders/);
-    expect(formatStatusLine({ ...sample, bystanders: { ok: 1, rateLimited: 2, deadlineExceeded: 0, error: 0, byCode: {}, histograms: {} } })).toMatch(/bystanders ok 1\/3$/);
+    expect(formatStatusLine({ ...sample, bystanders: { ok: 1, rateLimited: 2, deadlineExceeded: 0, error: 0, byCode: {}, histograms: {} } })).toMatch(
+      /bystanders ok 1\/3$/,
+    );
   });
 
   it('a run where no bystander call succeeded has no latency and a zero success ratio', () => {

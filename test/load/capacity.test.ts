@@ -35,11 +35,19 @@ describe('load capacity', () => {
     const problems = capacityProblems(storm('h2', 4, 300), roomy);
     expect(problems).toHaveLength(1);
     // 1200 × 30 MiB + 4 × 60 MiB = 36,240 MiB against 20,000 MiB.
-    expect(problems[0]).toMatch(/^load\.workersPerPod: 4 pod processes and 1200 h2 workers need about 36240 MiB of memory .* but 20000 MiB is available \(MemAvailable in \/proc\/meminfo\); use fewer workers or client: native/);
+    expect(problems[0]).toMatch(
+      /^load\.workersPerPod: 4 pod processes and 1200 h2 workers need about 36240 MiB of memory .* but 20000 MiB is available \(MemAvailable in \/proc\/meminfo\); use fewer workers or client: native/,
+    );
   });
 
   it('a pid limit: kernel.pid_max, kernel.threads-max and the pids cgroup, each with its numbers', () => {
-    const tight: HostCapacity = { ...roomy, tasks: 900, pidMax: 1500, threadsMax: 1800, pidsCgroup: { path: '/sys/fs/cgroup/pids/job', max: 2000, current: 950 } };
+    const tight: HostCapacity = {
+      ...roomy,
+      tasks: 900,
+      pidMax: 1500,
+      threadsMax: 1800,
+      pidsCgroup: { path: '/sys/fs/cgroup/pids/job', max: 2000, current: 950 },
+    };
     // 1200 native workers: 1200 threads + 4 pod processes × 7 = 1228.
     const [p] = capacityProblems(storm('native', 4, 300), tight);
     expect(p).toContain('need 1228 process/thread IDs');
@@ -54,7 +62,9 @@ describe('load capacity', () => {
     const plan = { ...loadPlanSize({ client: 'native', pods: 1, workersPerPod: 1000 }), agentHere: true };
     const problems = capacityProblems(plan, fds, 'scenario.load');
     expect(problems).toHaveLength(3);
-    expect(problems[0]).toMatch(/^scenario\.load\.workersPerPod: a pod process of 1000 workers holds about 1064 file descriptors .* RLIMIT_NOFILE allows 1024 \(hard limit/);
+    expect(problems[0]).toMatch(
+      /^scenario\.load\.workersPerPod: a pod process of 1000 workers holds about 1064 file descriptors .* RLIMIT_NOFILE allows 1024 \(hard limit/,
+    );
     expect(problems[1]).toMatch(/the agent under test holds a connection per calling worker, about 1064 file descriptors for 1000 workers/);
     expect(problems[2]).toMatch(/1000 workers open about 4000 file descriptors machine-wide .* fs.file-max is 10000 with 8000 allocated/);
     // Spread over pods, the same workers fit each pod process; the agent alone is not asked about.
@@ -102,7 +112,10 @@ describe('load capacity', () => {
       writeFileSync(join(proc, 'sys', 'kernel', 'pid_max'), '32768\n');
       writeFileSync(join(proc, 'sys', 'kernel', 'threads-max'), '192726\n');
       writeFileSync(join(proc, 'sys', 'fs', 'file-nr'), '4421\t0\t2466116\n');
-      writeFileSync(join(proc, 'self', 'limits'), 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n');
+      writeFileSync(
+        join(proc, 'self', 'limits'),
+        'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 4096                 files\n',
+      );
       const mem = (rel: string, limit: number, usage: number, inactive: number) => {
         mkdirSync(join(cg, 'memory', rel), { recursive: true });
         writeFileSync(join(cg, 'memory', rel, 'memory.limit_in_bytes'), `${limit}\n`);
@@ -136,7 +149,11 @@ describe.skipIf(!prlimit)('load capacity at the CLI', () => {
   if (!prlimit) skipNote('load capacity at the CLI', 'prlimit (util-linux) is not installed');
   const { dir, socket } = useListeningSocket('attestorm-capacity-cli-');
   const cli = (args: string[]) =>
-    spawnSync(prlimit!, ['--nofile=1000:1000', process.execPath, join(PROJECT_ROOT, 'bin', 'attestorm.js'), ...args], { encoding: 'utf8', timeout: 120_000, cwd: PROJECT_ROOT });
+    spawnSync(prlimit!, ['--nofile=1000:1000', process.execPath, join(PROJECT_ROOT, 'bin', 'attestorm.js'), ...args], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      cwd: PROJECT_ROOT,
+    });
 
   it('attestorm load: 1,000 workers in one pod under a 1,000-descriptor limit', () => {
     const res = cli(['load', '--socket', socket, '--no-sandbox', '--pods', '1', '--workers', '1000', '--client', 'native', '--duration', '2s']);

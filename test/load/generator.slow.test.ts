@@ -40,7 +40,7 @@ async function sandbox(pods: number, extra: Record<string, unknown> = {}): Promi
 }
 
 describe('load generator against a counting server', () => {
-  it('each worker is its own process in its pod\'s cgroup, and per-call opens a connection per call', async () => {
+  it("each worker is its own process in its pod's cgroup, and per-call opens a connection per call", async () => {
     const peerCred = createPeerCredReader();
     const callers = new Map<number, string | null>();
     const server = await bareServer({
@@ -90,7 +90,7 @@ describe('load generator against a counting server', () => {
       expect([...perPod.keys()].sort()).toEqual([...podUids].sort());
       expect([...perPod.values()]).toEqual([3, 3]);
     } else {
-      skipNote('workers placed in their pods\' cgroups', `sandbox fidelity ${sb.fidelity}`);
+      skipNote("workers placed in their pods' cgroups", `sandbox fidelity ${sb.fidelity}`);
     }
     expect(summary.workerMemoryBytes?.samples).toBe(6);
     expect(summary.workerMemoryBytes!.median).toBeGreaterThan(1 << 20);
@@ -127,7 +127,7 @@ describe('load generator against a counting server', () => {
       expect([...seen.values()]).toHaveLength(3);
       for (const w of seen.values()) expect(w).toEqual({ nice: WORKER_NICE, parentNice: getPriority() });
     } else {
-      skipNote('workers reniced inside their pod\'s CPU cgroup', `sandbox fidelity ${sb.fidelity}, pods without a cpu cgroup`);
+      skipNote("workers reniced inside their pod's CPU cgroup", `sandbox fidelity ${sb.fidelity}, pods without a cpu cgroup`);
     }
 
     // Without a sandbox the pods are plain processes sharing the runner's CPU group: a nice value
@@ -138,7 +138,7 @@ describe('load generator against a counting server', () => {
     for (const w of seen.values()) expect(w).toEqual({ nice: getPriority(), parentNice: getPriority() });
   });
 
-  it('either client can drive the storm: each worker runs its client\'s bundle, one connection per call', async () => {
+  it("either client can drive the storm: each worker runs its client's bundle, one connection per call", async () => {
     const peerCred = createPeerCredReader();
     for (const client of ['grpc-js', 'h2'] as const) {
       const bundles = new Set<string>();
@@ -185,7 +185,15 @@ describe('load generator against a counting server', () => {
     expect(paced.totals.calls).toBeLessThanOrEqual(44);
     expect(paced.latency.deadlineExceeded!.p50Ms).toBeGreaterThanOrEqual(100);
 
-    const backoff = await runLoad({ socket: slow.socket, pods: 1, workersPerPod: 2, durationMs: 2000, deadlineMs: 50, retry: 'backoff', connection: 'per-worker' });
+    const backoff = await runLoad({
+      socket: slow.socket,
+      pods: 1,
+      workersPerPod: 2,
+      durationMs: 2000,
+      deadlineMs: 50,
+      retry: 'backoff',
+      connection: 'per-worker',
+    });
     // Without backoff a 50 ms deadline allows ~40 calls per worker in 2 s; full-jitter backoff far fewer.
     expect(backoff.totals.deadlineExceeded).toBe(backoff.totals.calls);
     expect(backoff.totals.calls).toBeLessThan(40);

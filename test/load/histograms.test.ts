@@ -92,7 +92,10 @@ describe('per-second merging across hops', () => {
 
   it('emits empty seconds so the series has no holes', () => {
     const agg = new LoadAggregator();
-    agg.add({ uid: 'a', name: 'a' }, { second: 2, counts: { ok: 1, rateLimited: 0, deadlineExceeded: 0, error: 0 }, byCode: { OK: 1 }, histograms: { ok: encoded([10]) } });
+    agg.add(
+      { uid: 'a', name: 'a' },
+      { second: 2, counts: { ok: 1, rateLimited: 0, deadlineExceeded: 0, error: 0 }, byCode: { OK: 1 }, histograms: { ok: encoded([10]) } },
+    );
     expect(agg.emitAll().map((s) => [s.t, s.ok])).toEqual([
       [0, 0],
       [1000, 0],
@@ -136,7 +139,7 @@ describe('coordinated-omission correction', () => {
   });
 });
 
-describe('the workers\' record-only histogram', () => {
+describe("the workers' record-only histogram", () => {
   function both(values: number[]): { lean: string; reference: string } {
     const lean = new LatencyHistogram();
     const ref = newHistogram();
@@ -151,7 +154,25 @@ describe('the workers\' record-only histogram', () => {
 
   it('uses the counts-array indices of hdr-histogram-js', () => {
     const ref = newHistogram() as unknown as { countsArrayIndex(v: number): number; destroy(): void };
-    for (const v of [1, 2, 1023, 1024, 2047, 2048, 2049, 4095, 4096, 123_456, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 12_345, 3.6e9, 2 ** 40 + 7]) {
+    for (const v of [
+      1,
+      2,
+      1023,
+      1024,
+      2047,
+      2048,
+      2049,
+      4095,
+      4096,
+      123_456,
+      2 ** 31 - 1,
+      2 ** 31,
+      2 ** 32 - 1,
+      2 ** 32,
+      2 ** 32 + 12_345,
+      3.6e9,
+      2 ** 40 + 7,
+    ]) {
       expect(countsIndex(v), String(v)).toBe(ref.countsArrayIndex(v));
     }
     ref.destroy();
@@ -159,7 +180,7 @@ describe('the workers\' record-only histogram', () => {
 
   it('encodes what hdr-histogram-js decodes into the same counts as its own encoding', () => {
     let seed = 42;
-    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const sets = [
       [500],
       [1, 1, 1, 2_000, 2_001, 2_002, 2_003],

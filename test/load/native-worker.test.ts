@@ -115,7 +115,10 @@ describe('native worker command line', () => {
         rate: 2.5,
         deadlineMs: 300,
         retry: 'backoff',
-        methods: [['FetchJWTSVID', 9], ['ValidateJWTSVID', 1]],
+        methods: [
+          ['FetchJWTSVID', 9],
+          ['ValidateJWTSVID', 1],
+        ],
         audience: 'x=y',
         maxCalls: null,
       }),
@@ -134,7 +137,7 @@ describe('native worker command line', () => {
 });
 
 describe('native worker encodings', () => {
-  it('its histograms decode in hdr-histogram-js to what the Node workers\' record', (ctx) => {
+  it("its histograms decode in hdr-histogram-js to what the Node workers' record", (ctx) => {
     if (!hasCc) return ctx.skip();
     const values = [1, 2, 5, 999, 1000, 2047, 2048, 2049, 4095, 65_537, 1_234_567, 30_000_000, 30_000_000, 86_400_000_000];
     const encoded = execFileSync(binary, ['--encode-histogram', ...values.map(String)], { encoding: 'utf8' }).trim();
@@ -161,7 +164,10 @@ describe('native worker encodings', () => {
       ['aec3771a4b', 'private'],
       ['d07abe941054d444a8200595040b8166e082a62d1bff', 'Mon, 21 Oct 2013 20:13:21 GMT'],
       ['9d29ad171863c78f0b97c8e9ae82ae43d3', 'https://www.example.com'],
-      ['94e7821dd7f2e6c7b335dfdfcd5b3960d5af27087f3672c1ab270fb5291f9587316065c003ed4ee5b1063d5007', 'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1'],
+      [
+        '94e7821dd7f2e6c7b335dfdfcd5b3960d5af27087f3672c1ab270fb5291f9587316065c003ed4ee5b1063d5007',
+        'foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1',
+      ],
     ];
     for (const [hex, text] of cases) expect(decode(hex).stdout, hex).toBe(`${text}\n`);
     // Padding of 8 bits or more, or not all ones, is a decoding error.

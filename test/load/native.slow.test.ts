@@ -113,7 +113,10 @@ describe('native worker against the reference agent', () => {
     // The k8s attestor asks the kubelet only for callers in a pod's cgroup.
     if (sb.fidelity !== 'cgroup-pods') return skipNote('deadline exceeded on a slow attestation', `sandbox fidelity ${sb.fidelity}`);
     const socket = await agentOn({ attestors: ['k8s'], k8s: { kubeletUrl: `https://127.0.0.1:${port}`, skipVerify: true, timeout: 10_000 } });
-    const { h2, native, summary } = await bothClients({ socket, pods: 1, workersPerPod: 2, durationMs: 1500, deadlineMs: 150, connection: 'per-call' }, { sandbox: sb });
+    const { h2, native, summary } = await bothClients(
+      { socket, pods: 1, workersPerPod: 2, durationMs: 1500, deadlineMs: 150, connection: 'per-call' },
+      { sandbox: sb },
+    );
     expect(native).toEqual({ outcomes: ['deadlineExceeded'], codes: ['DEADLINE_EXCEEDED'] });
     expect(native).toEqual(h2);
     expect(summary.latency.deadlineExceeded!.p50Ms).toBeGreaterThanOrEqual(150);
@@ -150,7 +153,7 @@ describe('native worker against the reference agent', () => {
 });
 
 describe('native worker against a counting server', () => {
-  it('a socket nobody listens on: connections refused, counted as errors (UNAVAILABLE) like the h2 worker\'s', async () => {
+  it("a socket nobody listens on: connections refused, counted as errors (UNAVAILABLE) like the h2 worker's", async () => {
     // The agent is down: its socket path is there to dial, nothing answers on it.
     const socket = join(tempDir(), 'nobody.sock');
     const { h2, native, summary } = await bothClients({ socket, pods: 1, workersPerPod: 2, durationMs: 1000, connection: 'per-call', retry: 'backoff' });
@@ -159,7 +162,7 @@ describe('native worker against a counting server', () => {
     expect(summary.totals.calls).toBeGreaterThan(2);
   });
 
-  it('per-call opens one connection per call from each worker\'s own PID; per-worker one per worker', async () => {
+  it("per-call opens one connection per call from each worker's own PID; per-worker one per worker", async () => {
     const peerCred = createPeerCredReader();
     const pids = new Set<number>();
     const server = await startBareServer({ counting: true, onAccept: (s) => void pids.add(peerCred(s).pid) });
@@ -195,7 +198,15 @@ describe('native worker against a counting server', () => {
     // 20/s per worker for 2 s: about 80 calls, none far beyond the schedule.
     expect(paced.totals.ok).toBeGreaterThanOrEqual(60);
     expect(paced.totals.ok).toBeLessThanOrEqual(84);
-    const bounded = await runLoad({ socket: fast.socket, pods: 1, workersPerPod: 3, durationMs: 20_000, maxCalls: 30, connection: 'per-worker', client: 'native' });
+    const bounded = await runLoad({
+      socket: fast.socket,
+      pods: 1,
+      workersPerPod: 3,
+      durationMs: 20_000,
+      maxCalls: 30,
+      connection: 'per-worker',
+      client: 'native',
+    });
     expect(bounded.totals.calls).toBe(30);
     expect(bounded.durationMs).toBeLessThan(20_000);
   });

@@ -12,12 +12,29 @@ const problems = (input: unknown): string[] => configProblems(() => validateLoad
 describe('validateLoadOptions', () => {
   it('fills defaults', () => {
     const o = validateLoadOptions({ socket: '/tmp/a.sock', pods: 2, workersPerPod: 3, durationMs: 5000 });
-    expect(o).toMatchObject({ connection: 'per-call', client: 'h2', deadlineMs: 1000, retry: 'immediate', audience: 'attestorm', methods: { FetchJWTSVID: 1 } });
+    expect(o).toMatchObject({
+      connection: 'per-call',
+      client: 'h2',
+      deadlineMs: 1000,
+      retry: 'immediate',
+      audience: 'attestorm',
+      methods: { FetchJWTSVID: 1 },
+    });
     expect(o.rate).toBeUndefined();
   });
 
   it('lists every problem, each naming the key and the rule', () => {
-    const p = problems({ socket: '', pods: 0, workersPerPod: 2.5, durationMs: 10, connection: 'per-thread', rate: -1, retry: 'never', methods: { FetchJWTSVID: 0 }, audience: '' });
+    const p = problems({
+      socket: '',
+      pods: 0,
+      workersPerPod: 2.5,
+      durationMs: 10,
+      connection: 'per-thread',
+      rate: -1,
+      retry: 'never',
+      methods: { FetchJWTSVID: 0 },
+      audience: '',
+    });
     const text = p.join('\n');
     expect(text).toMatch(/load\.socket: must be a non-empty path/);
     expect(text).toMatch(/load\.pods: must be at least 1, got 0/);
@@ -98,7 +115,10 @@ describe('worker wire and policy', () => {
   });
 
   it('picks methods by weight', () => {
-    const pick = makePicker<string>([['a', 9], ['b', 1]]);
+    const pick = makePicker<string>([
+      ['a', 9],
+      ['b', 1],
+    ]);
     expect(pick(0)).toBe('a');
     expect(pick(0.89)).toBe('a');
     expect(pick(0.91)).toBe('b');

@@ -110,7 +110,9 @@ async function grpcServer(): Promise<TestServer> {
     pass,
     'serverStream',
   );
-  await new Promise<void>((resolve, reject) => server.bindAsync(`unix:${inner}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    server.bindAsync(`unix:${inner}`, grpc.ServerCredentials.createInsecure(), (err) => (err ? reject(err) : resolve())),
+  );
   const r = await relay(state.socket, inner, state);
   state.close = async () => {
     await r.close();
@@ -297,16 +299,33 @@ describe('H2Caller against a grpc-js server', () => {
 describe('H2Caller on HTTP-level failures', () => {
   it('explicit Trailers-Only responses: grpc-status and percent-decoded grpc-message from the headers', async () => {
     const socket = await rawServer((stream) => {
-      stream.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '8', 'grpc-message': 'rate%20limit%20exceeded%20for%20/SpiffeWorkloadAPI/FetchJWTSVID%20%E2%80%94%20100%25' }, { endStream: true });
+      stream.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': '8',
+          'grpc-message': 'rate%20limit%20exceeded%20for%20/SpiffeWorkloadAPI/FetchJWTSVID%20%E2%80%94%20100%25',
+        },
+        { endStream: true },
+      );
     });
     const viaH2 = await call(h2(socket));
-    expect(viaH2).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, details: 'rate limit exceeded for /SpiffeWorkloadAPI/FetchJWTSVID — 100%', response: null });
+    expect(viaH2).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details: 'rate limit exceeded for /SpiffeWorkloadAPI/FetchJWTSVID — 100%',
+      response: null,
+    });
     const viaGrpcJs = await call(grpcJs(socket));
     expect(viaGrpcJs).toMatchObject({ code: viaH2.code, details: viaH2.details });
   });
 
   it('an HTTP error status without grpc-status maps as grpc-js maps it', async () => {
-    for (const [status, code] of [[503, grpc.status.UNAVAILABLE], [404, grpc.status.UNIMPLEMENTED], [401, grpc.status.UNAUTHENTICATED], [500, grpc.status.UNKNOWN]] as const) {
+    for (const [status, code] of [
+      [503, grpc.status.UNAVAILABLE],
+      [404, grpc.status.UNIMPLEMENTED],
+      [401, grpc.status.UNAUTHENTICATED],
+      [500, grpc.status.UNKNOWN],
+    ] as const) {
       const socket = await rawServer((stream) => {
         stream.respond({ ':status': status }, { endStream: true });
       });

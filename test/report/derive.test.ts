@@ -37,7 +37,7 @@ describe('table rows', () => {
     expect(pre!.peakMemoryMiB).toBeLessThan(140);
     expect(pre!.expectationsFailed).toBe(0);
     expect(post!.expectationsFailed).toBe(1);
-    expect(post!.expectations.find((e) => e.verdict === "failed")!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200\.0 MiB$/);
+    expect(post!.expectations.find((e) => e.verdict === 'failed')!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200\.0 MiB$/);
     expect(disabled!.oomKills).toBe(1);
     expect(disabled!.restarts).toBe(1);
     expect(disabled!.peakPercentOfLimit).toBe(100);
@@ -128,7 +128,10 @@ describe('series', () => {
     const dir = await writeFixtureRun({ parent, name: 'burst' });
     const rewrite = async (placement: string, workers: (t: number) => number) => {
       const file = path.join(dir, `${placement}.r1`, 'samples.ndjson');
-      const lines = (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const lines = (await readFile(file, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       for (const l of lines) if (l.kind === 'load') Object.assign(l, { stormPods: workers(l.t) / 4, stormWorkers: workers(l.t) });
       await writeFile(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
     };
@@ -223,7 +226,7 @@ describe('reading run folders', () => {
     await expect(loadRun(dir)).rejects.toThrow(/samples\.ndjson:6 is not a JSON sample line/);
   });
 
-  it('falls back to the samples\' histograms when results.json lacks latency', async () => {
+  it("falls back to the samples' histograms when results.json lacks latency", async () => {
     const dir = await writeFixtureRun({ parent, name: 'no-latency' });
     const file = path.join(dir, 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8'));
@@ -267,16 +270,22 @@ describe('reading run folders', () => {
 });
 
 describe('a run compared with a baseline', () => {
-  it('draws each variant\'s baseline peak on the memory chart, and the comparison as a section of the page', async () => {
+  it("draws each variant's baseline peak on the memory chart, and the comparison as a section of the page", async () => {
     const parent = await mkdtemp(path.join(tmpdir(), 'attestorm-baseline-'));
     const dir = await writeFixtureRun({ parent, name: 'compared' });
     const file = path.join(dir, 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8'));
-    results.baseline = { from: 'reports/before/results.json', figures: [{ variant: 'pre-attestation', figure: 'peakMemory', before: 100 * 2 ** 20, after: 135 * 2 ** 20 }] };
+    results.baseline = {
+      from: 'reports/before/results.json',
+      figures: [{ variant: 'pre-attestation', figure: 'peakMemory', before: 100 * 2 ** 20, after: 135 * 2 ** 20 }],
+    };
     await writeFile(file, JSON.stringify(results));
     const data = deriveReport([await loadRun(dir)]);
     expect(data.series.baselinePeaks).toEqual([{ placement: 'pre-attestation', label: 'baseline peak · pre-attestation', mib: 100 }]);
-    await renderReports(dir, { formats: ['html'], extraSections: [{ title: 'Against the baseline (before)', html: '<table data-testid="baseline"></table>', markdown: [] }] });
+    await renderReports(dir, {
+      formats: ['html'],
+      extraSections: [{ title: 'Against the baseline (before)', html: '<table data-testid="baseline"></table>', markdown: [] }],
+    });
     const html = await readFile(path.join(dir, 'report.html'), 'utf8');
     expect(html).toContain('<h2>Against the baseline (before)</h2>');
     expect(html).toContain('baseline peak · pre-attestation');

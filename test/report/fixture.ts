@@ -49,7 +49,10 @@ export const DEFAULT_PLACEMENTS: FixturePlacement[] = [
 ];
 
 /** Per placement: how the storm looks from outside (calls/s per outcome, latencies in ms, in-flight work). */
-const PROFILE: Record<PlacementName, { ok: number; limited: number; okMs: [number, number]; limitedMs: [number, number]; inflight: number; key: string | null }> = {
+const PROFILE: Record<
+  PlacementName,
+  { ok: number; limited: number; okMs: [number, number]; limitedMs: [number, number]; inflight: number; key: string | null }
+> = {
   'pre-attestation': { ok: 40, limited: 820, okMs: [2, 9], limitedMs: [0.1, 0.6], inflight: 4, key: 'pod_uid' },
   'post-attestation': { ok: 40, limited: 610, okMs: [25, 90], limitedMs: [15, 70], inflight: 160, key: 'selector_set' },
   disabled: { ok: 520, limited: 0, okMs: [60, 420], limitedMs: [0, 0], inflight: 310, key: null },
@@ -109,7 +112,15 @@ function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: n
     if (oomAt !== null && s >= oomAt && oomKills === 0) {
       // The kernel kills at the limit: the last sample before the kill shows usage and peak there.
       peak = limit;
-      samples.push({ kind: 'memory', t: t - 1, usageBytes: limit, rssBytes: Math.round(limit * 0.9), peakBytes: limit, limitBytes: limit, cpuSeconds: s * 0.8 });
+      samples.push({
+        kind: 'memory',
+        t: t - 1,
+        usageBytes: limit,
+        rssBytes: Math.round(limit * 0.9),
+        peakBytes: limit,
+        limitBytes: limit,
+        cpuSeconds: s * 0.8,
+      });
       samples.push({ kind: 'event', t, type: 'oom-kill', detail: `memory.events oom_kill 1 at ${limitMiB} MiB` });
       samples.push({ kind: 'event', t: t + 10, type: 'agent-exit', detail: 'signal SIGKILL' });
       samples.push({ kind: 'event', t: t + restartDelay * 1000, type: 'agent-restart' });
@@ -118,7 +129,8 @@ function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: n
       downUntil = s + restartDelay;
     }
     if (s < 0) mib = baseMiB * (0.6 + 0.4 * ((s + 2) / 2));
-    else if (s < downUntil) continue; // no agent, no memory samples
+    else if (s < downUntil)
+      continue; // no agent, no memory samples
     else {
       const since = oomKills > 0 ? s - downUntil : s;
       const target = oomKills > 0 ? Math.min(p.peakMiB, limitMiB * 0.97) : p.peakMiB;
@@ -127,7 +139,15 @@ function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: n
     }
     const usage = Math.min(Math.round(mib * MiB), limit);
     peak = Math.max(peak, usage);
-    samples.push({ kind: 'memory', t, usageBytes: usage, rssBytes: Math.round(usage * 0.9), peakBytes: peak, limitBytes: limit, cpuSeconds: Math.max(0, s + 2) * 0.8 });
+    samples.push({
+      kind: 'memory',
+      t,
+      usageBytes: usage,
+      rssBytes: Math.round(usage * 0.9),
+      peakBytes: peak,
+      limitBytes: limit,
+      cpuSeconds: Math.max(0, s + 2) * 0.8,
+    });
   }
 
   const totals = { ok: newHistogram(), rateLimited: newHistogram(), error: newHistogram() };
@@ -165,15 +185,29 @@ function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: n
     if (limited) byCode[p.name === 'pre-attestation' ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE'] = limited;
     if (error) byCode['UNAVAILABLE'] = (byCode['UNAVAILABLE'] ?? 0) + error;
     samples.push({
-      kind: 'load', t, ok, rateLimited: limited, deadlineExceeded: 0, error, byCode, histograms: per,
-      pods: { 'storm-0': { ok: Math.round(ok / 2), rateLimited: Math.round(limited / 2), error: Math.round(error / 2) }, 'storm-1': { ok: ok - Math.round(ok / 2), rateLimited: limited - Math.round(limited / 2), error: error - Math.round(error / 2) } },
+      kind: 'load',
+      t,
+      ok,
+      rateLimited: limited,
+      deadlineExceeded: 0,
+      error,
+      byCode,
+      histograms: per,
+      pods: {
+        'storm-0': { ok: Math.round(ok / 2), rateLimited: Math.round(limited / 2), error: Math.round(error / 2) },
+        'storm-1': { ok: ok - Math.round(ok / 2), rateLimited: limited - Math.round(limited / 2), error: error - Math.round(error / 2) },
+      },
     });
     rejected += limited;
     const inflight = down ? 0 : Math.round(prof.inflight * Math.min(1, (sec + 1) / rampSeconds) * jitter());
     peakInflight = Math.max(peakInflight, inflight);
     samples.push({
-      kind: 'metrics', t: t + 50, inflightAttestations: inflight, openConnections: down ? 0 : inflight + 12,
-      rejectedByKeyType: prof.key ? { [prof.key]: rejected } : {}, kubeletFetches: sec * 2,
+      kind: 'metrics',
+      t: t + 50,
+      inflightAttestations: inflight,
+      openConnections: down ? 0 : inflight + 12,
+      rejectedByKeyType: prof.key ? { [prof.key]: rejected } : {},
+      kubeletFetches: sec * 2,
     });
   }
   samples.push({ kind: 'event', t: loadSeconds * 1000, type: 'load-end' });
@@ -255,8 +289,15 @@ export async function writeFixtureRun(opts: FixtureOptions = {}): Promise<string
     },
     command: `attestorm run scenarios/storm-fixture.yaml --memory-limit ${limitMiB}Mi`,
     environment: {
-      cgroupVersion: 'v2', oomFidelity: 'cgroup-oom', podFidelity: 'cgroup-pods', cpuShare: 'cpu-weight',
-      nodeVersion: 'v20.19.0', platform: 'linux', cpus: 2, memoryBytes: 24 * 2 ** 30, hostname: 'fixture-host',
+      cgroupVersion: 'v2',
+      oomFidelity: 'cgroup-oom',
+      podFidelity: 'cgroup-pods',
+      cpuShare: 'cpu-weight',
+      nodeVersion: 'v20.19.0',
+      platform: 'linux',
+      cpus: 2,
+      memoryBytes: 24 * 2 ** 30,
+      hostname: 'fixture-host',
     },
     startedAt: '2026-11-29T20:00:00.000Z',
     endedAt: '2026-11-29T20:02:00.000Z',

@@ -60,7 +60,12 @@ describe('report.html', () => {
 
   it('shows the scenario as YAML, the fidelity, the modeled costs and the rerun command', () => {
     const yamlBlock = /<h2>Scenario<\/h2>[\s\S]*?<pre data-testid="scenario-resolved"><code>([\s\S]*?)<\/code><\/pre>/.exec(html)![1]!;
-    const unescaped = yamlBlock.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const unescaped = yamlBlock
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&');
     expect(parseYaml(unescaped)).toMatchObject({ name: HOSTILE, agent: { memoryLimit: '320Mi' }, load: { pods: 4, workersPerPod: 100 } });
     expect(has('real kernel OOM kills in a memory cgroup')).toBe(true);
     expect(has('<dt>attestationWorkingSet</dt><dd>256Ki</dd>')).toBe(true);
@@ -74,6 +79,10 @@ describe('report.html', () => {
     expect(placements.includes('&lt;/script&gt;')).toBe(false);
     const open = /<ul class="expect" data-testid="expectations-open">([\s\S]*?)<\/ul>/.exec(html)![1]!;
     expect(open.includes('&lt;/script&gt;&lt;script&gt;alert(1)')).toBe(true);
-    expect(/<details class="more"><summary>More figures per variant[^<]*<\/summary>\s*<div class="table-wrap"><table class="cards" data-testid="placement-details">/.test(html)).toBe(true);
+    expect(
+      /<details class="more"><summary>More figures per variant[^<]*<\/summary>\s*<div class="table-wrap"><table class="cards" data-testid="placement-details">/.test(
+        html,
+      ),
+    ).toBe(true);
   });
 });

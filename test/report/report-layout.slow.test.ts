@@ -79,7 +79,8 @@ describe.skipIf(!haveChromium)('report.html of a real run, at a laptop and a pho
         const layout = await page.evaluate(() => {
           const g = globalThis as unknown as PageGlobals;
           const root = g.document.documentElement;
-          const describe = (el: Box) => `${el.tagName.toLowerCase()}${el.className ? `.${el.className.split(' ').join('.')}` : ''}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''}`;
+          const describe = (el: Box) =>
+            `${el.tagName.toLowerCase()}${el.className ? `.${el.className.split(' ').join('.')}` : ''}${el.getAttribute('data-testid') ? `[${el.getAttribute('data-testid')}]` : ''}`;
           // Every box that holds a table, a chart or a block of text: none may be scrolled sideways.
           const boxes = [...g.document.querySelectorAll('main, .table-wrap, table, details, figure, .chart-box, canvas, pre, dl, .verdict')];
           const overflowing = boxes.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => `${describe(el)} ${el.scrollWidth} > ${el.clientWidth}`);
@@ -106,7 +107,10 @@ describe.skipIf(!haveChromium)('report.html of a real run, at a laptop and a pho
         expect(layout.axisMax, `memory axis max vs the largest peak ${largestPeakMiB.toFixed(1)} MiB`).toBeGreaterThanOrEqual(largestPeakMiB);
         expect(layout.axisMax, `memory axis max vs the largest peak ${largestPeakMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(AXIS_HEADROOM * largestPeakMiB);
         // The 1 GiB limit is off the fitted scale: it is still named, marked at the top edge.
-        expect(layout.labels.some((l) => /limit 1 GiB.*↑/.test(l)), `legend ${JSON.stringify(layout.labels)}`).toBe(true);
+        expect(
+          layout.labels.some((l) => /limit 1 GiB.*↑/.test(l)),
+          `legend ${JSON.stringify(layout.labels)}`,
+        ).toBe(true);
         expect(errors).toEqual([]);
         await page.close();
       });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatDurationMs, formatSize, resolvedWithDefaults } from '../../src/report/scenario-as-written.js';
 import { parseScenario } from '../../src/scenario/index.js';
 
-describe('the scenario in the user\'s units', () => {
+describe("the scenario in the user's units", () => {
   it('durations and sizes read as people write them', () => {
     expect(formatDurationMs(20_000)).toBe('20s');
     expect(formatDurationMs(1500)).toBe('1500ms');

@@ -16,14 +16,18 @@ describe('stormLimit', () => {
     // The generator's CPU taken by other processes (a build beside the run): still the generator's limit, said so.
     expect(stormLimit({ ...base, generatorCores: 0.01, runnerCores: 0.03, agentCores: 0.25, machineBusyCores: 2, agentCpus: 1 })).toEqual({
       by: 'generator',
-      detail: "the generator's processes used 0.01 cores and the runner 0.03 of the 1 CPU left to them (other processes took about 0.85 of them), the agent 0.25 of its 1",
+      detail:
+        "the generator's processes used 0.01 cores and the runner 0.03 of the 1 CPU left to them (other processes took about 0.85 of them), the agent 0.25 of its 1",
     });
   });
 
   it('shared CPUs: on a busy machine the side that took the larger part; an idle one limits nobody', () => {
     expect(stormLimit({ ...base, generatorCores: 1.5, agentCores: 0.3, agentCpus: null })?.by).toBe('generator');
     expect(stormLimit({ ...base, generatorCores: 0.5, agentCores: 1.3, agentCpus: null })?.by).toBe('agent');
-    expect(stormLimit({ ...base, generatorCores: 0.2, agentCores: 0.2, machineBusyCores: 1.95, agentCpus: null })).toMatchObject({ by: 'machine', detail: expect.stringContaining('1.50 by other processes') });
+    expect(stormLimit({ ...base, generatorCores: 0.2, agentCores: 0.2, machineBusyCores: 1.95, agentCpus: null })).toMatchObject({
+      by: 'machine',
+      detail: expect.stringContaining('1.50 by other processes'),
+    });
     expect(stormLimit({ ...base, generatorCores: 0.5, agentCores: 0.3, machineBusyCores: 0.9, agentCpus: null })).toBeNull();
   });
 

@@ -122,7 +122,12 @@ describe('cgroup memory sampler on fixture files', () => {
   it('never lets the reported peak go down when the kernel mark is reset', () => {
     const base = tmp();
     const cg = Cgroup.create({ version: 'v1', memoryBase: base, cpuBase: null }, 'a');
-    files(cg.path, { 'memory.usage_in_bytes': '10', 'memory.max_usage_in_bytes': '900', 'memory.limit_in_bytes': '1000', 'memory.oom_control': 'oom_kill 0\n' });
+    files(cg.path, {
+      'memory.usage_in_bytes': '10',
+      'memory.max_usage_in_bytes': '900',
+      'memory.limit_in_bytes': '1000',
+      'memory.oom_control': 'oom_kill 0\n',
+    });
     const s = cgroupMemorySampler({ cgroup: cg });
     expect((s.sample(0) as any).peakBytes).toBe(900);
     files(cg.path, { 'memory.max_usage_in_bytes': '20' });

@@ -11,14 +11,18 @@ import { skipNote } from '../support/skip-note.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const { host, reason } = detectCgroupHost();
-if (!host) skipNote('cleanup of a dead run\'s cgroups', reason);
+if (!host) skipNote("cleanup of a dead run's cgroups", reason);
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn();
 });
 
 function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'cleanup', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'cleanup', ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,14 +35,26 @@ describe('attestorm cleanup', () => {
     const loose = join(tempRoot(), `${runId}-loose.sock`);
     // A process of that run listens on a socket in the run dir and one directly under the temp
     // root, then dies by SIGKILL, so both socket files stay behind with nobody listening.
-    const owner = spawn(process.execPath, ['-e', `
+    const owner = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const net = require('net'); const fs = require('fs');
       const [dir, loose] = process.argv.slice(1);
       fs.mkdirSync(dir, { recursive: true });
       let n = 0;
       for (const p of [dir + '/agent.sock', loose]) net.createServer().listen(p, () => { if (++n === 2) console.log('up'); });
-      setInterval(() => {}, 1 << 30);`, runTempDir(runId), loose], { stdio: ['ignore', 'pipe', 'inherit'] });
-    cleanups.push(() => rmSync(runTempDir(runId), { recursive: true, force: true }), () => rmSync(loose, { force: true }));
+      setInterval(() => {}, 1 << 30);`,
+        runTempDir(runId),
+        loose,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    cleanups.push(
+      () => rmSync(runTempDir(runId), { recursive: true, force: true }),
+      () => rmSync(loose, { force: true }),
+    );
     await new Promise<void>((r) => owner.stdout!.once('data', () => r()));
     // Its cgroups, in every hierarchy.
     const cg = host ? Cgroup.create(host, `attestorm/${runId}/kubepods/besteffort/pod-x`, { cpu: true }) : null;
@@ -69,7 +85,9 @@ describe('attestorm cleanup', () => {
     const expected = [runTempDir(runId), loose];
     if (host) expected.push(join(host.memoryBase, 'attestorm', runId), ...(host.cpuBase ? [join(host.cpuBase, 'attestorm', runId)] : []));
     // A --cpu-budget quota cgroup whose owner is gone, with a run's cgroup below it, and a live one (ours).
-    const budgets = host?.cpuBase ? { dead: join(host.cpuBase, 'attestorm', `budget-${deadPid}`), live: join(host.cpuBase, 'attestorm', `budget-${process.pid}`) } : null;
+    const budgets = host?.cpuBase
+      ? { dead: join(host.cpuBase, 'attestorm', `budget-${deadPid}`), live: join(host.cpuBase, 'attestorm', `budget-${process.pid}`) }
+      : null;
     if (budgets) {
       mkdirSync(join(budgets.dead, 'attestorm', runId), { recursive: true });
       mkdirSync(budgets.live, { recursive: true });

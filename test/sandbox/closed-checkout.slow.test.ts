@@ -23,7 +23,8 @@ afterAll(() => rmSync(closed, { recursive: true, force: true }));
 function copyProject(): string {
   const copy = join(closed, 'checkout');
   mkdirSync(copy);
-  for (const part of ['bin', 'src', 'proto', 'scenarios', 'package.json', 'tsconfig.json']) cpSync(join(PROJECT_ROOT, part), join(copy, part), { recursive: true });
+  for (const part of ['bin', 'src', 'proto', 'scenarios', 'package.json', 'tsconfig.json'])
+    cpSync(join(PROJECT_ROOT, part), join(copy, part), { recursive: true });
   const linked = spawnSync('cp', ['-al', join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules')]);
   if (linked.status !== 0) cpSync(join(PROJECT_ROOT, 'node_modules'), join(copy, 'node_modules'), { recursive: true });
   rmSync(join(copy, 'node_modules', '.cache'), { recursive: true, force: true });

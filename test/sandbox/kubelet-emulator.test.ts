@@ -16,7 +16,14 @@ function pod(name: string, startedAt = Date.now()): PodDoc {
     owner: { kind: 'ReplicaSet', name: 'storm-abcde12345', uid: crypto.randomUUID() },
     nodeName: 'attestorm-node',
     serviceAccount: 'storm-worker',
-    containers: [{ name: 'storm', image: 'registry.local/storm-worker:1.0', imageID: 'registry.local/storm-worker@sha256:' + 'ab'.repeat(32), containerID: 'cd'.repeat(32) }],
+    containers: [
+      {
+        name: 'storm',
+        image: 'registry.local/storm-worker:1.0',
+        imageID: 'registry.local/storm-worker@sha256:' + 'ab'.repeat(32),
+        containerID: 'cd'.repeat(32),
+      },
+    ],
     qosClass: 'BestEffort',
     podIP: '10.244.1.2',
     hostIP: '192.168.10.10',
@@ -28,7 +35,16 @@ interface PodListJson {
   kind: string;
   apiVersion: string;
   metadata: object;
-  items: Array<{ metadata: { uid: string; name: string; namespace: string; ownerReferences: Array<{ kind: string; uid: string }> }; spec: { nodeName: string; serviceAccountName: string; containers: Array<{ image: string }> }; status: { phase: string; qosClass: string; podIP: string; containerStatuses: Array<{ containerID: string; imageID: string; ready: boolean; started: boolean; state: { running?: { startedAt: string } } }> } }>;
+  items: Array<{
+    metadata: { uid: string; name: string; namespace: string; ownerReferences: Array<{ kind: string; uid: string }> };
+    spec: { nodeName: string; serviceAccountName: string; containers: Array<{ image: string }> };
+    status: {
+      phase: string;
+      qosClass: string;
+      podIP: string;
+      containerStatuses: Array<{ containerID: string; imageID: string; ready: boolean; started: boolean; state: { running?: { startedAt: string } } }>;
+    };
+  }>;
 }
 
 async function getPods(k: KubeletEmulator, headers: Record<string, string> = {}) {
@@ -184,7 +200,10 @@ describe('kubelet emulator', () => {
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const req = httpsRequest(`${k.url}/pods`, { ca, agent: false }, (res) => {
           let body = '';
-          res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+          res
+            .setEncoding('utf8')
+            .on('data', (c: string) => (body += c))
+            .on('end', () => resolve({ status: res.statusCode!, body }));
         });
         req.on('error', reject).end();
       });

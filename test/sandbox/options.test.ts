@@ -29,7 +29,11 @@ describe('sandbox options', () => {
     ['bad uidMode', { runId: 'r-1', pods: 1, uidMode: 'random' }, /sandbox\.uidMode/],
     ['lifetime too short', { runId: 'r-1', pods: 1, podLifetimeMs: 5 }, /sandbox\.podLifetimeMs.*100/],
     ['bad useCgroups', { runId: 'r-1', pods: 1, useCgroups: 'sometimes' }, /sandbox\.useCgroups/],
-    ['non-loopback listen', { runId: 'r-1', pods: 1, kubelet: { listen: '0.0.0.0:10250' } }, /sandbox\.kubelet\.listen must be a loopback address.*0\.0\.0\.0:10250/],
+    [
+      'non-loopback listen',
+      { runId: 'r-1', pods: 1, kubelet: { listen: '0.0.0.0:10250' } },
+      /sandbox\.kubelet\.listen must be a loopback address.*0\.0\.0\.0:10250/,
+    ],
     ['listen without port', { runId: 'r-1', pods: 1, kubelet: { listen: '127.0.0.1' } }, /sandbox\.kubelet\.listen must be host:port/],
     ['failure rate above 1', { runId: 'r-1', pods: 1, kubelet: { failureRate: 1.5 } }, /sandbox\.kubelet\.failureRate.*1/],
     ['negative latency', { runId: 'r-1', pods: 1, kubelet: { latencyMs: -1 } }, /sandbox\.kubelet\.latencyMs.*0/],

@@ -61,10 +61,14 @@ describe('pod list size', () => {
     // The default node is the field's "about 1 MiB on a busy node".
     expect(sizes['110 pods']! / MiB).toBeGreaterThan(0.9);
     expect(sizes['110 pods']! / MiB).toBeLessThan(1.2);
-    console.log(`pod list sizes: ${Object.entries(sizes).map(([n, b]) => `${n} ${(b / MiB).toFixed(2)} MiB`).join(', ')}`);
+    console.log(
+      `pod list sizes: ${Object.entries(sizes)
+        .map(([n, b]) => `${n} ${(b / MiB).toFixed(2)} MiB`)
+        .join(', ')}`,
+    );
   });
 
-  it('counts the node\'s running pods with the source\'s own, and lists terminated pods as ended Job pods', async () => {
+  it("counts the node's running pods with the source's own, and lists terminated pods as ended Job pods", async () => {
     const k = await start({ podSource: () => [stormPod()], nodePods: 20, containersPerPod: 3, terminatedPods: 16 });
     const { items } = await getPods(k);
     expect(k.podList()).toMatchObject({ items: 36, runningPods: 20, terminatedPods: 16, containersPerPod: 3 });
@@ -106,12 +110,15 @@ describe('pod list size', () => {
     const dir = tempDir();
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('its k8s attestor finds the caller\'s pod among 250 pods × 4 containers and 300 terminated pods', async () => {
+    it("its k8s attestor finds the caller's pod among 250 pods × 4 containers and 300 terminated pods", async () => {
       const k = await start({ podSource: () => [stormPod()], nodePods: 250, containersPerPod: 4, terminatedPods: 300 });
       const bytes = k.podList().bytes;
       expect(bytes).toBeGreaterThan(5 * MiB);
       const entries = join(dir, 'entries.yaml');
-      writeFileSync(entries, `entries:\n  - spiffeId: spiffe://example.org/found\n    selectors: ["k8s:pod-uid:${UID}", "k8s:ns:storm", "k8s:sa:storm-worker"]\n`);
+      writeFileSync(
+        entries,
+        `entries:\n  - spiffeId: spiffe://example.org/found\n    selectors: ["k8s:pod-uid:${UID}", "k8s:ns:storm", "k8s:sa:storm-worker"]\n`,
+      );
       const t = await startTestAgent({
         socket: join(dir, 'agent.sock'),
         procRoot: fakeProcRoot(dir, { [process.pid]: podCgroup(UID, CID) }),

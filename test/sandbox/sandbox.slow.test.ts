@@ -46,8 +46,18 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
   for (const [driver, qos, form] of [
     ['cgroupfs', 'besteffort', (p: SandboxPod) => `/kubepods/besteffort/pod${p.uid}/${p.containerId}`],
     ['cgroupfs', 'guaranteed', (p: SandboxPod) => `/kubepods/pod${p.uid}/${p.containerId}`],
-    ['systemd', 'besteffort', (p: SandboxPod) => `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${p.uid.replaceAll('-', '_')}.slice/cri-containerd-${p.containerId}.scope`],
-    ['systemd', 'burstable', (p: SandboxPod) => `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${p.uid.replaceAll('-', '_')}.slice/cri-containerd-${p.containerId}.scope`],
+    [
+      'systemd',
+      'besteffort',
+      (p: SandboxPod) =>
+        `/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${p.uid.replaceAll('-', '_')}.slice/cri-containerd-${p.containerId}.scope`,
+    ],
+    [
+      'systemd',
+      'burstable',
+      (p: SandboxPod) =>
+        `/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${p.uid.replaceAll('-', '_')}.slice/cri-containerd-${p.containerId}.scope`,
+    ],
   ] as const) {
     it(`${driver}/${qos}: a pod process's /proc/self/cgroup resolves to its pod UID and container ID`, async () => {
       const sb = await sandbox({ cgroupDriver: driver, qosClass: qos });
@@ -69,9 +79,14 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
         const lines = r.cgroup.split('\n');
         expect(lines.find((l) => /^\d+:memory:/.test(l))).toMatch(new RegExp(`/attestorm/${sb.runId}${form(pod).replace(/[.]/g, '\\.')}$`));
         if (host!.cpuBase) expect(lines.find((l) => /^\d+:cpu:/.test(l))).toMatch(new RegExp(`${form(pod).replace(/[.]/g, '\\.')}$`));
-        else skipNote('the pods\' cpu cgroup line', 'no v1 cpu hierarchy');
+        else skipNote("the pods' cpu cgroup line", 'no v1 cpu hierarchy');
         expect(pod.cgroup!.pids()).toContain(r.pid);
-        expect(r.env).toMatchObject({ ATTESTORM_POD_UID: pod.uid, ATTESTORM_POD_NAME: pod.name, ATTESTORM_CONTAINER_ID: pod.containerId, ATTESTORM_RUN_ID: sb.runId });
+        expect(r.env).toMatchObject({
+          ATTESTORM_POD_UID: pod.uid,
+          ATTESTORM_POD_NAME: pod.name,
+          ATTESTORM_CONTAINER_ID: pod.containerId,
+          ATTESTORM_RUN_ID: sb.runId,
+        });
         expect(realUid(r.status)).toBe(process.getuid!());
         // The kubelet lists the pod with the container ID its cgroup names.
         const item = items.find((i) => i.metadata.uid === pod.uid)!;
@@ -113,7 +128,7 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
       expect(existsSync(p.cgroup!.path)).toBe(false);
       expect(existsSync(join(p.cgroup!.path, '..'))).toBe(false); // the pod<uid> level too
       if (p.cgroup!.cpuPath) expect(existsSync(p.cgroup!.cpuPath)).toBe(false);
-      else skipNote('removal of replaced pods\' cpu cgroups', 'pods have no cpu cgroup here');
+      else skipNote("removal of replaced pods' cpu cgroups", 'pods have no cpu cgroup here');
     }
     for (const pid of firstPids) expect(alive(pid)).toBe(false);
     for (const p of next) expect(parseCgroup((await c.report(p)).cgroup).podUID).toBe(p.uid);
@@ -144,7 +159,9 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
     sb.on('pod-start', (p) => starts.push({ uid: p.uid, at: Date.now() }));
     sb.on('pod-end', (p) => ends.push({ uid: p.uid, at: Date.now() }));
     await sb.startPods((pod) =>
-      sb.spawnInPod(pod, process.execPath, ['-e', "process.on('disconnect', () => process.exit(0)); setTimeout(() => process.exit(3), 200)"], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }),
+      sb.spawnInPod(pod, process.execPath, ['-e', "process.on('disconnect', () => process.exit(0)); setTimeout(() => process.exit(3), 200)"], {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      }),
     );
     await waitFor('three generations of the crashing pod', () => starts.length >= 3, 20_000);
     expect(new Set(starts.map((s) => s.uid)).size).toBe(starts.length);
@@ -174,7 +191,9 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
   });
 
   it('an owner killed with SIGKILL: its pods exit on IPC disconnect and cleanupLeftovers removes the rest', async () => {
-    const owner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sandbox-owner.ts'), 'systemd'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const owner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sandbox-owner.ts'), 'systemd'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       owner.stdout!.on('data', (d: Buffer) => {
@@ -235,7 +254,9 @@ describe.skipIf(!host)(`sandbox with cgroups (${reason})`, () => {
 
 describe('sandbox without cgroups (uid-only fidelity)', () => {
   it('an owner killed with SIGKILL: cleanupLeftovers finds the orphaned pod processes by their run id', async () => {
-    const owner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sandbox-owner.ts'), 'cgroupfs', 'never'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const owner = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'sandbox-owner.ts'), 'cgroupfs', 'never'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const line = await new Promise<string>((resolve, reject) => {
       let out = '';
       owner.stdout!.on('data', (d: Buffer) => {
@@ -283,6 +304,6 @@ describe('sandbox without cgroups (uid-only fidelity)', () => {
     expect(sb.pods()).toEqual([]);
     await waitFor('every pod process, grandchildren included, to be gone', () => !reports.flatMap((r) => [r.pid, r.grandchild!]).some(alive), 5000);
     if (host) for (const dir of runRoots(host, sb.runId)) expect(existsSync(dir)).toBe(false);
-    else skipNote('removal of the run\'s cgroups after stopPods', reason);
+    else skipNote("removal of the run's cgroups after stopPods", reason);
   });
 });

@@ -59,15 +59,18 @@ describe('podUidProblem', () => {
     expect(podUidProblem({ uidMode: 'same', bystandersUid: 'same' }, join(root, 'none'))).toBeNull();
   });
 
-  it.skipIf(nodeBlocked !== null)('names the setting, the uid, the folder and its mode when the temp folder is closed; a folder not made yet is judged by its parent', () => {
-    const { dir } = tree(0o700);
-    const p = podUidProblem({ uidMode: 'same', bystandersUid: 'own' }, join(dir, 'attestorm', 'run-1'));
-    expect(p).toContain('bystanders.uid "own": pod processes run as uid 30000, which cannot reach the run\'s temp folder');
-    expect(p).toContain(`${dir} is mode 0700`);
-    expect(p).toContain('set TMPDIR to a folder every user can enter');
-    expect(podUidProblem({ uidMode: 'per-pod' }, join(dir, 'x'))).toContain('uidMode "per-pod": pod processes run as uid 20000');
-    expect(podUidProblem({ uidMode: 'per-pod' }, join(root, 'not-yet'))).toBeNull();
-  });
+  it.skipIf(nodeBlocked !== null)(
+    'names the setting, the uid, the folder and its mode when the temp folder is closed; a folder not made yet is judged by its parent',
+    () => {
+      const { dir } = tree(0o700);
+      const p = podUidProblem({ uidMode: 'same', bystandersUid: 'own' }, join(dir, 'attestorm', 'run-1'));
+      expect(p).toContain('bystanders.uid "own": pod processes run as uid 30000, which cannot reach the run\'s temp folder');
+      expect(p).toContain(`${dir} is mode 0700`);
+      expect(p).toContain('set TMPDIR to a folder every user can enter');
+      expect(podUidProblem({ uidMode: 'per-pod' }, join(dir, 'x'))).toContain('uidMode "per-pod": pod processes run as uid 20000');
+      expect(podUidProblem({ uidMode: 'per-pod' }, join(root, 'not-yet'))).toBeNull();
+    },
+  );
 
   it.skipIf(nodeBlocked === null)('names node when pods of another uid cannot start it', () => {
     expect(podUidProblem({ uidMode: 'per-pod' }, root)).toContain(`cannot start node (${process.execPath}): ${nodeBlocked}`);

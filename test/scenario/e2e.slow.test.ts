@@ -24,7 +24,7 @@ function processesMentioning(needle: string): string[] {
 }
 
 describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
-  it('quick\'s real mechanisms, shortened: pre-attestation survives far below disabled; the verdict, exit code, phases and one peak agree; nothing left', async () => {
+  it("quick's real mechanisms, shortened: pre-attestation survives far below disabled; the verdict, exit code, phases and one peak agree; nothing left", async () => {
     // quick.yaml as shipped (no modeled cost), with a shorter load phase.
     const loaded = readScenarioFile(join(PROJECT_ROOT, 'scenarios', 'quick.yaml'), { duration: '12s' as never });
     const lines: string[] = [];
@@ -46,12 +46,18 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
       expect(p.peakMemoryBytes, p.name).toBeGreaterThan(10 * 2 ** 20);
       // One peak: the kernel's high-water mark, never above the limit, never below what any sample saw.
       expect(p.peakMemoryBytes, p.name).toBeLessThanOrEqual(p.memoryLimitBytes);
-      const samples = readFileSync(join(outcome.runDir, `${p.name}.r1`, 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SampleLine);
+      const samples = readFileSync(join(outcome.runDir, `${p.name}.r1`, 'samples.ndjson'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as SampleLine);
       const sampled = Math.max(...samples.filter((x) => x.kind === 'memory').map((x) => (x as { peakBytes: number }).peakBytes));
       expect(p.peakMemoryBytes, p.name).toBeGreaterThanOrEqual(sampled);
       // Every phase is marked on the timeline, in order.
       const phases = samples.filter((x) => x.kind === 'event' && x.type === 'phase').map((x) => (x as { phase: string }).phase);
-      expect(phases.filter((ph, i) => phases.indexOf(ph) === i), p.name).toEqual(['starting-pods', 'warmup', 'load', 'drain', 'stop']);
+      expect(
+        phases.filter((ph, i) => phases.indexOf(ph) === i),
+        p.name,
+      ).toEqual(['starting-pods', 'warmup', 'load', 'drain', 'stop']);
       for (const d of p.deaths) expect(['starting-pods', 'warmup', 'load', 'drain', 'stop']).toContain(d.phase);
     }
     const byName = (n: string) => results.variants.find((v) => v.name === n)!;
@@ -68,7 +74,7 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
       const late = (pre.storm!.lateCalls ?? 0) / (calls * 12);
       expect(late, pre.storm!.late ?? 'late share').toBeLessThan(0.1);
     } else {
-      skipNote('pre-attestation\'s rate series on time', 'pods have no cpu cgroup here, so their workers are not reniced');
+      skipNote("pre-attestation's rate series on time", 'pods have no cpu cgroup here, so their workers are not reniced');
     }
     // The verdict: the exit code follows it; nothing failed may pass.
     const failed = results.variants.some((v) => v.expectations.some((e) => e.verdict === 'failed'));
@@ -86,7 +92,7 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
     expect(processesMentioning(runTmp)).toEqual([]);
     expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
     if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
-    else skipNote('removal of the run\'s cpu cgroups', 'no v1 cpu hierarchy');
+    else skipNote("removal of the run's cpu cgroups", 'no v1 cpu hierarchy');
     expect(existsSync(runTmp)).toBe(false);
   });
 });

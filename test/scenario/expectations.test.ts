@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateVariant, applyExpectations, comparisonTable, evaluateExpectations, median, type RepMeasurement, type VariantResult } from '../../src/scenario/index.js';
+import {
+  aggregateVariant,
+  applyExpectations,
+  comparisonTable,
+  evaluateExpectations,
+  median,
+  type RepMeasurement,
+  type VariantResult,
+} from '../../src/scenario/index.js';
 import { judgeExit, RestartBackoff } from '../../src/target/index.js';
 
 const MiB = 2 ** 20;
@@ -7,20 +15,49 @@ const MiB = 2 ** 20;
 function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
   const placement = (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : 'disabled') as VariantResult['agent']['placement'];
   return {
-    name, agent: { kind: 'reference', placement, key: null }, runDirs: [`${name}.r1`], memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, oomKills: 0, restarts: 0, downtimeSeconds: 0,
-    okRps: 40, rejectedRps: 100, errorRps: 0, deadlineExceededRps: 0, spread: {}, deaths: [], latency: {}, peakInflightAttestations: 3,
-    rejectionsByKeyType: {}, workerMemoryBytes: null, expectations: [], verdict: 'failed', passed: false, ...over,
+    name,
+    agent: { kind: 'reference', placement, key: null },
+    runDirs: [`${name}.r1`],
+    memoryLimitBytes: 128 * MiB,
+    peakMemoryBytes: 50 * MiB,
+    oomKills: 0,
+    restarts: 0,
+    downtimeSeconds: 0,
+    okRps: 40,
+    rejectedRps: 100,
+    errorRps: 0,
+    deadlineExceededRps: 0,
+    spread: {},
+    deaths: [],
+    latency: {},
+    peakInflightAttestations: 3,
+    rejectionsByKeyType: {},
+    workerMemoryBytes: null,
+    expectations: [],
+    verdict: 'failed',
+    passed: false,
+    ...over,
   };
 }
 const killed = (name: string, over: Partial<VariantResult> = {}) =>
-  variant(name, { peakMemoryBytes: 128 * MiB, oomKills: 1, deaths: [{ rep: 1, atMs: 5000, phase: 'load', cause: 'oom-kill', detail: 'kernel OOM kill', counted: true }], ...over });
+  variant(name, {
+    peakMemoryBytes: 128 * MiB,
+    oomKills: 1,
+    deaths: [{ rep: 1, atMs: 5000, phase: 'load', cause: 'oom-kill', detail: 'kernel OOM kill', counted: true }],
+    ...over,
+  });
 
 describe('expectations', () => {
   it('checks absolute rules and quotes values as written', () => {
     const p = variant('pre-attestation', { peakMemoryBytes: 60 * MiB, okRps: 4, errorRps: 1, deadlineExceededRps: 2, restarts: 1 });
     const r = evaluateExpectations(p, { oomKilled: false, maxPeakMemory: '64Mi', minPeakMemory: '61Mi', minOkRps: 5, maxErrorRps: 2, maxRestarts: 0 }, [p]);
     expect(r.map((e) => [e.name, e.verdict])).toEqual([
-      ['oomKilled', 'passed'], ['maxPeakMemory', 'passed'], ['minPeakMemory', 'failed'], ['minOkRps', 'failed'], ['maxErrorRps', 'failed'], ['maxRestarts', 'failed'],
+      ['oomKilled', 'passed'],
+      ['maxPeakMemory', 'passed'],
+      ['minPeakMemory', 'failed'],
+      ['minOkRps', 'failed'],
+      ['maxErrorRps', 'failed'],
+      ['maxRestarts', 'failed'],
     ]);
     expect(r[1]).toMatchObject({ expected: '64Mi', actual: 60 * MiB, basis: 'measured', message: 'peak memory 60.0 MiB <= 64.0 MiB' });
     expect(r[4]!.message).toBe('failed calls (errors + deadline exceeded) 3.0/s > 2.0/s');
@@ -29,7 +66,11 @@ describe('expectations', () => {
   it('ratios between measured peaks pass or fail on the measurement', () => {
     const pre = variant('pre-attestation', { peakMemoryBytes: 40 * MiB });
     const dis = variant('disabled', { peakMemoryBytes: 100 * MiB });
-    expect(evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre, dis])[0]).toMatchObject({ verdict: 'passed', basis: 'measured', actual: 0.4 });
+    expect(evaluateExpectations(pre, { maxPeakRatio: { to: 'disabled', value: 0.6 } }, [pre, dis])[0]).toMatchObject({
+      verdict: 'passed',
+      basis: 'measured',
+      actual: 0.4,
+    });
     expect(evaluateExpectations(pre, { minPeakRatio: { to: 'disabled', value: 0.8 } }, [pre, dis])[0]).toMatchObject({
       verdict: 'failed',
       message: 'peak 0.40× disabled (40.0 MiB / 100.0 MiB) < 0.8×',
@@ -116,7 +157,7 @@ describe('restart back-off', () => {
   });
 });
 
-describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
+describe("an unmeasured peak (nothing could read the agent's memory)", () => {
   it('is null, never 0: peak rules and ratios are inconclusive, the table says unmeasured', () => {
     const pre = variant('pre-attestation', { peakMemoryBytes: null });
     const dis = variant('disabled', { peakMemoryBytes: 100 * MiB });
@@ -128,15 +169,33 @@ describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
     ]);
     expect(r[0]!.message).toBe("peak memory unmeasured: nothing could read the agent's memory in this run");
     expect(r[2]!.message).toBe("this variant's peak memory is unmeasured in this run, so the ratio cannot be judged");
-    const table = comparisonTable({ variants: [pre, dis], droppedExpectations: [], scenario: { modeledCosts: {} }, status: 'complete', verdict: 'inconclusive' } as never);
+    const table = comparisonTable({
+      variants: [pre, dis],
+      droppedExpectations: [],
+      scenario: { modeledCosts: {} },
+      status: 'complete',
+      verdict: 'inconclusive',
+    } as never);
     expect(table).toMatch(/\| pre-attestation \| reference pre-attestation \| 128\.0 MiB \| unmeasured +\|/);
   });
 
   it('repetitions without a reading give a null peak, not a 0; measured ones alone make the spread', () => {
     const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
     const base: RepMeasurement = {
-      runDir: 'disabled.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: null, peakSource: 'unmeasured', oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
-      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null, rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [],
+      runDir: 'disabled.r1',
+      memoryLimitBytes: 128 * MiB,
+      peakMemoryBytes: null,
+      peakSource: 'unmeasured',
+      oomKills: 0,
+      restarts: 0,
+      downtimeSeconds: 0,
+      loadSeconds: 10,
+      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+      histograms: {},
+      peakInflightAttestations: null,
+      rejectionsByKeyType: {},
+      workerMemoryBytes: null,
+      deaths: [],
     };
     const none = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2' }], () => null);
     expect(none.peakMemoryBytes).toBeNull();
@@ -149,8 +208,20 @@ describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
   it("carries the kubelet's request rate (median) and the agent's highest connections and goroutines (max) when measured", () => {
     const agent = { kind: 'spire', placement: 'disabled', key: null } as const;
     const base: RepMeasurement = {
-      runDir: 'v.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, peakSource: 'kernel', oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
-      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null, rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [],
+      runDir: 'v.r1',
+      memoryLimitBytes: 128 * MiB,
+      peakMemoryBytes: 50 * MiB,
+      peakSource: 'kernel',
+      oomKills: 0,
+      restarts: 0,
+      downtimeSeconds: 0,
+      loadSeconds: 10,
+      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+      histograms: {},
+      peakInflightAttestations: null,
+      rejectionsByKeyType: {},
+      workerMemoryBytes: null,
+      deaths: [],
     };
     const without = aggregateVariant('v', agent, [base], () => null);
     expect(without.kubeletRequestsPerSecond).toBeUndefined();
@@ -168,22 +239,71 @@ describe('an unmeasured peak (nothing could read the agent\'s memory)', () => {
 
 describe('aggregation of repetitions', () => {
   const rep = (over: Partial<RepMeasurement>): RepMeasurement => ({
-    runDir: 'disabled.r1', memoryLimitBytes: 128 * MiB, peakMemoryBytes: 0, oomKills: 0, restarts: 0, downtimeSeconds: 0, loadSeconds: 10,
-    counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: {}, peakInflightAttestations: null,
-    rejectionsByKeyType: {}, workerMemoryBytes: null, deaths: [], ...over,
+    runDir: 'disabled.r1',
+    memoryLimitBytes: 128 * MiB,
+    peakMemoryBytes: 0,
+    oomKills: 0,
+    restarts: 0,
+    downtimeSeconds: 0,
+    loadSeconds: 10,
+    counts: { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+    histograms: {},
+    peakInflightAttestations: null,
+    rejectionsByKeyType: {},
+    workerMemoryBytes: null,
+    deaths: [],
+    ...over,
   });
   const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
   it('median figures with min–max spreads, summed OOMs/restarts/downtime, merged histograms', () => {
     const seen: string[][] = [];
-    const r = aggregateVariant('disabled', agent, [
-      rep({ runDir: 'disabled.r1', peakMemoryBytes: 100, oomKills: 1, restarts: 1, downtimeSeconds: 10.04, counts: { ok: 100, rateLimited: 0, deadlineExceeded: 10, error: 20 }, histograms: { ok: 'A' }, peakInflightAttestations: 5, rejectionsByKeyType: { pod_uid: 3 }, workerMemoryBytes: 10 }),
-      rep({ runDir: 'disabled.r2', peakMemoryBytes: 300, oomKills: 2, restarts: 2, downtimeSeconds: 5, loadSeconds: 20, counts: { ok: 400, rateLimited: 0, deadlineExceeded: 0, error: 0 }, histograms: { ok: 'B', error: 'C' }, peakInflightAttestations: 9, rejectionsByKeyType: { pod_uid: 1, os_uid: 2 }, workerMemoryBytes: 30 }),
-      rep({ runDir: 'disabled.r3', peakMemoryBytes: 200, counts: { ok: 50, rateLimited: 0, deadlineExceeded: 0, error: 0 } }),
-    ], (enc) => {
-      seen.push(enc);
-      return { count: enc.length, p50Ms: 1, p90Ms: 2, p99Ms: 3, p999Ms: 4, maxMs: 5 };
+    const r = aggregateVariant(
+      'disabled',
+      agent,
+      [
+        rep({
+          runDir: 'disabled.r1',
+          peakMemoryBytes: 100,
+          oomKills: 1,
+          restarts: 1,
+          downtimeSeconds: 10.04,
+          counts: { ok: 100, rateLimited: 0, deadlineExceeded: 10, error: 20 },
+          histograms: { ok: 'A' },
+          peakInflightAttestations: 5,
+          rejectionsByKeyType: { pod_uid: 3 },
+          workerMemoryBytes: 10,
+        }),
+        rep({
+          runDir: 'disabled.r2',
+          peakMemoryBytes: 300,
+          oomKills: 2,
+          restarts: 2,
+          downtimeSeconds: 5,
+          loadSeconds: 20,
+          counts: { ok: 400, rateLimited: 0, deadlineExceeded: 0, error: 0 },
+          histograms: { ok: 'B', error: 'C' },
+          peakInflightAttestations: 9,
+          rejectionsByKeyType: { pod_uid: 1, os_uid: 2 },
+          workerMemoryBytes: 30,
+        }),
+        rep({ runDir: 'disabled.r3', peakMemoryBytes: 200, counts: { ok: 50, rateLimited: 0, deadlineExceeded: 0, error: 0 } }),
+      ],
+      (enc) => {
+        seen.push(enc);
+        return { count: enc.length, p50Ms: 1, p90Ms: 2, p99Ms: 3, p999Ms: 4, maxMs: 5 };
+      },
+    );
+    expect(r).toMatchObject({
+      runDirs: ['disabled.r1', 'disabled.r2', 'disabled.r3'],
+      peakMemoryBytes: 200,
+      oomKills: 3,
+      restarts: 3,
+      downtimeSeconds: 15,
+      okRps: 10,
+      peakInflightAttestations: 9,
+      rejectionsByKeyType: { pod_uid: 4, os_uid: 2 },
+      workerMemoryBytes: 20,
     });
-    expect(r).toMatchObject({ runDirs: ['disabled.r1', 'disabled.r2', 'disabled.r3'], peakMemoryBytes: 200, oomKills: 3, restarts: 3, downtimeSeconds: 15, okRps: 10, peakInflightAttestations: 9, rejectionsByKeyType: { pod_uid: 4, os_uid: 2 }, workerMemoryBytes: 20 });
     expect(r.spread.peakMemoryBytes).toEqual({ min: 100, median: 200, max: 300 });
     expect(r.spread.okRps).toEqual({ min: 5, median: 10, max: 20 });
     expect(seen).toEqual([['A', 'B'], ['C']]);
@@ -195,10 +315,23 @@ describe('aggregation of repetitions', () => {
     const clean = aggregateVariant('disabled', agent, [rep({ generator: gen }), rep({ runDir: 'disabled.r2', generator: gen })], () => null);
     expect(clean.storm!.lateCalls).toBeUndefined();
     expect(clean.storm!.late).toBeUndefined();
-    const few = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, lateCalls: 10, maxLateSeconds: 1 } }), rep({ runDir: 'disabled.r2', generator: gen })], () => null);
+    const few = aggregateVariant(
+      'disabled',
+      agent,
+      [rep({ generator: { ...gen, lateCalls: 10, maxLateSeconds: 1 } }), rep({ runDir: 'disabled.r2', generator: gen })],
+      () => null,
+    );
     expect(few.storm!.lateCalls).toBe(10);
     expect(few.storm!.late).toBeUndefined();
-    const many = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, lateCalls: 700, maxLateSeconds: 14 } }), rep({ runDir: 'disabled.r2', generator: { ...gen, lateCalls: 50, maxLateSeconds: 3 } })], () => null);
+    const many = aggregateVariant(
+      'disabled',
+      agent,
+      [
+        rep({ generator: { ...gen, lateCalls: 700, maxLateSeconds: 14 } }),
+        rep({ runDir: 'disabled.r2', generator: { ...gen, lateCalls: 50, maxLateSeconds: 3 } }),
+      ],
+      () => null,
+    );
     expect(many.storm!.lateCalls).toBe(750);
     expect(many.storm!.late).toBe('750 of 2000 calls (37.5%) reached the generator up to 14 s late and are counted in a later second of the rate series');
   });
@@ -206,11 +339,21 @@ describe('aggregation of repetitions', () => {
   it('the generator and agent CPU of the load phase name who held the storm back; crashed workers are counted', () => {
     const gen = { calls: 1000, workersStarted: 1200, workerCpuSeconds: 1, offeredWorkers: 1200, cores: 2, lateCalls: 0, maxLateSeconds: 0 };
     const machine = { busyCores: 1.99, agentCpuCores: 0.31, loadAverage: 900, generatorCores: 0.01, runnerCores: 0.05, agentCpus: 1 };
-    const held = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 2 }, machine }), rep({ runDir: 'disabled.r2', generator: gen, machine })], () => null);
+    const held = aggregateVariant(
+      'disabled',
+      agent,
+      [rep({ generator: { ...gen, workerCrashes: 2 }, machine }), rep({ runDir: 'disabled.r2', generator: gen, machine })],
+      () => null,
+    );
     expect(held.storm).toMatchObject({ generatorCpuCores: 0.01, runnerCpuCores: 0.05, agentCpuCores: 0.31, workerCrashes: 2, limitedBy: { by: 'generator' } });
     expect(held.storm!.limitedBy!.detail).toMatch(/other processes took about 0\.8\d of them/);
     // A quiet machine: nobody at a CPU limit, nothing claimed; crashes of a few workers limit nothing.
-    const quiet = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 2 }, machine: { ...machine, busyCores: 0.6, generatorCores: 0.2 } })], () => null);
+    const quiet = aggregateVariant(
+      'disabled',
+      agent,
+      [rep({ generator: { ...gen, workerCrashes: 2 }, machine: { ...machine, busyCores: 0.6, generatorCores: 0.2 } })],
+      () => null,
+    );
     expect(quiet.storm!.limitedBy).toBeUndefined();
     // Most workers crashed: the generator's shortfall, with the count.
     const crashed = aggregateVariant('disabled', agent, [rep({ generator: { ...gen, workerCrashes: 900 } })], () => null);
@@ -223,7 +366,12 @@ describe('aggregation of repetitions', () => {
     expect(median([])).toBe(0);
   });
   it('a variant with no measured repetition carries the error', () => {
-    const r = aggregateVariant('pre-attestation', { kind: 'reference', placement: 'pre-attestation', key: 'pod-uid' }, [rep({ loadSeconds: 0, error: 'agent did not start' })], () => null);
+    const r = aggregateVariant(
+      'pre-attestation',
+      { kind: 'reference', placement: 'pre-attestation', key: 'pod-uid' },
+      [rep({ loadSeconds: 0, error: 'agent did not start' })],
+      () => null,
+    );
     expect(r.error).toBe('agent did not start');
   });
 });

@@ -8,13 +8,41 @@ import { applyExpectations, evaluateExpectations } from '../../src/scenario/inde
 
 const MiB = 2 ** 20;
 const storm = (offeredRps: number, over: Partial<StormRecord> = {}): StormRecord => ({
-  offeredWorkers: 96, startedWorkers: 96, offeredRps, deliveredRps: offeredRps, generatorCpuShare: 0.18, machineBusyCores: 2, agentCpuCores: 0.4, loadAverage: 31, ...over,
+  offeredWorkers: 96,
+  startedWorkers: 96,
+  offeredRps,
+  deliveredRps: offeredRps,
+  generatorCpuShare: 0.18,
+  machineBusyCores: 2,
+  agentCpuCores: 0.4,
+  loadAverage: 31,
+  ...over,
 });
 function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
   return {
-    name, agent: { kind: 'reference', placement: 'disabled', key: null }, runDirs: [`${name}.r1`], memoryLimitBytes: 128 * MiB, peakMemoryBytes: 50 * MiB, oomKills: 0, restarts: 0,
-    downtimeSeconds: 0, okRps: 9, rejectedRps: 300, errorRps: 0, deadlineExceededRps: 1, spread: {}, deaths: [], latency: {}, peakInflightAttestations: 3, rejectionsByKeyType: {},
-    workerMemoryBytes: null, expectations: [], verdict: 'failed', passed: false, storm: storm(400), ...over,
+    name,
+    agent: { kind: 'reference', placement: 'disabled', key: null },
+    runDirs: [`${name}.r1`],
+    memoryLimitBytes: 128 * MiB,
+    peakMemoryBytes: 50 * MiB,
+    oomKills: 0,
+    restarts: 0,
+    downtimeSeconds: 0,
+    okRps: 9,
+    rejectedRps: 300,
+    errorRps: 0,
+    deadlineExceededRps: 1,
+    spread: {},
+    deaths: [],
+    latency: {},
+    peakInflightAttestations: 3,
+    rejectionsByKeyType: {},
+    workerMemoryBytes: null,
+    expectations: [],
+    verdict: 'failed',
+    passed: false,
+    storm: storm(400),
+    ...over,
   };
 }
 
@@ -22,12 +50,17 @@ describe('minAdmittedSuccess', () => {
   it('judges the share of the admitted storm calls (all but rejections) that succeeded, quoting the rates', () => {
     const fast = variant('pre', { okRps: 9, deadlineExceededRps: 1 });
     expect(evaluateExpectations(fast, { minAdmittedSuccess: 0.3 }, [fast])[0]).toMatchObject({
-      name: 'minAdmittedSuccess', verdict: 'passed', actual: 0.9,
+      name: 'minAdmittedSuccess',
+      verdict: 'passed',
+      actual: 0.9,
       message: '90% of the admitted storm calls succeeded (9.0/s of 10.0/s; deadline exceeded 1.0/s, errors 0.0/s) >= 30%',
     });
     // A slower machine: fewer admitted calls finish in time, the agent still serves them.
     const slow = variant('pre', { okRps: 4.3, deadlineExceededRps: 5.7 });
-    expect(evaluateExpectations(slow, { minAdmittedSuccess: 0.3, minOkRps: 7 }, [slow]).map((e) => [e.name, e.verdict])).toEqual([['minOkRps', 'failed'], ['minAdmittedSuccess', 'passed']]);
+    expect(evaluateExpectations(slow, { minAdmittedSuccess: 0.3, minOkRps: 7 }, [slow]).map((e) => [e.name, e.verdict])).toEqual([
+      ['minOkRps', 'failed'],
+      ['minAdmittedSuccess', 'passed'],
+    ]);
     const collapsed = variant('disabled', { okRps: 2, deadlineExceededRps: 97, rejectedRps: 0 });
     expect(evaluateExpectations(collapsed, { minAdmittedSuccess: 0.3 }, [collapsed])[0]).toMatchObject({ verdict: 'failed', actual: 0.0202 });
   });
@@ -42,15 +75,24 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
   it('met: a passed precondition first, the rules judged as usual', () => {
     const v = variant('pre', { oomKills: 1, peakMemoryBytes: 128 * MiB });
     const r = evaluateExpectations(v, { minOfferedRps: 50, oomKilled: false }, [v]);
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'passed'], ['oomKilled', 'failed']]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minOfferedRps', 'passed'],
+      ['oomKilled', 'failed'],
+    ]);
     expect(r[0]!.message).toBe('the storm offered 400.0/s >= the 50.0/s this shape needs');
   });
 
   it('not met: inconclusive with the measured numbers; a failure becomes not judged; a pass cannot pass the variant', () => {
     const weak = variant('pre', { storm: storm(62), oomKills: 0, okRps: 1, deadlineExceededRps: 9 });
-    const [variants, verdict] = ((vs) => [vs, applyExpectations(vs, { pre: { minOfferedRps: 150, oomKilled: false, minAdmittedSuccess: 0.3 } })] as const)([weak]);
+    const [variants, verdict] = ((vs) => [vs, applyExpectations(vs, { pre: { minOfferedRps: 150, oomKilled: false, minAdmittedSuccess: 0.3 } })] as const)([
+      weak,
+    ]);
     const r = variants[0]!.expectations;
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'inconclusive'], ['oomKilled', 'passed'], ['minAdmittedSuccess', 'inconclusive']]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minOfferedRps', 'inconclusive'],
+      ['oomKilled', 'passed'],
+      ['minAdmittedSuccess', 'inconclusive'],
+    ]);
     expect(r[0]!.message).toBe(
       `storm too weak to judge: the storm offered 62.0/s, this variant's shape needs >= 150.0/s: 96 of 96 workers started, generator CPU 18% of the machine, agent 0.40 cores, machine 2.00 of ${cpus().length} cores busy, load average 31.0`,
     );
@@ -64,14 +106,19 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
     const detail = "the generator's processes used 0.97 cores and the runner 0.02 of the 1 CPU left to them, the agent 0.31 of its 1";
     const held = variant('post', { storm: storm(420, { generatorCpuCores: 0.97, runnerCpuCores: 0.02, limitedBy: { by: 'generator', detail } }), oomKills: 0 });
     const r = evaluateExpectations(held, { minOfferedRps: 3000, oomKilled: true }, [held]);
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minOfferedRps', 'inconclusive'], ['oomKilled', 'inconclusive']]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minOfferedRps', 'inconclusive'],
+      ['oomKilled', 'inconclusive'],
+    ]);
     expect(r[0]!.message).toBe(
       `storm limited by the generator: ${detail}; the storm offered 420.0/s, this variant's shape needs >= 3000.0/s: 96 of 96 workers started, generator 0.97 cores (runner 0.02), agent 0.40 cores, machine 2.00 of ${cpus().length} cores busy, load average 31.0`,
     );
     expect(r[1]!.message).toMatch(/^not judged \(storm limited by the generator\): not OOM-killed/);
     // The agent at its limit: still too weak to judge, and who was at the limit is named.
     const busy = variant('post', { storm: storm(420, { limitedBy: { by: 'agent', detail: 'the agent 0.99 of its 1' } }) });
-    expect(evaluateExpectations(busy, { minOfferedRps: 3000 }, [busy])[0]!.message).toMatch(/^storm too weak to judge: .*\(the agent was at its CPU limit: the agent 0\.99 of its 1\)$/);
+    expect(evaluateExpectations(busy, { minOfferedRps: 3000 }, [busy])[0]!.message).toMatch(
+      /^storm too weak to judge: .*\(the agent was at its CPU limit: the agent 0\.99 of its 1\)$/,
+    );
   });
 
   it('a ratio to a variant whose storm was too weak is not judged; without a storm record the precondition is inconclusive', () => {
@@ -83,27 +130,40 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
     expect(unbounded.expectations.map((e) => e.verdict)).toEqual(['inconclusive', 'inconclusive']);
     const bare = variant('x');
     delete bare.storm;
-    expect(evaluateExpectations(bare, { minOfferedRps: 10 }, [bare])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none', message: "storm too weak to judge: the storm's offered rate was not measured (no generator figures recorded)" });
+    expect(evaluateExpectations(bare, { minOfferedRps: 10 }, [bare])[0]).toMatchObject({
+      verdict: 'inconclusive',
+      basis: 'none',
+      message: "storm too weak to judge: the storm's offered rate was not measured (no generator figures recorded)",
+    });
   });
 });
 
 describe('minAgentCpuCores', () => {
   const cores = cpus().length;
   // Run 2 of a 1.2-core series beside other storms: enough offered, the agent starved, 3% served.
-  const starved = (busy: number) => variant('pre', { okRps: 0.6, deadlineExceededRps: 18.3, storm: storm(400, { agentCpuCores: 0.41, machineBusyCores: busy }) });
+  const starved = (busy: number) =>
+    variant('pre', { okRps: 0.6, deadlineExceededRps: 18.3, storm: storm(400, { agentCpuCores: 0.41, machineBusyCores: busy }) });
 
   it('on a saturated machine, an agent that got less CPU than its shape needs is inconclusive, its failures not judged', () => {
     const v = starved(cores);
     const r = evaluateExpectations(v, { minAdmittedSuccess: 0.15, minAgentCpuCores: 0.5 }, [v]);
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minAgentCpuCores', 'inconclusive'], ['minAdmittedSuccess', 'inconclusive']]);
-    expect(r[0]!.message).toMatch(/^agent starved by its neighbours: the agent got 0\.41 cores, this shape needs >= 0\.5, on a saturated machine \(.*machine \d\.\d\d of \d+ cores busy/);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minAgentCpuCores', 'inconclusive'],
+      ['minAdmittedSuccess', 'inconclusive'],
+    ]);
+    expect(r[0]!.message).toMatch(
+      /^agent starved by its neighbours: the agent got 0\.41 cores, this shape needs >= 0\.5, on a saturated machine \(.*machine \d\.\d\d of \d+ cores busy/,
+    );
     expect(r[1]!.message).toMatch(/^not judged \(agent starved\): 3% of the admitted storm calls succeeded/);
   });
 
   it('with CPU to spare on the machine, a starved agent is its own doing: the rules are judged', () => {
     const v = starved(cores * 0.5);
     const r = evaluateExpectations(v, { minAdmittedSuccess: 0.15, minAgentCpuCores: 0.5 }, [v]);
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minAgentCpuCores', 'passed'], ['minAdmittedSuccess', 'failed']]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minAgentCpuCores', 'passed'],
+      ['minAdmittedSuccess', 'failed'],
+    ]);
   });
 
   it('an agent that got its CPU passes the precondition; an unmeasured one is inconclusive', () => {
@@ -118,11 +178,16 @@ describe('minInflightAttestations: the pile-up a collapsing shape needs', () => 
   it('met by the attestations in flight, or by an OOM kill whatever the last reading saw', () => {
     const piled = variant('post', { peakInflightAttestations: 75, storm: storm(27), peakMemoryBytes: 110 * MiB });
     const r = evaluateExpectations(piled, { minInflightAttestations: 30, minPeakMemory: '100Mi' }, [piled]);
-    expect(r.map((e) => [e.name, e.verdict])).toEqual([['minInflightAttestations', 'passed'], ['minPeakMemory', 'passed']]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minInflightAttestations', 'passed'],
+      ['minPeakMemory', 'passed'],
+    ]);
     expect(r[0]!.message).toBe('75 attestations in flight at once >= the 30 this shape needs');
     const killed = variant('post', { peakInflightAttestations: 12, oomKills: 1, peakMemoryBytes: 128 * MiB });
     expect(evaluateExpectations(killed, { minInflightAttestations: 30 }, [killed])[0]).toMatchObject({
-      verdict: 'passed', actual: 12, message: 'OOM-killed with 12 attestations in flight at the last reading: the pile-up reached the memory limit',
+      verdict: 'passed',
+      actual: 12,
+      message: 'OOM-killed with 12 attestations in flight at the last reading: the pile-up reached the memory limit',
     });
   });
 
@@ -135,8 +200,13 @@ describe('minInflightAttestations: the pile-up a collapsing shape needs', () => 
       post: { minInflightAttestations: 30, minPeakRatio: { to: 'pre', value: 1.3 } },
       unbounded: { minInflightAttestations: 30, minPeakMemory: '100Mi' },
     });
-    expect(post.expectations.map((e) => [e.name, e.verdict])).toEqual([['minInflightAttestations', 'inconclusive'], ['minPeakRatio', 'inconclusive']]);
-    expect(post.expectations[0]!.message).toMatch(/^storm too weak to pile up: at most 14 attestations in flight at once, this variant's shape needs >= 30: the storm offered 59\.0\/s, 96 of 96 workers started/);
+    expect(post.expectations.map((e) => [e.name, e.verdict])).toEqual([
+      ['minInflightAttestations', 'inconclusive'],
+      ['minPeakRatio', 'inconclusive'],
+    ]);
+    expect(post.expectations[0]!.message).toMatch(
+      /^storm too weak to pile up: at most 14 attestations in flight at once, this variant's shape needs >= 30: the storm offered 59\.0\/s, 96 of 96 workers started/,
+    );
     expect(post.expectations[1]!.message).toMatch(/^not judged \(no pile-up\): peak 1\.14× pre/);
     expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\)/);
     expect(unbounded.verdict).toBe('inconclusive');

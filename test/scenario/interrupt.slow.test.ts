@@ -23,7 +23,18 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     const scenario = join(dir, 'tiny.yaml');
     writeFileSync(
       scenario,
-      ['name: tiny-interrupt', 'duration: 60s', 'warmup: 1s', 'agent:', '  memoryLimit: 128Mi', '  startTimeout: 60s', 'load:', '  pods: 1', '  workersPerPod: 3', ''].join('\n'),
+      [
+        'name: tiny-interrupt',
+        'duration: 60s',
+        'warmup: 1s',
+        'agent:',
+        '  memoryLimit: 128Mi',
+        '  startTimeout: 60s',
+        'load:',
+        '  pods: 1',
+        '  workersPerPod: 3',
+        '',
+      ].join('\n'),
     );
     const out = join(dir, 'run');
     const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', scenario, '--out', out, '--no-report'], {
@@ -65,14 +76,25 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
     expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
     if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
-    else skipNote('removal of the run\'s cpu cgroups', 'no v1 cpu hierarchy');
+    else skipNote("removal of the run's cpu cgroups", 'no v1 cpu hierarchy');
   });
 
   it('SIGKILL of the runner: the folder says running with its pid until cleanup marks it incomplete; report renders what was recorded', async () => {
     const scenario = join(dir, 'tiny-kill.yaml');
     writeFileSync(
       scenario,
-      ['name: tiny-kill', 'duration: 60s', 'warmup: 1s', 'agent:', '  memoryLimit: 128Mi', '  startTimeout: 60s', 'load:', '  pods: 1', '  workersPerPod: 3', ''].join('\n'),
+      [
+        'name: tiny-kill',
+        'duration: 60s',
+        'warmup: 1s',
+        'agent:',
+        '  memoryLimit: 128Mi',
+        '  startTimeout: 60s',
+        'load:',
+        '  pods: 1',
+        '  workersPerPod: 3',
+        '',
+      ].join('\n'),
     );
     const reports = join(dir, 'reports');
     const out = join(reports, 'killed');
@@ -96,7 +118,11 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     await sleep(5000);
 
     // report renders what was recorded and says the run is incomplete.
-    const rep = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'report', out, '--format', 'md,json'], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const rep = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'report', out, '--format', 'md,json'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(rep).toBeDefined();
     const md = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(md).toMatch(/incomplete/);
@@ -105,7 +131,11 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(reportJson).toContain('"status": "incomplete"');
 
     // cleanup removes what the killed runner left and marks the folder.
-    const cleanup = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'cleanup', '--reports', reports], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    const cleanup = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'cleanup', '--reports', reports], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(cleanup).toContain(`marked run folder ${out}: status running → incomplete`);
     const after = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
     expect(after.status).toBe('incomplete');

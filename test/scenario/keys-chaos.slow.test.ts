@@ -37,7 +37,10 @@ describe.skipIf(!host)(`shipped scenarios keys and chaos (${reason})`, () => {
     for (const v of results.variants) {
       expect(v.error, v.name).toBeUndefined();
       const faults = v.faults!;
-      expect(faults.map((f) => f.action), v.name).toEqual(loaded.scenario.faults.map((f) => f.action));
+      expect(
+        faults.map((f) => f.action),
+        v.name,
+      ).toEqual(loaded.scenario.faults.map((f) => f.action));
       for (const f of faults) {
         expect(f.startedAtMs, `${v.name} ${f.action}`).not.toBeNull();
         expect(f.error, `${v.name} ${f.action}`).toBeUndefined();
@@ -45,7 +48,10 @@ describe.skipIf(!host)(`shipped scenarios keys and chaos (${reason})`, () => {
       const kill = faults.find((f) => f.action === 'agent-kill')!;
       expect(kill.recovery.agentReadyMs, v.name).not.toBeNull();
       // The fault's kill is recorded as such, never as an OOM kill, and the agent was started again.
-      expect(v.deaths.some((d) => d.cause === 'fault-kill'), v.name).toBe(true);
+      expect(
+        v.deaths.some((d) => d.cause === 'fault-kill'),
+        v.name,
+      ).toBe(true);
       expect(v.restarts, v.name).toBeGreaterThanOrEqual(1);
       expect(v.bystanders!.calls, v.name).toBeGreaterThan(20);
     }

@@ -19,7 +19,13 @@ if (!host) console.warn(`runner tests: agents run without a memory cgroup (${rea
 /** Runner options that print nothing; the comparison table is kept in `table`. */
 function quiet() {
   const table: string[] = [];
-  return { table, progress: new Progress({ tty: false, stream: { write: () => true } as never }), tableStream: { write: (c: string) => table.push(c) } as never, render: false, command: 'test' };
+  return {
+    table,
+    progress: new Progress({ tty: false, stream: { write: () => true } as never }),
+    tableStream: { write: (c: string) => table.push(c) } as never,
+    render: false,
+    command: 'test',
+  };
 }
 const sum = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 
@@ -247,7 +253,17 @@ describe('the runner through the LoadDriver seam', () => {
       sawAbort = opts.signal.aborted;
     });
     try {
-      const m = await runVariant({ scenario: loaded.scenario, variant: loaded.scenario.variants[0]!, runDir, runId, rep: 1, host, targets, load, signal: abort.signal });
+      const m = await runVariant({
+        scenario: loaded.scenario,
+        variant: loaded.scenario.variants[0]!,
+        runDir,
+        runId,
+        rep: 1,
+        host,
+        targets,
+        load,
+        signal: abort.signal,
+      });
       expect(sawAbort).toBe(true);
       expect(m.error).toBeUndefined();
       // The load phase lasted as long as it really ran, not the scenario's 60 s.

@@ -35,7 +35,10 @@ describe('scenario agent.kubelet.podList', () => {
       ],
     });
     const lists = scenario.variants.map((v) => (v.agent as ReferenceAgent).kubelet.podList);
-    expect(lists).toEqual([{ pods: 10, containersPerPod: 3, terminatedPods: 40 }, { pods: 60, containersPerPod: 3, terminatedPods: 40 }]);
+    expect(lists).toEqual([
+      { pods: 10, containersPerPod: 3, terminatedPods: 40 },
+      { pods: 60, containersPerPod: 3, terminatedPods: 40 },
+    ]);
     expect(podListEmulatorOptions(lists[1])).toEqual({ nodePods: 60, containersPerPod: 3, terminatedPods: 40 });
   });
 

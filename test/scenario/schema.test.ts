@@ -2,7 +2,16 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseOverrides, parseScenario, readScenarioFile, scenarioJsonSchemaText, scenarioVariantNames, selectVariants, SCENARIO_JSON_SCHEMA_PATH, type ReferenceAgent } from '../../src/scenario/index.js';
+import {
+  parseOverrides,
+  parseScenario,
+  readScenarioFile,
+  scenarioJsonSchemaText,
+  scenarioVariantNames,
+  selectVariants,
+  SCENARIO_JSON_SCHEMA_PATH,
+  type ReferenceAgent,
+} from '../../src/scenario/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 
 function problems(input: unknown, overrides = {}): string[] {
@@ -67,14 +76,18 @@ describe('scenario schema', () => {
     expect(problems({ name: 'x', placements: ['disabled'], expect: { 'pre-attestation': { oomKilled: false } } })).toEqual([
       'expect.pre-attestation names a variant this scenario does not run (runs disabled), got "pre-attestation"',
     ]);
-    expect(problems({ name: 'x', placements: ['pre-attestation', 'disabled'], expect: { 'pre-attestation': { maxPeakRatio: { to: 'post-attestation', value: 0.6 } } } })).toEqual([
-      'expect.pre-attestation.maxPeakRatio.to must be a variant this scenario runs (pre-attestation, disabled), got "post-attestation"',
-    ]);
+    expect(
+      problems({
+        name: 'x',
+        placements: ['pre-attestation', 'disabled'],
+        expect: { 'pre-attestation': { maxPeakRatio: { to: 'post-attestation', value: 0.6 } } },
+      }),
+    ).toEqual(['expect.pre-attestation.maxPeakRatio.to must be a variant this scenario runs (pre-attestation, disabled), got "post-attestation"']);
     expect(problems({ name: 'x', expect: { disabled: { minPeakRatio: { to: 'disabled', value: 1 } } } })).toEqual([
       'expect.disabled.minPeakRatio.to must name another variant, got "disabled"',
     ]);
     expect(problems({ name: 'x', placements: ['external'] })).toEqual(['placements may contain "external" only together with a target, got "external"']);
-    expect(problems({ name: 'x', target: { socket: '/s' } })).toEqual(['target must name the agent\'s pid or cgroup so its memory can be sampled, got neither']);
+    expect(problems({ name: 'x', target: { socket: '/s' } })).toEqual(["target must name the agent's pid or cgroup so its memory can be sampled, got neither"]);
     expect(problems({ name: 'x', target: { socket: '/s', pid: 1 }, placements: ['disabled'] })[0]).toMatch(/^placements must be \[external\] with a target/);
     const ext = parseScenario({ name: 'x', target: { socket: '/s', pid: 1 } }).scenario;
     expect(scenarioVariantNames(ext)).toEqual(['external']);
@@ -94,9 +107,20 @@ describe('scenario schema', () => {
       expect: { 'ref-pre': { oomKilled: false, maxPeakRatio: { to: 'ref-off', value: 0.6 } } },
     });
     const [pre, off, limited, spireOff] = scenario.variants;
-    expect(pre!.agent).toMatchObject({ kind: 'reference', placement: 'pre-attestation', key: 'os-uid', memoryLimit: 192 * 2 ** 20, rateLimits: { fetch_jwt_svid: 10 } });
+    expect(pre!.agent).toMatchObject({
+      kind: 'reference',
+      placement: 'pre-attestation',
+      key: 'os-uid',
+      memoryLimit: 192 * 2 ** 20,
+      rateLimits: { fetch_jwt_svid: 10 },
+    });
     expect(off!.agent).toMatchObject({ kind: 'reference', placement: 'disabled', memoryLimit: 2 ** 30 });
-    expect(limited!.agent).toMatchObject({ kind: 'spire', memoryLimit: 192 * 2 ** 20, rateLimits: { fetch_jwt_svid: 10 }, k8s: { pollInterval: 250, maxPollAttempts: 60 } });
+    expect(limited!.agent).toMatchObject({
+      kind: 'spire',
+      memoryLimit: 192 * 2 ** 20,
+      rateLimits: { fetch_jwt_svid: 10 },
+      k8s: { pollInterval: 250, maxPollAttempts: 60 },
+    });
     // A SPIRE variant's limiter is what is compared: never inherited from the shared block.
     expect((spireOff!.agent as { rateLimits?: unknown }).rateLimits).toBeUndefined();
   });
@@ -118,7 +142,9 @@ describe('scenario schema', () => {
     expect(p).toContain('variants[2].name must be lowercase letters, digits and "-", got "Bad"');
     expect(p.some((x) => x.startsWith('variants[3].agent.socket'))).toBe(true);
     expect(p.some((x) => x.startsWith('expect.nope names a variant this scenario does not run'))).toBe(true);
-    expect(problems({ name: 'x', placements: ['disabled'], variants: [{ name: 'a', agent: { placement: 'disabled' } }] })).toEqual(['placements must not be given together with variants (it is a shorthand for them), got ["disabled"]']);
+    expect(problems({ name: 'x', placements: ['disabled'], variants: [{ name: 'a', agent: { placement: 'disabled' } }] })).toEqual([
+      'placements must not be given together with variants (it is a shorthand for them), got ["disabled"]',
+    ]);
     // A shared setting that is wrong is reported once, not once per variant.
     expect(problems({ name: 'x', agent: { memoryLimit: '12Q' } })).toEqual(['agent.memoryLimit must be a size like 128Mi, 1Gi or a byte count, got "12Q"']);
   });

@@ -15,9 +15,19 @@ const doc = {
 
 describe('applySettings', () => {
   it('sets a variant key by the variant name, a shared key, and creates missing mappings', () => {
-    const out = applySettings(doc, ['variants.a.agent.binDir=/opt/spire/1.15.3', 'agent.memoryLimit=8Gi', 'agent.kubelet.latency=100ms', 'variants.a.agent.rateLimits.fetch_jwt_svid=10']);
+    const out = applySettings(doc, [
+      'variants.a.agent.binDir=/opt/spire/1.15.3',
+      'agent.memoryLimit=8Gi',
+      'agent.kubelet.latency=100ms',
+      'variants.a.agent.rateLimits.fetch_jwt_svid=10',
+    ]);
     expect(out.agent).toEqual({ memoryLimit: '8Gi', kubelet: { latency: '100ms' } });
-    expect((out.variants as Array<{ agent: unknown }>)[0]!.agent).toEqual({ kind: 'spire', binDirEnv: 'A', binDir: '/opt/spire/1.15.3', rateLimits: { fetch_jwt_svid: 10 } });
+    expect((out.variants as Array<{ agent: unknown }>)[0]!.agent).toEqual({
+      kind: 'spire',
+      binDirEnv: 'A',
+      binDir: '/opt/spire/1.15.3',
+      rateLimits: { fetch_jwt_svid: 10 },
+    });
     // The input as written is left alone.
     expect(doc.agent.memoryLimit).toBe('256Mi');
     const s = parseScenario(out).scenario;

@@ -41,7 +41,9 @@ describe('agent supervisor', () => {
     expect(sup.deaths.every((d) => d.cause === 'emulated-oom')).toBe(true);
     expect(events.filter((e) => e.startsWith('oom-kill: RSS watchdog SIGKILL'))).not.toHaveLength(0);
     // The second restart waited twice the first back-off.
-    expect(events.filter((e) => e.startsWith('agent-restart'))).toEqual(expect.arrayContaining(['agent-restart: restart 1 in 300 ms', 'agent-restart: restart 2 in 600 ms']));
+    expect(events.filter((e) => e.startsWith('agent-restart'))).toEqual(
+      expect.arrayContaining(['agent-restart: restart 1 in 300 ms', 'agent-restart: restart 2 in 600 ms']),
+    );
     expect(sup.downtimeMs()).toBeGreaterThan(300);
     expect(sup.pid()).toBeNull();
     const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');

@@ -28,9 +28,17 @@ describe('findSpireBinaries', () => {
   const notExec = binDir('not-exec', { 'spire-server': 0o755, 'spire-agent': 0o644 });
 
   it('takes binDir first, then $SPIRE_BIN_DIR, then PATH', () => {
-    expect(findSpireBinaries({ binDir: good, env: { SPIRE_BIN_DIR: other, PATH: other } })).toEqual({ server: join(good, 'spire-server'), agent: join(good, 'spire-agent'), source: 'binDir' });
+    expect(findSpireBinaries({ binDir: good, env: { SPIRE_BIN_DIR: other, PATH: other } })).toEqual({
+      server: join(good, 'spire-server'),
+      agent: join(good, 'spire-agent'),
+      source: 'binDir',
+    });
     expect(findSpireBinaries({ env: { SPIRE_BIN_DIR: other, PATH: good } })).toMatchObject({ server: join(other, 'spire-server'), source: 'SPIRE_BIN_DIR' });
-    expect(findSpireBinaries({ env: { PATH: `${noAgent}:${good}` } })).toEqual({ server: join(noAgent, 'spire-server'), agent: join(good, 'spire-agent'), source: 'PATH' });
+    expect(findSpireBinaries({ env: { PATH: `${noAgent}:${good}` } })).toEqual({
+      server: join(noAgent, 'spire-server'),
+      agent: join(good, 'spire-agent'),
+      source: 'PATH',
+    });
   });
 
   it('names the missing binary, the path tried and where it looked', () => {

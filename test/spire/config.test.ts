@@ -111,7 +111,11 @@ describe('spire-agent config', () => {
   });
 
   it('uses the secure port with CA and token files, or anonymous access without a token', () => {
-    const secure = renderAgentConfig({ ...agentInput, kubelet: { mode: 'secure', host: '127.0.0.1', port: 10250, caFile: '/ca.crt', tokenFile: '/token' }, k8s: { pollRetryIntervalMs: 200, maxPollAttempts: 5 } });
+    const secure = renderAgentConfig({
+      ...agentInput,
+      kubelet: { mode: 'secure', host: '127.0.0.1', port: 10250, caFile: '/ca.crt', tokenFile: '/token' },
+      k8s: { pollRetryIntervalMs: 200, maxPollAttempts: 5 },
+    });
     expect(secure).toContain('kubelet_secure_port = 10250');
     expect(secure).toContain('kubelet_ca_path = "/ca.crt"');
     expect(secure).toContain('token_path = "/token"');
@@ -127,7 +131,13 @@ describe('spire-agent config', () => {
 describe('kubeletAccessFor', () => {
   it('maps the emulator URL to SPIRE read-only or secure access', () => {
     expect(kubeletAccessFor('http://127.0.0.1:41234')).toEqual({ mode: 'read-only', port: 41234 });
-    expect(kubeletAccessFor('https://127.0.0.1:41234', { caFile: '/ca', tokenFile: '/t' })).toEqual({ mode: 'secure', host: '127.0.0.1', port: 41234, caFile: '/ca', tokenFile: '/t' });
+    expect(kubeletAccessFor('https://127.0.0.1:41234', { caFile: '/ca', tokenFile: '/t' })).toEqual({
+      mode: 'secure',
+      host: '127.0.0.1',
+      port: 41234,
+      caFile: '/ca',
+      tokenFile: '/t',
+    });
   });
 
   it('rejects what SPIRE cannot reach, saying why', () => {
@@ -155,34 +165,69 @@ describe('registration entries', () => {
       { uid: '66666666-2222-3333-4444-555555555555' },
     ]);
     expect(doc.entries).toEqual([
-      { spiffe_id: 'spiffe://td/ns/storm/pod/storm-abc', parent_id: 'spiffe://td/attestorm/node', selectors: [{ type: 'k8s', value: 'pod-uid:11111111-2222-3333-4444-555555555555' }] },
-      { spiffe_id: 'spiffe://td/pod/66666666-2222-3333-4444-555555555555', parent_id: 'spiffe://td/attestorm/node', selectors: [{ type: 'k8s', value: 'pod-uid:66666666-2222-3333-4444-555555555555' }] },
+      {
+        spiffe_id: 'spiffe://td/ns/storm/pod/storm-abc',
+        parent_id: 'spiffe://td/attestorm/node',
+        selectors: [{ type: 'k8s', value: 'pod-uid:11111111-2222-3333-4444-555555555555' }],
+      },
+      {
+        spiffe_id: 'spiffe://td/pod/66666666-2222-3333-4444-555555555555',
+        parent_id: 'spiffe://td/attestorm/node',
+        selectors: [{ type: 'k8s', value: 'pod-uid:66666666-2222-3333-4444-555555555555' }],
+      },
     ]);
   });
 
   it('reads the batch answer: OK and AlreadyExists pass, anything else is listed', () => {
-    expect(checkBatchOutput(JSON.stringify({ results: [{ status: { code: 0, message: 'OK' } }, { status: { message: 'OK' } }, { status: { code: 6, message: 'similar entry already exists' } }] }), 3)).toEqual({ created: 2, existing: 1, ids: [null, null, null] });
-    expect(() => checkBatchOutput(JSON.stringify({ results: [{ status: { code: 3, message: 'invalid selector' }, entry: { spiffe_id: { path: '/pod/x' } } }] }), 1)).toThrow(/refused 1 of 1 entries: \/pod\/x: code 3 invalid selector/);
+    expect(
+      checkBatchOutput(
+        JSON.stringify({
+          results: [{ status: { code: 0, message: 'OK' } }, { status: { message: 'OK' } }, { status: { code: 6, message: 'similar entry already exists' } }],
+        }),
+        3,
+      ),
+    ).toEqual({ created: 2, existing: 1, ids: [null, null, null] });
+    expect(() =>
+      checkBatchOutput(JSON.stringify({ results: [{ status: { code: 3, message: 'invalid selector' }, entry: { spiffe_id: { path: '/pod/x' } } }] }), 1),
+    ).toThrow(/refused 1 of 1 entries: \/pod\/x: code 3 invalid selector/);
     expect(() => checkBatchOutput('{"results":[]}', 2)).toThrow(/answered 0 results for 2 entries/);
     expect(() => checkBatchOutput('oops', 1)).toThrow(/printed no JSON/);
     expect(checkBatchOutput(JSON.stringify({ results: [{ status: { code: 0 }, entry: { id: 'e1' } }, { status: { code: 6 } }] }), 2).ids).toEqual(['e1', null]);
   });
 
   it('reads the delete answer: OK and NotFound pass', () => {
-    expect(checkDeleteOutput(JSON.stringify({ results: [{ status: { code: 0 }, id: 'a' }, { status: { code: 5, message: 'not found' }, id: 'b' }] }), 2)).toBe(2);
-    expect(() => checkDeleteOutput(JSON.stringify({ results: [{ status: { code: 7, message: 'denied' }, id: 'a' }] }), 1)).toThrow(/refused to delete 1 of 1 entries: a: code 7 denied/);
+    expect(
+      checkDeleteOutput(
+        JSON.stringify({
+          results: [
+            { status: { code: 0 }, id: 'a' },
+            { status: { code: 5, message: 'not found' }, id: 'b' },
+          ],
+        }),
+        2,
+      ),
+    ).toBe(2);
+    expect(() => checkDeleteOutput(JSON.stringify({ results: [{ status: { code: 7, message: 'denied' }, id: 'a' }] }), 1)).toThrow(
+      /refused to delete 1 of 1 entries: a: code 7 denied/,
+    );
   });
 });
 
 describe('limiterAnnouncement', () => {
   it("reads SPIRE's 'rate limiting enabled' line (text and JSON log formats)", async () => {
     const { limiterAnnouncement } = await import('../../src/spire/index.js');
-    expect(limiterAnnouncement('time="2026-12-01T04:00:00Z" level=info msg="Workload API/SDS rate limiting enabled" limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID subsystem_name=endpoints')).toEqual({
+    expect(
+      limiterAnnouncement(
+        'time="2026-12-01T04:00:00Z" level=info msg="Workload API/SDS rate limiting enabled" limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID subsystem_name=endpoints',
+      ),
+    ).toEqual({
       method: '/SpiffeWorkloadAPI/FetchJWTSVID',
       limit: 10,
       placement: 'post-attestation',
     });
-    expect(limiterAnnouncement('{"level":"info","limit":5,"method":"/SpiffeWorkloadAPI/FetchX509SVID","msg":"Workload API/SDS rate limiting enabled"}')).toEqual({
+    expect(
+      limiterAnnouncement('{"level":"info","limit":5,"method":"/SpiffeWorkloadAPI/FetchX509SVID","msg":"Workload API/SDS rate limiting enabled"}'),
+    ).toEqual({
       method: '/SpiffeWorkloadAPI/FetchX509SVID',
       limit: 5,
       placement: 'post-attestation',
@@ -192,9 +237,11 @@ describe('limiterAnnouncement', () => {
 
   it('reads the placement a build with its limiter moved before attestation announces, and names a mismatch', async () => {
     const { limiterAnnouncement, placementMismatch, SpireAgentPlan } = await import('../../src/spire/index.js');
-    const line = 'level=info msg="Workload API/SDS rate limiting enabled" key=pod-uid limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID placement=pre-attestation';
+    const line =
+      'level=info msg="Workload API/SDS rate limiting enabled" key=pod-uid limit=10 method=/SpiffeWorkloadAPI/FetchJWTSVID placement=pre-attestation';
     expect(limiterAnnouncement(line)).toEqual({ method: '/SpiffeWorkloadAPI/FetchJWTSVID', limit: 10, placement: 'pre-attestation' });
-    const plan = (placement: 'pre-attestation' | 'post-attestation') => new SpireAgentPlan('/b/spire-agent', '/c', '/s', '/d', 1, 2, { fetch_jwt_svid: 10 }, {}, placement);
+    const plan = (placement: 'pre-attestation' | 'post-attestation') =>
+      new SpireAgentPlan('/b/spire-agent', '/c', '/s', '/d', 1, 2, { fetch_jwt_svid: 10 }, {}, placement);
     const seen = new Map([['/SpiffeWorkloadAPI/FetchJWTSVID', 'post-attestation' as const]]);
     expect(placementMismatch(plan('pre-attestation'), seen)).toBe(
       'the variant declares limiterPlacement pre-attestation, but /b/spire-agent announced its limiter post-attestation for /SpiffeWorkloadAPI/FetchJWTSVID',
@@ -207,7 +254,9 @@ describe('joinTokenRefusal', () => {
   it("recognises the server refusing a used or unknown join token in SPIRE's log", async () => {
     const { joinTokenRefusal } = await import('../../src/spire/index.js');
     expect(
-      joinTokenRefusal('time="x" level=warning msg="Failed to retrieve attestation result" error="failed to receive attestation response: rpc error: code = InvalidArgument desc = failed to attest: join token does not exist or has already been used" retry_interval=4.7s'),
+      joinTokenRefusal(
+        'time="x" level=warning msg="Failed to retrieve attestation result" error="failed to receive attestation response: rpc error: code = InvalidArgument desc = failed to attest: join token does not exist or has already been used" retry_interval=4.7s',
+      ),
     ).toBe('the server refused its join token (join token does not exist or has already been used)');
     expect(joinTokenRefusal('level=info msg="Node attestation was successful"')).toBeNull();
   });

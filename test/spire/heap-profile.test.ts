@@ -52,6 +52,13 @@ describe('spire heap profiles', () => {
   it('is a spire setting of at least 1s, refused on reference agents', () => {
     expect((parseSpire({ heapProfiles: '5s' }).scenario.variants[0]!.agent as SpireAgent).heapProfiles).toBe(5000);
     expect(() => parseSpire({ heapProfiles: '200ms' })).toThrow(/heapProfiles.*at least 1s/);
-    expect(() => parseScenario({ name: 't', duration: '1s', variants: [{ name: 'r', agent: { kind: 'reference', heapProfiles: '5s' } }], load: { pods: 1, workersPerPod: 1 } })).toThrow(/heapProfiles.*not a setting of a reference agent/);
+    expect(() =>
+      parseScenario({
+        name: 't',
+        duration: '1s',
+        variants: [{ name: 'r', agent: { kind: 'reference', heapProfiles: '5s' } }],
+        load: { pods: 1, workersPerPod: 1 },
+      }),
+    ).toThrow(/heapProfiles.*not a setting of a reference agent/);
   });
 });

@@ -99,7 +99,9 @@ describe('grammar per release', () => {
     expect(old).not.toContain('ratelimit');
     expect(old).toContain('max_poll_attempts = 6');
     expect(() => renderAgentConfig({ ...input, rateLimits: { fetch_jwt_svid: 10 }, grammar: spireAgentGrammar(ver('1.15.0')) })).toThrow(ConfigError);
-    expect(renderAgentConfig({ ...input, rateLimits: { fetch_jwt_svid: 10 }, grammar: spireAgentGrammar(ver('1.15.3')) })).toMatch(/ratelimit \{\n\s+fetch_jwt_svid = 10/);
+    expect(renderAgentConfig({ ...input, rateLimits: { fetch_jwt_svid: 10 }, grammar: spireAgentGrammar(ver('1.15.3')) })).toMatch(
+      /ratelimit \{\n\s+fetch_jwt_svid = 10/,
+    );
   });
 });
 
@@ -132,7 +134,9 @@ describe('preflight of a SPIRE variant', () => {
   });
 
   it('throws a PlatformError naming the folder when the variable points at no build', async () => {
-    await expect(preflightSpireVariant({ binDirEnv: 'B' }, '', { B: join(root, 'nowhere') })).rejects.toThrow(/spire-server not found: looked in binDir .*nowhere/);
+    await expect(preflightSpireVariant({ binDirEnv: 'B' }, '', { B: join(root, 'nowhere') })).rejects.toThrow(
+      /spire-server not found: looked in binDir .*nowhere/,
+    );
   });
 });
 

@@ -31,13 +31,20 @@ import {
 
 const BIN_DIR = process.env.SPIRE_BIN_DIR;
 const { host, reason: cgroupReason } = detectCgroupHost();
-const skipReason = !BIN_DIR ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-server and spire-agent to run these)' : !host ? `no writable cgroups: ${cgroupReason}` : null;
+const skipReason = !BIN_DIR
+  ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-server and spire-agent to run these)'
+  : !host
+    ? `no writable cgroups: ${cgroupReason}`
+    : null;
 if (skipReason) console.warn(`test/spire/spire-local.slow.test.ts skipped: ${skipReason}`);
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'jwt-burst.mjs');
 
 /** The probe inside a sandbox pod: its cgroup and uid, so the k8s attestor resolves the pod. */
-const inPod = (sandbox: Sandbox, pod: SandboxPod): ProbeSpawn => (command, args, options) => sandbox.spawnInPod(pod, command, args, options);
+const inPod =
+  (sandbox: Sandbox, pod: SandboxPod): ProbeSpawn =>
+  (command, args, options) =>
+    sandbox.spawnInPod(pod, command, args, options);
 
 interface Answer {
   code: number;
@@ -60,11 +67,19 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     outDir = join(dir, 'out');
     sb = await createSandbox({ runId: newRunId('spire'), pods: 3 });
     await sb.startPods((pod) => {
-      const child = sb.spawnInPod(pod, process.execPath, [FIXTURE, join(dir, 'agent', 'workload', 'api.sock'), PROTO_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = sb.spawnInPod(pod, process.execPath, [FIXTURE, join(dir, 'agent', 'workload', 'api.sock'), PROTO_PATH], {
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
       mains.set(pod.uid, child);
       return child;
     });
-    server = await startSpireServer({ binary: bins.server, dir: join(dir, 'server'), outDir, trustDomain: 'attestorm.test', env: { ATTESTORM_RUN_ID: sb.runId } });
+    server = await startSpireServer({
+      binary: bins.server,
+      dir: join(dir, 'server'),
+      outDir,
+      trustDomain: 'attestorm.test',
+      env: { ATTESTORM_RUN_ID: sb.runId },
+    });
     // The third pod stays unregistered: it must be refused.
     const registered = await server.registerPods(sb.pods().slice(0, 2));
     expect(registered).toBe(2);
@@ -129,7 +144,9 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     const answers = await burst(podOf(1), 20);
     const outcomes = answers.map((a) => classify(a.code, a.details));
     const limited = outcomes.filter((o) => o === 'rateLimited').length;
-    console.log(`burst of 20: ${outcomes.filter((o) => o === 'ok').length} ok, ${limited} rateLimited, details e.g. ${JSON.stringify(answers.find((a) => a.code !== 0)?.details)}`);
+    console.log(
+      `burst of 20: ${outcomes.filter((o) => o === 'ok').length} ok, ${limited} rateLimited, details e.g. ${JSON.stringify(answers.find((a) => a.code !== 0)?.details)}`,
+    );
     expect(limited).toBeGreaterThan(0);
     expect(outcomes.filter((o) => o === 'error' || o === 'deadlineExceeded')).toEqual([]);
     expect(answers.filter((a) => a.code !== 0).every((a) => a.code === 14)).toBe(true);
@@ -169,7 +186,9 @@ describe.skipIf(skipReason !== null)('real SPIRE against sandbox pods', () => {
     const t0 = Date.now();
     const err = await startSpireAgent(plan, { token, logFile: join(outDir, 'agent-reused.log'), startTimeoutMs: 20_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ChildProcessError);
-    expect((err as Error).message).toMatch(/spire-agent .* cannot become ready: the server refused its join token \(join token does not exist or has already been used\).*Last lines of .*agent-reused\.log/s);
+    expect((err as Error).message).toMatch(
+      /spire-agent .* cannot become ready: the server refused its join token \(join token does not exist or has already been used\).*Last lines of .*agent-reused\.log/s,
+    );
     expect(Date.now() - t0).toBeLessThan(20_000);
     console.log(`reused token: ${(err as Error).message.split('\n').slice(0, 4).join(' / ')}`);
   });
@@ -216,7 +235,11 @@ describe.skipIf(skipReason !== null)("SPIRE's k8s attestor on the kubelet emulat
     let server: SpireServer | null = null;
     let agent: RunningSpireAgent | null = null;
     try {
-      await sb.startPods((pod) => sb.spawnInPod(pod, process.execPath, [FIXTURE, join(dir, 'agent', 'workload', 'api.sock'), PROTO_PATH], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+      await sb.startPods((pod) =>
+        sb.spawnInPod(pod, process.execPath, [FIXTURE, join(dir, 'agent', 'workload', 'api.sock'), PROTO_PATH], {
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        }),
+      );
       server = await startSpireServer({ binary: bins.server, dir: join(dir, 'server'), outDir: join(dir, 'out'), trustDomain: 'attestorm.test' });
       await server.registerPods(sb.pods());
       const access = kubeletAccessFor(sb.kubeletUrl, { caFile: sb.caFile, tokenFile: sb.tokenFile });

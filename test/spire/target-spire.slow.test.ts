@@ -14,7 +14,11 @@ import type { SpireMetricsSample } from '../../src/spire/index.js';
 
 const BIN_DIR = process.env.SPIRE_BIN_DIR;
 const { host, reason: cgroupReason } = detectCgroupHost();
-const skipReason = !BIN_DIR ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-server and spire-agent to run these)' : !host ? `no writable cgroups: ${cgroupReason}` : null;
+const skipReason = !BIN_DIR
+  ? 'SPIRE_BIN_DIR is unset (point it at a folder with spire-server and spire-agent to run these)'
+  : !host
+    ? `no writable cgroups: ${cgroupReason}`
+    : null;
 if (skipReason) console.warn(`test/spire/target-spire.slow.test.ts skipped: ${skipReason}`);
 
 // Made on first use: a skipped file leaves nothing behind.
@@ -24,7 +28,10 @@ afterAll(() => {
 });
 
 function samplesOf(runDir: string, variant: string): SampleLine[] {
-  return readFileSync(join(runDir, `${variant}.r1`, 'samples.ndjson'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as SampleLine);
+  return readFileSync(join(runDir, `${variant}.r1`, 'samples.ndjson'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as SampleLine);
 }
 
 function processesMentioning(needle: string): string[] {
@@ -44,15 +51,33 @@ async function run(name: string, variants: unknown[], load: Record<string, unkno
   });
   const lines: string[] = [];
   const sink = { write: (s: string) => lines.push(s) } as never;
-  const outcome = await runScenario({ loaded, load: stormLoadDriver, outDir: join((out ??= mkdtempSync(join(tmpdir(), 'attestorm-spire-target-'))), name), command: 'spire target test', render: false, progress: new Progress({ tty: false, stream: sink }), tableStream: sink });
+  const outcome = await runScenario({
+    loaded,
+    load: stormLoadDriver,
+    outDir: join((out ??= mkdtempSync(join(tmpdir(), 'attestorm-spire-target-'))), name),
+    command: 'spire target test',
+    render: false,
+    progress: new Progress({ tty: false, stream: sink }),
+    tableStream: sink,
+  });
   const results = JSON.parse(readFileSync(join(outcome.runDir, 'results.json'), 'utf8')) as RunResults;
-  console.log(lines.join('').split('\n').filter((l) => l.startsWith('|')).join('\n'));
+  console.log(
+    lines
+      .join('')
+      .split('\n')
+      .filter((l) => l.startsWith('|'))
+      .join('\n'),
+  );
   return { runDir: outcome.runDir, results };
 }
 
 describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runner)', () => {
   it("SPIRE's limiter: rejections classified as rateLimited, SPIRE metrics on the timeline, the agent record says what ran", async () => {
-    const { runDir, results } = await run('spire-limited', [{ name: 'spire-limited', agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 }, heapProfiles: '2s' } }], { pods: 2, workersPerPod: 4, connection: 'per-call' });
+    const { runDir, results } = await run(
+      'spire-limited',
+      [{ name: 'spire-limited', agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 }, heapProfiles: '2s' } }],
+      { pods: 2, workersPerPod: 4, connection: 'per-call' },
+    );
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
     expect(v.agent).toMatchObject({ kind: 'spire', placement: 'post-attestation', key: 'selector-set', binary: join(BIN_DIR!, 'spire-agent') });
@@ -84,7 +109,11 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
   });
 
   it('a small memory limit: the kernel OOM-kills spire-agent, the runner counts it and restarts it with a new join token', async () => {
-    const { runDir, results } = await run('spire-oom', [{ name: 'spire-oom', agent: { kind: 'spire', memoryLimit: '40Mi' } }], { pods: 3, workersPerPod: 8, connection: 'per-call' });
+    const { runDir, results } = await run('spire-oom', [{ name: 'spire-oom', agent: { kind: 'spire', memoryLimit: '40Mi' } }], {
+      pods: 3,
+      workersPerPod: 8,
+      connection: 'per-call',
+    });
     const v = results.variants[0]!;
     expect(v.agent).toMatchObject({ kind: 'spire', placement: 'disabled', key: null });
     expect(v.deaths.filter((d) => d.cause === 'oom-kill').length, JSON.stringify(v.deaths)).toBeGreaterThan(0);
@@ -92,9 +121,13 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     // Each start attested with its own token: the agent's log names one agent ID per token.
     const log = readFileSync(join(runDir, 'spire-oom.r1', 'agent.log'), 'utf8');
     const tokens = new Set([...log.matchAll(/spire\/agent\/join_token\/([0-9a-f-]{36})/g)].map((m) => m[1]));
-    console.log(`OOM kills ${v.oomKills} (deaths ${v.deaths.length}), restarts ${v.restarts}, distinct join tokens ${tokens.size}, peak ${(v.peakMemoryBytes! / 2 ** 20).toFixed(1)} MiB`);
+    console.log(
+      `OOM kills ${v.oomKills} (deaths ${v.deaths.length}), restarts ${v.restarts}, distinct join tokens ${tokens.size}, peak ${(v.peakMemoryBytes! / 2 ** 20).toFixed(1)} MiB`,
+    );
     expect(tokens.size).toBeGreaterThanOrEqual(2);
-    const events = samplesOf(runDir, 'spire-oom').filter((s) => s.kind === 'event').map((s) => (s as { type: string }).type);
+    const events = samplesOf(runDir, 'spire-oom')
+      .filter((s) => s.kind === 'event')
+      .map((s) => (s as { type: string }).type);
     expect(events).toContain('oom-kill');
     expect(events).toContain('agent-restart');
     expect(processesMentioning(runDir)).toEqual([]);
@@ -103,10 +136,17 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
   it('pod churn: replacement pods get entries as they start, ended pods lose theirs', async () => {
     // SPIRE needs ~5–10 s (server cache reload + agent sync) before a new entry serves: pods live 10 s
     // so each gets served for a while before it is replaced (3 s lived too short on an idle machine).
-    const { runDir, results } = await run('spire-churn', [{ name: 'spire-churn', agent: { kind: 'spire', memoryLimit: '256Mi' } }], { pods: 2, workersPerPod: 2, connection: 'per-call', podLifetime: '10s' }, '24s');
+    const { runDir, results } = await run(
+      'spire-churn',
+      [{ name: 'spire-churn', agent: { kind: 'spire', memoryLimit: '256Mi' } }],
+      { pods: 2, workersPerPod: 2, connection: 'per-call', podLifetime: '10s' },
+      '24s',
+    );
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
-    const notes = samplesOf(runDir, 'spire-churn').filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+    const notes = samplesOf(runDir, 'spire-churn')
+      .filter((s) => s.kind === 'event' && s.type === 'note')
+      .map((s) => (s as { detail?: string }).detail ?? '');
     const created = notes.filter((n) => /spire: \d+ pod entries created/.test(n));
     const deleted = notes.filter((n) => /spire: \d+ entries of ended pods deleted/.test(n));
     console.log(`churn: ${created.length} create batches, ${deleted.length} delete batches; last: ${deleted.at(-1)}`);
@@ -123,7 +163,11 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
   });
 
   it('a spire-agent that cannot start fails the variant quoting its log, and leaves nothing running', async () => {
-    const { runDir, results } = await run('spire-bad', [{ name: 'spire-bad', agent: { kind: 'spire', memoryLimit: '256Mi', extraAgentConfig: { agent: { no_such_key: true } } } }], { pods: 1, workersPerPod: 1, connection: 'per-call' });
+    const { runDir, results } = await run(
+      'spire-bad',
+      [{ name: 'spire-bad', agent: { kind: 'spire', memoryLimit: '256Mi', extraAgentConfig: { agent: { no_such_key: true } } } }],
+      { pods: 1, workersPerPod: 1, connection: 'per-call' },
+    );
     const v = results.variants[0]!;
     expect(v.error).toMatch(/exited before it was ready/);
     expect(v.error).toContain('no_such_key');

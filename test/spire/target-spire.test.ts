@@ -13,12 +13,24 @@ const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function spireAgent(agent: Record<string, unknown>): SpireAgent {
-  const loaded = parseScenario({ name: 't', duration: '1s', variants: [{ name: 's', agent: { kind: 'spire', ...agent } }], load: { pods: 1, workersPerPod: 1 } });
+  const loaded = parseScenario({
+    name: 't',
+    duration: '1s',
+    variants: [{ name: 's', agent: { kind: 'spire', ...agent } }],
+    load: { pods: 1, workersPerPod: 1 },
+  });
   return loaded.scenario.variants[0]!.agent as SpireAgent;
 }
 
 // Nothing here may be touched before the binaries are found: a context whose parts throw proves it.
-const untouchable = new Proxy({}, { get: (_t, p) => { throw new Error(`the target touched ctx.sandbox.${String(p)} before finding its binaries`); } });
+const untouchable = new Proxy(
+  {},
+  {
+    get: (_t, p) => {
+      throw new Error(`the target touched ctx.sandbox.${String(p)} before finding its binaries`);
+    },
+  },
+);
 const ctx = (): TargetContext => ({
   variant: 's',
   rep: 1,
@@ -38,7 +50,11 @@ describe('spire target', () => {
   });
 
   it('records post-attestation / selector-set with limits, disabled without (0 counts as no limit)', () => {
-    expect(createTarget(spireAgent({ rateLimits: { fetch_jwt_svid: 10 } }), ctx()).describe()).toMatchObject({ kind: 'spire', placement: 'post-attestation', key: 'selector-set' });
+    expect(createTarget(spireAgent({ rateLimits: { fetch_jwt_svid: 10 } }), ctx()).describe()).toMatchObject({
+      kind: 'spire',
+      placement: 'post-attestation',
+      key: 'selector-set',
+    });
     expect(createTarget(spireAgent({}), ctx()).describe()).toMatchObject({ kind: 'spire', placement: 'disabled', key: null });
     expect(createTarget(spireAgent({ rateLimits: { fetch_jwt_svid: 0 } }), ctx()).describe()).toMatchObject({ placement: 'disabled' });
   });

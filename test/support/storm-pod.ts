@@ -14,7 +14,14 @@ export function stormPodDoc(over: { uid?: string; containerID?: string } = {}): 
     owner: { kind: 'ReplicaSet', name: 'storm-abcde12345', uid: '6f1f2b7e-6a51-4c1e-9a55-2f0c7f3f9e02' },
     nodeName: 'attestorm-node',
     serviceAccount: 'storm-worker',
-    containers: [{ name: 'storm', image: 'registry.local/storm-worker:1.0', imageID: 'registry.local/storm-worker@sha256:' + 'cd'.repeat(32), containerID: over.containerID ?? STORM_CONTAINER_ID }],
+    containers: [
+      {
+        name: 'storm',
+        image: 'registry.local/storm-worker:1.0',
+        imageID: 'registry.local/storm-worker@sha256:' + 'cd'.repeat(32),
+        containerID: over.containerID ?? STORM_CONTAINER_ID,
+      },
+    ],
     qosClass: 'BestEffort',
     podIP: '10.244.1.2',
     hostIP: '192.168.10.10',

@@ -37,16 +37,23 @@ describe.skipIf(!host)(`attestorm sweep (${reason})`, () => {
       ].join('\n'),
     );
     const out = join(dir, 'sweep');
-    const stdout = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'sweep', scenario, '--vary', 'load.workersPerPod=1,2', '--out', out], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 240_000,
-    });
+    const stdout = execFileSync(
+      process.execPath,
+      [join(PROJECT_ROOT, 'bin/attestorm.js'), 'sweep', scenario, '--vary', 'load.workersPerPod=1,2', '--out', out],
+      {
+        cwd: PROJECT_ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 240_000,
+      },
+    );
     const r = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8')) as SweepResult;
     expect(r.status).toBe('complete');
     expect(r.values).toEqual(['1', '2']);
-    expect(r.points.map((p) => [p.value, p.variant])).toEqual([['1', 'off'], ['2', 'off']]);
+    expect(r.points.map((p) => [p.value, p.variant])).toEqual([
+      ['1', 'off'],
+      ['2', 'off'],
+    ]);
     for (const p of r.points) {
       expect(p.error).toBeUndefined();
       expect(p.peakMemoryBytes).toBeGreaterThan(10 * 2 ** 20);

@@ -6,8 +6,20 @@ import { configProblems } from '../support/config-problems.js';
 const problems = configProblems;
 
 const point = (value: string, variant: string, oomKills: number): SweepPoint => ({
-  value, numeric: numericValue(value), variant, peakMemoryBytes: 100 * 2 ** 20, peakMinBytes: 100 * 2 ** 20, peakMaxBytes: 100 * 2 ** 20,
-  memoryLimitBytes: 192 * 2 ** 20, oomKills, restarts: oomKills, okRps: 1, rejectedRps: 2, bystanderSuccess: null, verdict: 'passed', runDir: `x=${value}`,
+  value,
+  numeric: numericValue(value),
+  variant,
+  peakMemoryBytes: 100 * 2 ** 20,
+  peakMinBytes: 100 * 2 ** 20,
+  peakMaxBytes: 100 * 2 ** 20,
+  memoryLimitBytes: 192 * 2 ** 20,
+  oomKills,
+  restarts: oomKills,
+  okRps: 1,
+  rejectedRps: 2,
+  bystanderSuccess: null,
+  verdict: 'passed',
+  runDir: `x=${value}`,
 });
 
 describe('sweep input', () => {
@@ -25,10 +37,12 @@ describe('sweep input', () => {
       '--vary load.workersPerPod=0: load.workersPerPod must be a positive integer, got 0',
       '--vary load.workersPerPod=many: load.workersPerPod must be a positive integer, got "many"',
     ]);
-    expect(problems(() => validateSweep({ base, vary: { key: 'load.bogus', values: ['1'] } }))[0]).toMatch(/^--vary load\.bogus=1: load: unknown key\(s\) bogus/);
-    expect(problems(() => validateSweep({ base, vary: { key: 'agent.memoryLimit', values: [] }, findOom: { low: '512Mi', high: '96Mi', resolution: 8 } }))).toContain(
-      '--find-oom must be <low>..<high> with numeric values, low < high, got 512Mi..96Mi',
+    expect(problems(() => validateSweep({ base, vary: { key: 'load.bogus', values: ['1'] } }))[0]).toMatch(
+      /^--vary load\.bogus=1: load: unknown key\(s\) bogus/,
     );
+    expect(
+      problems(() => validateSweep({ base, vary: { key: 'agent.memoryLimit', values: [] }, findOom: { low: '512Mi', high: '96Mi', resolution: 8 } })),
+    ).toContain('--find-oom must be <low>..<high> with numeric values, low < high, got 512Mi..96Mi');
     expect(() => validateSweep({ base, vary: { key: 'load.workersPerPod', values: ['10'] }, variants: ['nope'] })).toThrow(/"nope" is not a variant of quick/);
   });
 });
@@ -43,8 +57,17 @@ describe('sweep results', () => {
 
   it('renders a self-contained page with the boundaries and every point', () => {
     const r: SweepResult = {
-      schemaVersion: 1, scenario: 'quick', key: 'load.workersPerPod', values: ['10', '20'], mode: 'grid', status: 'running',
-      startedAt: '2026-12-01T00:00:00Z', endedAt: null, points: [point('10', 'off', 0), point('20', 'off', 1)], boundaries: { off: '20' }, lastKilled: { off: '20' },
+      schemaVersion: 1,
+      scenario: 'quick',
+      key: 'load.workersPerPod',
+      values: ['10', '20'],
+      mode: 'grid',
+      status: 'running',
+      startedAt: '2026-12-01T00:00:00Z',
+      endedAt: null,
+      points: [point('10', 'off', 0), point('20', 'off', 1)],
+      boundaries: { off: '20' },
+      lastKilled: { off: '20' },
     };
     const html = renderSweepHtml(r);
     expect(html).toContain('default-src &#39;none&#39;');

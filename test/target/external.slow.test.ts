@@ -26,16 +26,27 @@ describe.skipIf(!host)(`external target (${reason})`, () => {
     cg.setMemoryLimit(64 * 2 ** 20);
     const socket = join(dir, 'ext.sock');
     // A stand-in agent: serves a socket, then grows until the kernel kills it.
-    const child = spawnInCgroup(cg, process.execPath, [
-      '-e',
-      `require('net').createServer().listen(${JSON.stringify(socket)}); setTimeout(() => { const a = []; setInterval(() => a.push(Buffer.alloc(8 << 20, 1)), 20); }, 1500);`,
-    ], { stdio: 'ignore' });
+    const child = spawnInCgroup(
+      cg,
+      process.execPath,
+      [
+        '-e',
+        `require('net').createServer().listen(${JSON.stringify(socket)}); setTimeout(() => { const a = []; setInterval(() => a.push(Buffer.alloc(8 << 20, 1)), 20); }, 1500);`,
+      ],
+      { stdio: 'ignore' },
+    );
     const exited = new Promise((r) => child.once('exit', r));
     while (!existsSync(socket)) await sleep(50);
     const deaths: DeathVerdict[] = [];
     const events: string[] = [];
     const target = createTarget({ kind: 'external', socket, cgroup: cg.path } as never, {
-      variant: 'ext', rep: 1, dir, tmpDir: dir, runId: 'test', host: null, sandbox: null as never,
+      variant: 'ext',
+      rep: 1,
+      dir,
+      tmpDir: dir,
+      runId: 'test',
+      host: null,
+      sandbox: null as never,
       signal: new AbortController().signal,
       event: (type, detail) => events.push(`${type}: ${detail ?? ''}`),
       onDeath: (v) => deaths.push(v),

@@ -21,8 +21,7 @@ const BASE_FLAGS = ['-O2', '-std=gnu11', '-Wall', '-fno-plt'];
 const LINKS: string[][] = [['-static'], []];
 
 export type NativeBuild =
-  | { ok: true; binary: string; key: string; linkage: 'static' | 'dynamic'; compiler: string; cached: boolean }
-  | { ok: false; reason: string };
+  { ok: true; binary: string; key: string; linkage: 'static' | 'dynamic'; compiler: string; cached: boolean } | { ok: false; reason: string };
 
 export interface NativeBuildOptions {
   /** The environment the compiler is looked up in (PATH, CC); default process.env. */
@@ -33,7 +32,13 @@ export interface NativeBuildOptions {
 
 /** Resolves a command name through PATH, as a shell would; null when not found or not executable. */
 export function findExecutable(name: string, env: NodeJS.ProcessEnv): string | null {
-  const candidates = isAbsolute(name) || name.includes('/') ? [name] : (env.PATH ?? '').split(delimiter).filter(Boolean).map((d) => join(d, name));
+  const candidates =
+    isAbsolute(name) || name.includes('/')
+      ? [name]
+      : (env.PATH ?? '')
+          .split(delimiter)
+          .filter(Boolean)
+          .map((d) => join(d, name));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);
@@ -48,7 +53,7 @@ export function findExecutable(name: string, env: NodeJS.ProcessEnv): string | n
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { env, encoding: 'utf8', timeout: 120_000, maxBuffer: 4 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
       resolve({ code, stdout, stderr: stderr || (err && !stdout ? err.message : '') });
     });
   });

@@ -62,11 +62,14 @@ function forward(upTo: number): void {
 function scheduleForward(): void {
   const second = Math.floor((Date.now() - t0 - FORWARD_GRACE_MS) / 1000);
   const next = t0 + (second + 1) * 1000 + FORWARD_GRACE_MS;
-  forwardTimer = setTimeout(() => {
-    forward(second);
-    maybeProgress();
-    scheduleForward();
-  }, Math.max(0, next - Date.now()) + 1);
+  forwardTimer = setTimeout(
+    () => {
+      forward(second);
+      maybeProgress();
+      scheduleForward();
+    },
+    Math.max(0, next - Date.now()) + 1,
+  );
 }
 
 /**

@@ -87,7 +87,13 @@ class CallLoop {
 
   constructor(config: WorkerConfig, makeTransport: TransportFactory) {
     this.#config = config;
-    this.#caller = makeTransport(config.socket, config.connection, config.deadlineMs, config.audience, config.methods.some(([m]) => m === 'ValidateJWTSVID'));
+    this.#caller = makeTransport(
+      config.socket,
+      config.connection,
+      config.deadlineMs,
+      config.audience,
+      config.methods.some(([m]) => m === 'ValidateJWTSVID'),
+    );
     this.#pick = makePicker(config.methods);
   }
 
@@ -103,14 +109,17 @@ class CallLoop {
   // seconds that end while a call is stuck, so the pod process never waits on a quiet worker.
   #scheduleFlush(): void {
     const next = this.#t0 + (this.#currentSecond() + 1) * 1000;
-    this.#flushTimer = setTimeout(() => {
-      if (this.#recorder.second >= 0 && this.#recorder.second < this.#currentSecond()) this.#ship(this.#recorder.take());
-      // Seconds before the current one are all shipped now (a second is shipped when a call lands
-      // in a later one, or just above): say so, calls or not, so the pod need not wait for us.
-      if (this.#currentSecond() > 0) send({ type: 'flushed', second: this.#currentSecond() - 1 });
-      this.#heap.trim();
-      if (!this.#finished) this.#scheduleFlush();
-    }, Math.max(0, next - Date.now()) + 5);
+    this.#flushTimer = setTimeout(
+      () => {
+        if (this.#recorder.second >= 0 && this.#recorder.second < this.#currentSecond()) this.#ship(this.#recorder.take());
+        // Seconds before the current one are all shipped now (a second is shipped when a call lands
+        // in a later one, or just above): say so, calls or not, so the pod need not wait for us.
+        if (this.#currentSecond() > 0) send({ type: 'flushed', second: this.#currentSecond() - 1 });
+        this.#heap.trim();
+        if (!this.#finished) this.#scheduleFlush();
+      },
+      Math.max(0, next - Date.now()) + 5,
+    );
   }
 
   start(go: GoMessage): void {

@@ -85,7 +85,10 @@ export function externalTarget(agent: ExternalAgent, ctx: TargetContext): AgentT
     async start() {
       if (agent.cgroup) {
         cgroup = openExistingCgroup(agent.cgroup);
-        if (!cgroup) throw new RunError(`variant ${ctx.variant}: agent.cgroup ${agent.cgroup} is not a memory cgroup directory (no memory.current or memory.usage_in_bytes)`);
+        if (!cgroup)
+          throw new RunError(
+            `variant ${ctx.variant}: agent.cgroup ${agent.cgroup} is not a memory cgroup directory (no memory.current or memory.usage_in_bytes)`,
+          );
         oomBase = cgroup.readMemory().oomKills;
         pid ??= firstPid(cgroup);
       }

@@ -29,7 +29,7 @@ export const referenceKind = defineTargetKind<ReferenceAgent, string>({
     rateLimits: { ...a.rateLimits },
     referenceConfig: buildAgentConfig(a, { socket: layout.socket, kubeletUrl: layout.kubeletUrl, tokenFile: null, caFile: null }),
     // Only a k8s attestor reads the kubelet's /pods; a unix-only agent is not slowed by the node's other pods.
-    fillerPods: a.attestors.includes('k8s') ? a.kubelet.fillerPods ?? null : 0,
+    fillerPods: a.attestors.includes('k8s') ? (a.kubelet.fillerPods ?? null) : 0,
   }),
 });
 

@@ -4,5 +4,5 @@ import type { LimiterChoice } from '../kind.js';
 import type { ReferenceAgent } from './schema.js';
 
 export function referenceLimiter(a: Pick<ReferenceAgent, 'placement' | 'key' | 'keys'>): LimiterChoice {
-  return { placement: a.placement, key: a.placement === 'disabled' ? null : a.key ?? a.keys[a.placement] };
+  return { placement: a.placement, key: a.placement === 'disabled' ? null : (a.key ?? a.keys[a.placement]) };
 }

@@ -70,10 +70,7 @@ export function referenceTarget(agent: ReferenceAgent, ctx: TargetContext, agent
     },
     samplers(): Sampler[] {
       const sup = supervisor!;
-      return [
-        memorySampler(cgroup, () => sup.pid(), limitBytes),
-        createSampler('agent-metrics', { metricsUrl: () => sup.metricsUrl() }),
-      ];
+      return [memorySampler(cgroup, () => sup.pid(), limitBytes), createSampler('agent-metrics', { metricsUrl: () => sup.metricsUrl() })];
     },
     cgroup: () => cgroup,
     pid: () => supervisor?.pid() ?? null,

@@ -8,12 +8,14 @@ export const KEY_STRATEGIES = ['pod-uid', 'os-uid', 'selector-set', 'spiffe-id']
 
 const k8sSchema = z
   .strictObject({
-    pollInterval: zDuration.default(500).describe('Minimum time between kubelet fetches while a caller\'s pod is not listed yet'),
+    pollInterval: zDuration.default(500).describe("Minimum time between kubelet fetches while a caller's pod is not listed yet"),
     maxPollAttempts: zPosInt('a positive integer').default(60).describe('Kubelet fetches before an attestation gives up on an unlisted pod'),
     shareFetches: z
       .boolean()
       .default(true)
-      .describe('One in-flight GET /pods shared by all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own ~1 MiB copy (older agents, the first memory mechanism of the brief)'),
+      .describe(
+        'One in-flight GET /pods shared by all waiting attestations (modern agents); false: each attestation attempt fetches and parses its own ~1 MiB copy (older agents, the first memory mechanism of the brief)',
+      ),
   })
   .describe('k8s attestor settings of the reference agent');
 
@@ -24,15 +26,12 @@ const rateLimitsSchema = z
     fetch_x509_bundles: zNonNegInt('a non-negative integer').default(0).describe('FetchX509Bundles stream opens per second per key; 0 = unlimited'),
     fetch_jwt_bundles: zNonNegInt('a non-negative integer').default(0).describe('FetchJWTBundles stream opens per second per key; 0 = unlimited'),
   })
-  .describe('Token-bucket limits per method (SPIRE\'s config keys): rate = burst = the integer given');
+  .describe("Token-bucket limits per method (SPIRE's config keys): rate = burst = the integer given");
 
 const keysSchema = z
   .strictObject({
     'pre-attestation': z.enum(['pod-uid', 'os-uid']).default('pod-uid').describe('Limiter key before attestation'),
-    'post-attestation': z
-      .enum(['selector-set', 'spiffe-id', 'pod-uid', 'os-uid'])
-      .default('selector-set')
-      .describe('Limiter key after attestation'),
+    'post-attestation': z.enum(['selector-set', 'spiffe-id', 'pod-uid', 'os-uid']).default('selector-set').describe('Limiter key after attestation'),
   })
   .describe('Limiter key strategy per placement');
 
@@ -43,22 +42,30 @@ const modelSchema = z
       .describe('Modeled cost, off unless set: bytes each in-flight attestation holds until it ends; reports name it'),
     podListWorkingSet: zSizeAsWritten
       .optional()
-      .describe('Modeled cost, off unless set: bytes each parsed kubelet pod list holds while the agent references it, standing in for a heavier parser (SPIRE\'s parse tree of a ~1 MiB /pods answer measured ~22 MB of Go heap; JSON.parse ~2 MiB); reports name it'),
+      .describe(
+        "Modeled cost, off unless set: bytes each parsed kubelet pod list holds while the agent references it, standing in for a heavier parser (SPIRE's parse tree of a ~1 MiB /pods answer measured ~22 MB of Go heap; JSON.parse ~2 MiB); reports name it",
+      ),
     cancelAbandoned: z
       .boolean()
       .optional()
-      .describe('An attestation ends when its caller goes away, as in SPIRE (the agent\'s default, true); false: older agents that keep attesting for callers who gave up. Reports name it when set'),
+      .describe(
+        "An attestation ends when its caller goes away, as in SPIRE (the agent's default, true); false: older agents that keep attesting for callers who gave up. Reports name it when set",
+      ),
   })
   .describe('Modeled costs and behaviours of the reference agent, named in reports when set');
 
 const referenceOnlyShape = {
-  attestors: z.array(z.enum(['unix', 'k8s'])).min(1).default(['k8s']).describe('Workload attestors of the reference agent, in order'),
+  attestors: z
+    .array(z.enum(['unix', 'k8s']))
+    .min(1)
+    .default(['k8s'])
+    .describe('Workload attestors of the reference agent, in order'),
   k8s: k8sSchema.default(k8sSchema.parse({})),
   rateLimits: rateLimitsSchema.default(rateLimitsSchema.parse({})),
   rejectStatus: z
     .enum(['unavailable', 'resource-exhausted'])
     .default('unavailable')
-    .describe('Status of a rejected call: unavailable (SPIRE\'s merged design) or resource-exhausted (the proposal)'),
+    .describe("Status of a rejected call: unavailable (SPIRE's merged design) or resource-exhausted (the proposal)"),
   keys: keysSchema.default(keysSchema.parse({})),
   model: modelSchema.default({}),
   extra: z
@@ -71,7 +78,9 @@ const referenceOnlyShape = {
 export const referenceAgentSchema = z
   .strictObject({
     kind: z.literal('reference'),
-    placement: z.enum(PLACEMENT_NAMES, { error: `must be one of ${PLACEMENT_NAMES.join(', ')} for a reference agent` }).describe('Where the rate limiter sits: before attestation, after it, or nowhere'),
+    placement: z
+      .enum(PLACEMENT_NAMES, { error: `must be one of ${PLACEMENT_NAMES.join(', ')} for a reference agent` })
+      .describe('Where the rate limiter sits: before attestation, after it, or nowhere'),
     key: z.enum(KEY_STRATEGIES).optional().describe('Limiter key strategy; default agent.keys[placement]'),
     ...startedAgentShape,
     ...referenceOnlyShape,
@@ -91,14 +100,28 @@ export const referenceSharedShape = {
   placement: z.enum(PLACEMENT_NAMES).optional().describe('reference: where the rate limiter sits'),
   key: z.enum(KEY_STRATEGIES).optional().describe('reference: limiter key strategy; default agent.keys[placement]'),
   ...startedAgentSharedShape,
-  attestors: z.array(z.enum(['unix', 'k8s'])).optional().describe('reference: workload attestors, in order; default [k8s]'),
-  k8s: z.record(z.string(), z.unknown()).optional().describe(k8sSchema.description ?? ''),
+  attestors: z
+    .array(z.enum(['unix', 'k8s']))
+    .optional()
+    .describe('reference: workload attestors, in order; default [k8s]'),
+  k8s: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(k8sSchema.description ?? ''),
   rateLimits: z
     .record(z.string(), z.unknown())
     .optional()
-    .describe('Token-bucket limits per method (SPIRE\'s config keys): rate = burst = the integer given; 0 = unlimited. reference default: fetch_jwt_svid 10; spire: never inherited'),
+    .describe(
+      "Token-bucket limits per method (SPIRE's config keys): rate = burst = the integer given; 0 = unlimited. reference default: fetch_jwt_svid 10; spire: never inherited",
+    ),
   rejectStatus: z.enum(['unavailable', 'resource-exhausted']).optional().describe('reference: status of a rejected call'),
-  keys: z.record(z.string(), z.unknown()).optional().describe(keysSchema.description ?? ''),
-  model: z.record(z.string(), z.unknown()).optional().describe(modelSchema.description ?? ''),
+  keys: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(keysSchema.description ?? ''),
+  model: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(modelSchema.description ?? ''),
   extra: z.record(z.string(), z.unknown()).optional().describe('reference: extra agent config, deep-merged into the generated agent YAML'),
 };

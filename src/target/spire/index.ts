@@ -33,7 +33,13 @@ export const spireKind = defineTargetKind<SpireAgent>({
     return checked.kind === 'skip' ? { skip: checked.reason } : { problems: checked.problems, agent: { ...a, binDir: checked.binDir } };
   },
   start: (a, ctx) => spireTarget(a, ctx),
-  cluster: (a) => ({ kind: 'spire', memoryLimitBytes: a.memoryLimit, ...spireLimiter(a.rateLimits, a.limiterPlacement), rateLimits: givenLimits(a), fillerPods: a.kubelet.fillerPods ?? null }),
+  cluster: (a) => ({
+    kind: 'spire',
+    memoryLimitBytes: a.memoryLimit,
+    ...spireLimiter(a.rateLimits, a.limiterPlacement),
+    rateLimits: givenLimits(a),
+    fillerPods: a.kubelet.fillerPods ?? null,
+  }),
 });
 
 export { spireLimiter } from './limiter.js';

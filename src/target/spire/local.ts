@@ -131,7 +131,12 @@ async function startSpire(agent: SpireAgent, ctx: TargetContext, p: SpireParts):
   const probeId = await server.registerGroup(SPIRE_PROBE_GID);
   await startSpireAgent(agent, ctx, p, server, bins.agent);
   // /ready says the agent is up; only a served SVID says entries have reached it.
-  const got = await probeSvid({ spawn: asGroup(SPIRE_PROBE_GID), label: `the readiness probe (gid ${SPIRE_PROBE_GID})`, socket: p.socket, timeoutMs: SVID_TIMEOUT_MS });
+  const got = await probeSvid({
+    spawn: asGroup(SPIRE_PROBE_GID),
+    label: `the readiness probe (gid ${SPIRE_PROBE_GID})`,
+    socket: p.socket,
+    timeoutMs: SVID_TIMEOUT_MS,
+  });
   if (got.spiffeId !== probeId) ctx.event('note', `spire: the probe received ${got.spiffeId}, expected ${probeId}`);
   ctx.event('note', `spire: first JWT-SVID served ${got.afterMs} ms after the agent was ready (${got.attempts} attempts)`);
 }
@@ -186,7 +191,9 @@ function spireSamplers(agent: SpireAgent, ctx: TargetContext, p: SpireParts): Sa
   return [
     memorySampler(p.cgroup, () => sup.pid(), agent.memoryLimit),
     createSampler('spire-metrics', { metricsUrl: () => sup.metricsUrl() }),
-    ...(agent.heapProfiles !== undefined && port !== null ? [spireHeapProfileSampler({ port: () => (sup.pid() === null ? null : port), dir: ctx.dir, intervalMs: agent.heapProfiles })] : []),
+    ...(agent.heapProfiles !== undefined && port !== null
+      ? [spireHeapProfileSampler({ port: () => (sup.pid() === null ? null : port), dir: ctx.dir, intervalMs: agent.heapProfiles })]
+      : []),
   ];
 }
 

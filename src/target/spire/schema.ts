@@ -13,13 +13,13 @@ const spireRateLimitsSchema = z
     stream_secrets: zNonNegInt('a non-negative integer').optional(),
     fetch_secrets: zNonNegInt('a non-negative integer').optional(),
   })
-  .describe('SPIRE\'s agent.experimental.ratelimit block (calls or stream opens per second per selector set); never inherited from the shared agent');
+  .describe("SPIRE's agent.experimental.ratelimit block (calls or stream opens per second per selector set); never inherited from the shared agent");
 
 const spireOnlyShape = {
   k8s: z
     .strictObject({
-      pollInterval: zDuration.default(500).describe('poll_retry_interval of SPIRE\'s k8s workload attestor'),
-      maxPollAttempts: zPosInt('a positive integer').default(60).describe('max_poll_attempts of SPIRE\'s k8s workload attestor'),
+      pollInterval: zDuration.default(500).describe("poll_retry_interval of SPIRE's k8s workload attestor"),
+      maxPollAttempts: zPosInt('a positive integer').default(60).describe("max_poll_attempts of SPIRE's k8s workload attestor"),
     })
     .default({ pollInterval: 500, maxPollAttempts: 60 })
     .describe('SPIRE k8s workload attestor settings'),
@@ -28,23 +28,32 @@ const spireOnlyShape = {
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, "_")')
     .optional()
-    .describe('Environment variable naming this variant\'s binary folder (binDir wins when both are given); when it is unset or empty the variant is skipped, named with the reason, and the others run'),
+    .describe(
+      "Environment variable naming this variant's binary folder (binDir wins when both are given); when it is unset or empty the variant is skipped, named with the reason, and the others run",
+    ),
   release: z
     .string()
     .regex(/^\d+\.\d+\.\d+$/, 'must be a SPIRE version such as 1.15.3')
     .optional()
-    .describe('The SPIRE release this variant means: the agent\'s --version must name it, checked before anything starts'),
+    .describe("The SPIRE release this variant means: the agent's --version must name it, checked before anything starts"),
   limiterPlacement: z
     .enum(['post-attestation', 'pre-attestation'])
     .default('post-attestation')
-    .describe('Where this build\'s Workload API limiter sits: post-attestation (SPIRE as released, keyed by the selector set) or pre-attestation (a build with the limiter moved before attestation, keyed by pod UID, else OS uid, which must say so in its "rate limiting enabled" log line)'),
+    .describe(
+      'Where this build\'s Workload API limiter sits: post-attestation (SPIRE as released, keyed by the selector set) or pre-attestation (a build with the limiter moved before attestation, keyed by pod UID, else OS uid, which must say so in its "rate limiting enabled" log line)',
+    ),
   rateLimits: spireRateLimitsSchema.optional(),
-  extraAgentConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-agent config (the agent block and plugins), deep-merged into the generated config'),
+  extraAgentConfig: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Extra spire-agent config (the agent block and plugins), deep-merged into the generated config'),
   extraServerConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-server config, deep-merged into the generated config'),
   heapProfiles: zDuration
     .refine((ms) => ms >= 1000, 'must be at least 1s')
     .optional()
-    .describe('Every this often, the agent\'s Go heap profile is saved to the repetition\'s folder (spire-heap-<t>ms.pb.gz, for go tool pprof): turns on SPIRE\'s profiling endpoint on a loopback port. Off when absent'),
+    .describe(
+      "Every this often, the agent's Go heap profile is saved to the repetition's folder (spire-heap-<t>ms.pb.gz, for go tool pprof): turns on SPIRE's profiling endpoint on a loopback port. Off when absent",
+    ),
 };
 
 /** A real spire-agent (with its own spire-server), run from the user's binaries. */
@@ -61,14 +70,21 @@ export const spireInherits = [...Object.keys(startedAgentShape), 'k8s', 'binDir'
 /** The keys SPIRE adds to the shared agent block (k8s, memoryLimit … are the reference agent's too). */
 export const spireSharedShape = {
   ...startedAgentSharedShape,
-  k8s: z.record(z.string(), z.unknown()).optional().describe(spireOnlyShape.k8s.description ?? ''),
+  k8s: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(spireOnlyShape.k8s.description ?? ''),
   binDir: z.string().min(1).optional().describe('spire: folder with spire-server and spire-agent; default $SPIRE_BIN_DIR, then PATH'),
   binDirEnv: z.string().min(1).optional().describe('spire: environment variable naming the binary folder; unset: the variant is skipped'),
-  release: z.string().min(1).optional().describe('spire: the SPIRE release the agent\'s --version must name'),
-  limiterPlacement: z.string().min(1).optional().describe('spire: where the build\'s limiter sits (post-attestation as released, pre-attestation for a patched build)'),
+  release: z.string().min(1).optional().describe("spire: the SPIRE release the agent's --version must name"),
+  limiterPlacement: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("spire: where the build's limiter sits (post-attestation as released, pre-attestation for a patched build)"),
   extraAgentConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-agent config, deep-merged'),
   extraServerConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-server config, deep-merged'),
-  heapProfiles: z.union([z.string(), z.number()]).optional().describe('spire: save the agent\'s Go heap profile this often (e.g. 5s)'),
+  heapProfiles: z.union([z.string(), z.number()]).optional().describe("spire: save the agent's Go heap profile this often (e.g. 5s)"),
 };
 
 /** SPIRE's k8s attestor has no shared fetches: a shared k8s block's shareFetches is not for it. */
