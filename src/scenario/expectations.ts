@@ -28,12 +28,12 @@ function ratioCheck(
   r: Ratio,
   self: VariantResult,
   all: readonly VariantResult[],
-  weak: ReadonlySet<string>,
+  unshown: ReadonlyMap<string, string>,
 ): ExpectationResult {
   const checked = ratioVerdict(kind, r, self, all);
-  // A ratio to a variant whose storm was too weak to show its shape judges nothing.
-  if (checked.verdict === 'failed' && weak.has(r.to))
-    return { ...checked, verdict: 'inconclusive', message: `not judged (${r.to}'s storm too weak): ${checked.message}` };
+  // A ratio to a variant that did not show its shape (too weak a storm, an agent behind it) judges nothing.
+  const why = unshown.get(r.to);
+  if (checked.verdict === 'failed' && why) return { ...checked, verdict: 'inconclusive', message: `not judged (${r.to}'s ${why}): ${checked.message}` };
   return checked;
 }
 
@@ -100,7 +100,7 @@ export function evaluateExpectations(
   self: VariantResult,
   expect: ExpectInput | undefined,
   all: readonly VariantResult[],
-  weak: ReadonlySet<string> = new Set(),
+  unshown: ReadonlyMap<string, string> = new Map(),
 ): ExpectationResult[] {
   if (!expect) return [];
   const out: ExpectationResult[] = [];
@@ -198,9 +198,10 @@ export function evaluateExpectations(
       ),
     );
   }
-  if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, weak));
-  if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, weak));
-  return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, withIntensity(self, expect.minOfferedRps, out)));
+  if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, unshown));
+  if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, unshown));
+  const judged = withBacklog(self, expect.maxRejectionLatency, out);
+  return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, withIntensity(self, expect.minOfferedRps, judged)));
 }
 
 function admittedSuccessCheck(self: VariantResult, min: number): ExpectationResult {
@@ -249,6 +250,12 @@ export function stormTooWeak(self: VariantResult, expect: Pick<ExpectInput, 'min
   const offered = self.storm?.offeredRps ?? null;
   if (expect.minOfferedRps !== undefined && (offered === null || offered < expect.minOfferedRps)) return true;
   return expect.minInflightAttestations !== undefined && !piledUp(self, expect.minInflightAttestations);
+}
+
+/** Why a variant did not show the shape its expect block describes, if it did not: then no ratio to it is judged. */
+function shapeUnshown(self: VariantResult, expect: ExpectInput | undefined): string | null {
+  if (stormTooWeak(self, expect)) return 'storm too weak';
+  return agentFellBehind(self, expect?.maxRejectionLatency) ? 'agent fell behind its storm' : null;
 }
 
 /** An OOM kill under the storm is the pile-up at its limit, whatever the last scrape before it saw. */
@@ -301,6 +308,52 @@ function withPileUp(self: VariantResult, min: number | undefined, rules: Expecta
   return [
     result('minInflightAttestations', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm too weak to pile up: ${why}`),
     ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (no pile-up): ${e.message}` } : e)),
+  ];
+}
+
+/** The rules that judge what the agent did with the calls it admitted: only an agent that kept up with its storm can be held to them. */
+const BACKLOG_RULES = new Set(['minAdmittedSuccess', 'minOkRps', 'maxErrorRps', 'maxPeakRatio', 'minPeakRatio']);
+
+/** Whether the agent fell behind its storm: it rejected nothing, or took longer than maxMs (median) to say no. */
+export function agentFellBehind(self: VariantResult, maxMs: number | undefined): boolean {
+  if (maxMs === undefined || self.error) return false;
+  const rejected = self.latency.rateLimited;
+  return !rejected?.count || rejected.p50Ms > maxMs;
+}
+
+/**
+ * The backlog precondition of a limiting shape. A rejection waits on nothing but the agent's own
+ * backlog of work, so its latency is how long any call queued in the agent before being looked
+ * at; an admitted call queues as long before its attestation even starts. When that alone leaves
+ * too little of the call's deadline, the machine's CPU decided whether admitted calls were served,
+ * not the limiter: the rules about admitted calls are not judged. Survival, absolute peaks and
+ * bystanders are, so a limiter that stopped protecting the agent still fails.
+ */
+function withBacklog(self: VariantResult, maxMs: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
+  if (maxMs === undefined) return rules;
+  const rejected = self.latency.rateLimited;
+  const ms = (n: number) => `${Math.round(n)} ms`;
+  if (!agentFellBehind(self, maxMs)) {
+    const shown = `the agent answered the calls it rejected in ${ms(rejected!.p50Ms)} (median of ${rejected!.count}) <= the ${ms(maxMs)} an admitted call can queue`;
+    return [result('maxRejectionLatency', maxMs, rejected!.p50Ms, 'passed', 'measured', shown), ...rules];
+  }
+  const why = rejected?.count
+    ? `it took ${ms(rejected.p50Ms)} (median of ${rejected.count}) to answer the calls it rejected, more than the ${ms(maxMs)} an admitted call can queue and still meet its deadline: this machine's CPU, not the limiter, decided whether admitted calls were served (${stormConditions(self)})`
+    : `no storm call was rejected, so how long calls queued in the agent is unknown (${stormConditions(self)})`;
+  return [
+    result(
+      'maxRejectionLatency',
+      maxMs,
+      rejected?.count ? rejected.p50Ms : null,
+      'inconclusive',
+      rejected?.count ? 'measured' : 'none',
+      `agent fell behind its storm: ${why}`,
+    ),
+    ...rules.map((e) =>
+      e.verdict === 'failed' && BACKLOG_RULES.has(e.name)
+        ? { ...e, verdict: 'inconclusive' as const, message: `not judged (agent fell behind its storm): ${e.message}` }
+        : e,
+    ),
   ];
 }
 
@@ -367,9 +420,13 @@ export function combineVerdicts(verdicts: readonly Verdict[]): Verdict {
  * first) and returns the run's verdict. `failOnInconclusive` turns inconclusive into a failure.
  */
 export function applyExpectations(variants: VariantResult[], expect: Partial<Record<string, ExpectInput>>, failOnInconclusive = false): Verdict {
-  const weak = new Set(variants.filter((v) => stormTooWeak(v, expect[v.name])).map((v) => v.name));
+  const unshown = new Map<string, string>();
   for (const v of variants) {
-    v.expectations = evaluateExpectations(v, expect[v.name], variants, weak);
+    const why = shapeUnshown(v, expect[v.name]);
+    if (why) unshown.set(v.name, why);
+  }
+  for (const v of variants) {
+    v.expectations = evaluateExpectations(v, expect[v.name], variants, unshown);
     v.verdict = v.error ? 'failed' : combineVerdicts(v.expectations.map((e) => e.verdict));
     v.passed = v.verdict === 'passed' || (v.verdict === 'inconclusive' && !failOnInconclusive);
   }

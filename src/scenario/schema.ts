@@ -130,6 +130,11 @@ const expectSchema = z
       .describe(
         "The CPU this variant's shape needs its agent to get, in cores on average over the load phase. A precondition like minOfferedRps: when the machine was saturated (every core busy) and the agent got less, neighbours took its CPU and the variant is inconclusive with the numbers; on a machine with CPU to spare a starved agent is its own doing and its rules are judged",
       ),
+    maxRejectionLatency: zDuration
+      .optional()
+      .describe(
+        "How long the agent may take to answer the storm calls its limiter rejects (their median), at most this, e.g. 400ms. A precondition for judging what the agent admitted: a rejection waits on nothing but the agent's own backlog, so an admitted call queues as long before its attestation starts. Above it — or with no rejection to time — the machine's CPU, not the limiter, decided whether admitted calls met their deadline: minAdmittedSuccess, minOkRps, maxErrorRps and peak ratios to or from this variant are not judged (inconclusive with the numbers); survival, absolute peaks, restarts and bystanders still are",
+      ),
     minOkRps: z
       .number()
       .min(0)
