@@ -3,6 +3,7 @@
 // health check alone does not mean a pod can be served.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
+import { GRPC_STATUS_NAMES } from '../util/grpc-status.js';
 import { bundleEntry, isRunning, stopChild } from '../util/index.js';
 
 export interface ProbeRequest {
@@ -45,26 +46,6 @@ function probeBundle(): Promise<string> {
   return bundled;
 }
 
-const GRPC_CODE_NAMES = [
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-];
-
 /**
  * Resolves with the SPIFFE ID the pod received; throws TimeoutError quoting the last answer
  * (e.g. PERMISSION_DENIED "no identity issued" while entries have not arrived).
@@ -97,7 +78,7 @@ export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResul
       });
     });
     if (!result.ok) {
-      const code = GRPC_CODE_NAMES[result.lastCode] ?? `code ${result.lastCode}`;
+      const code = GRPC_STATUS_NAMES[result.lastCode] ?? `code ${result.lastCode}`;
       throw new TimeoutError(
         `${o.label} received no JWT-SVID from ${o.socket} within ${o.timeoutMs} ms (${result.attempts} attempts; last answer ${code}: ${result.lastDetails})`,
       );

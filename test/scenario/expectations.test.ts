@@ -9,35 +9,13 @@ import {
   type VariantResult,
 } from '../../src/scenario/index.js';
 import { judgeExit, RestartBackoff } from '../../src/target/index.js';
+import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;
 
 function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
   const placement = (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : 'disabled') as VariantResult['agent']['placement'];
-  return {
-    name,
-    agent: { kind: 'reference', placement, key: null },
-    runDirs: [`${name}.r1`],
-    memoryLimitBytes: 128 * MiB,
-    peakMemoryBytes: 50 * MiB,
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
-    okRps: 40,
-    rejectedRps: 100,
-    errorRps: 0,
-    deadlineExceededRps: 0,
-    spread: {},
-    deaths: [],
-    latency: {},
-    peakInflightAttestations: 3,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    expectations: [],
-    verdict: 'failed',
-    passed: false,
-    ...over,
-  };
+  return variantResult({ name, agent: { kind: 'reference', placement, key: null }, ...over });
 }
 const killed = (name: string, over: Partial<VariantResult> = {}) =>
   variant(name, {

@@ -5,6 +5,7 @@ import { cpus } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { StormRecord, VariantResult } from '../../src/contract/index.js';
 import { applyExpectations, evaluateExpectations } from '../../src/scenario/index.js';
+import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;
 const storm = (offeredRps: number, over: Partial<StormRecord> = {}): StormRecord => ({
@@ -18,32 +19,9 @@ const storm = (offeredRps: number, over: Partial<StormRecord> = {}): StormRecord
   loadAverage: 31,
   ...over,
 });
+// A storm of 400 calls/s, nearly all of it rejected, the admitted calls 90% served.
 function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
-  return {
-    name,
-    agent: { kind: 'reference', placement: 'disabled', key: null },
-    runDirs: [`${name}.r1`],
-    memoryLimitBytes: 128 * MiB,
-    peakMemoryBytes: 50 * MiB,
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
-    okRps: 9,
-    rejectedRps: 300,
-    errorRps: 0,
-    deadlineExceededRps: 1,
-    spread: {},
-    deaths: [],
-    latency: {},
-    peakInflightAttestations: 3,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    expectations: [],
-    verdict: 'failed',
-    passed: false,
-    storm: storm(400),
-    ...over,
-  };
+  return variantResult({ name, okRps: 9, rejectedRps: 300, deadlineExceededRps: 1, storm: storm(400), ...over });
 }
 
 describe('minAdmittedSuccess', () => {

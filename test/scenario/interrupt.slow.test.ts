@@ -1,6 +1,6 @@
 // SIGINT mid-run through the real CLI: exit 130, results.json marked interrupted with the samples
 // taken so far, and no process or cgroup of the run left behind.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type StdioOptions } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,40 +17,66 @@ const dir = mkdtempSync(join(tmpdir(), 'attestorm-int-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const CLI = join(PROJECT_ROOT, 'bin/attestorm.js');
+
+/** Starts `attestorm run` on a minute-long scenario of one pod with three workers, writing into `out`. */
+function startTinyRun(name: string, out: string, stdio: StdioOptions) {
+  const scenario = join(dir, `${name}.yaml`);
+  writeFileSync(
+    scenario,
+    [
+      `name: ${name}`,
+      'duration: 60s',
+      'warmup: 1s',
+      'agent:',
+      '  memoryLimit: 128Mi',
+      '  startTimeout: 60s',
+      'load:',
+      '  pods: 1',
+      '  workersPerPod: 3',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [CLI, 'run', scenario, '--out', out, '--no-report'], { cwd: PROJECT_ROOT, stdio });
+  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, exit, samples: join(out, 'pre-attestation.r1', 'samples.ndjson') };
+}
+
+/** Waits (two minutes at most) until the load is running: load samples on disk. */
+async function untilLoadRuns(samples: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (existsSync(samples) && parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')) break;
+    await sleep(250);
+  }
+}
+
+function attestorm(...args: string[]): string {
+  return execFileSync(process.execPath, [CLI, ...args], { cwd: PROJECT_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * Expects no process naming the run's folders and no memory cgroup of the run; returns the run's
+ * temp folder (from the agent's socket path) and id for the checks that differ.
+ */
+function expectReaped(out: string): { runTmp: string; runId: string } {
+  const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
+  const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
+  const runId = runTmp.split('/').pop()!;
+  const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
+  expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
+  expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
+  return { runTmp, runId };
+}
 
 describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
   it('exits 130 with results marked interrupted, data kept, everything reaped', async () => {
-    const scenario = join(dir, 'tiny.yaml');
-    writeFileSync(
-      scenario,
-      [
-        'name: tiny-interrupt',
-        'duration: 60s',
-        'warmup: 1s',
-        'agent:',
-        '  memoryLimit: 128Mi',
-        '  startTimeout: 60s',
-        'load:',
-        '  pods: 1',
-        '  workersPerPod: 3',
-        '',
-      ].join('\n'),
-    );
     const out = join(dir, 'run');
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', scenario, '--out', out, '--no-report'], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const { child, exit, samples } = startTinyRun('tiny-interrupt', out, ['ignore', 'pipe', 'pipe']);
     let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-    // Wait until the load is running (load samples on disk), then interrupt.
-    const samples = join(out, 'pre-attestation.r1', 'samples.ndjson');
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      if (existsSync(samples) && parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')) break;
-      await sleep(250);
-    }
+    child.stderr!.on('data', (d) => (stderr += d));
+    // Wait until the load is running, then interrupt.
+    await untilLoadRuns(samples);
     child.kill('SIGINT');
     const code = await exit;
     expect(code, stderr).toBe(130);
@@ -68,47 +94,17 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     // Only the first placement ran.
     expect(results.variants.map((p) => p.name)).toEqual(['pre-attestation']);
 
-    const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
-    const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
-    const runId = runTmp.split('/').pop()!;
     await sleep(500);
-    const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
-    expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
-    expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
+    const { runId } = expectReaped(out);
     if (host!.cpuBase) expect(existsSync(join(host!.cpuBase, 'attestorm', runId))).toBe(false);
     else skipNote("removal of the run's cpu cgroups", 'no v1 cpu hierarchy');
   });
 
   it('SIGKILL of the runner: the folder says running with its pid until cleanup marks it incomplete; report renders what was recorded', async () => {
-    const scenario = join(dir, 'tiny-kill.yaml');
-    writeFileSync(
-      scenario,
-      [
-        'name: tiny-kill',
-        'duration: 60s',
-        'warmup: 1s',
-        'agent:',
-        '  memoryLimit: 128Mi',
-        '  startTimeout: 60s',
-        'load:',
-        '  pods: 1',
-        '  workersPerPod: 3',
-        '',
-      ].join('\n'),
-    );
     const reports = join(dir, 'reports');
     const out = join(reports, 'killed');
-    const child = spawn(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'run', scenario, '--out', out, '--no-report'], {
-      cwd: PROJECT_ROOT,
-      stdio: ['ignore', 'ignore', 'ignore'],
-    });
-    const exit = new Promise<void>((r) => child.once('exit', () => r()));
-    const samples = join(out, 'pre-attestation.r1', 'samples.ndjson');
-    const deadline = Date.now() + 120_000;
-    while (Date.now() < deadline) {
-      if (existsSync(samples) && parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')) break;
-      await sleep(250);
-    }
+    const { child, exit, samples } = startTinyRun('tiny-kill', out, ['ignore', 'ignore', 'ignore']);
+    await untilLoadRuns(samples);
     const before = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
     expect(before.status).toBe('running');
     expect(before.runner.pid).toBe(child.pid);
@@ -118,11 +114,7 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     await sleep(5000);
 
     // report renders what was recorded and says the run is incomplete.
-    const rep = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'report', out, '--format', 'md,json'], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const rep = attestorm('report', out, '--format', 'md,json');
     expect(rep).toBeDefined();
     const md = readFileSync(join(out, 'summary.md'), 'utf8');
     expect(md).toMatch(/incomplete/);
@@ -131,22 +123,13 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     expect(reportJson).toContain('"status": "incomplete"');
 
     // cleanup removes what the killed runner left and marks the folder.
-    const cleanup = execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin/attestorm.js'), 'cleanup', '--reports', reports], {
-      cwd: PROJECT_ROOT,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const cleanup = attestorm('cleanup', '--reports', reports);
     expect(cleanup).toContain(`marked run folder ${out}: status running → incomplete`);
     const after = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
     expect(after.status).toBe('incomplete');
     expect(after.passed).toBe(false);
     expect(after.statusDetail).toMatch(/died while it said running/);
-    const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
-    const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
-    const runId = runTmp.split('/').pop()!;
-    const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
-    expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
-    expect(existsSync(join(host!.memoryBase, 'attestorm', runId))).toBe(false);
+    const { runTmp } = expectReaped(out);
     expect(existsSync(runTmp)).toBe(false);
   });
 });

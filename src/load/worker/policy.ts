@@ -1,31 +1,11 @@
 // The pure decisions of a worker's loop — when to send, how long to back off, what an answer
 // counts as — kept free of I/O so they can be tested with a fake clock.
+import { GRPC_STATUS_NAMES } from '../../util/grpc-status.js';
 import type { Outcome } from './messages.js';
 
-// Numeric gRPC status codes (grpc-js's `status` enum), as names for the byCode counters. Kept here
-// so classification does not need grpc-js loaded.
-export const STATUS_NAMES = [
-  'OK',
-  'CANCELLED',
-  'UNKNOWN',
-  'INVALID_ARGUMENT',
-  'DEADLINE_EXCEEDED',
-  'NOT_FOUND',
-  'ALREADY_EXISTS',
-  'PERMISSION_DENIED',
-  'RESOURCE_EXHAUSTED',
-  'FAILED_PRECONDITION',
-  'ABORTED',
-  'OUT_OF_RANGE',
-  'UNIMPLEMENTED',
-  'INTERNAL',
-  'UNAVAILABLE',
-  'DATA_LOSS',
-  'UNAUTHENTICATED',
-] as const;
-
+/** A status code as a name for the byCode counters. */
 export function statusName(code: number): string {
-  return STATUS_NAMES[code] ?? `CODE_${code}`;
+  return GRPC_STATUS_NAMES[code] ?? `CODE_${code}`;
 }
 
 const UNAVAILABLE = 14;
