@@ -5,33 +5,21 @@ import { describe, expect, it } from 'vitest';
 import type { LatencySummary, VariantResult } from '../../src/contract/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { applyExpectations, evaluateExpectations, parseScenario } from '../../src/scenario/index.js';
+import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;
 const rejections = (p50Ms: number, count = 1200): LatencySummary => ({ count, p50Ms, p90Ms: 2 * p50Ms, p99Ms: 3 * p50Ms, p999Ms: 3 * p50Ms, maxMs: 4 * p50Ms });
 
-function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
-  return {
+const variant = (name: string, over: Partial<VariantResult> = {}): VariantResult =>
+  variantResult({
     name,
     agent: { kind: 'reference', placement: 'pre-attestation', key: null },
-    runDirs: [`${name}.r1`],
-    memoryLimitBytes: 128 * MiB,
     peakMemoryBytes: 78 * MiB,
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
     okRps: 0.3,
     rejectedRps: 64.5,
-    errorRps: 0,
     deadlineExceededRps: 29.4,
-    spread: {},
-    deaths: [],
     latency: { rateLimited: rejections(492) },
     peakInflightAttestations: 17,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    expectations: [],
-    verdict: 'failed',
-    passed: false,
     storm: {
       offeredWorkers: 96,
       startedWorkers: 96,
@@ -42,8 +30,7 @@ function variant(name: string, over: Partial<VariantResult> = {}): VariantResult
       machineBusyCores: 1.52,
     },
     ...over,
-  };
-}
+  });
 
 const verdicts = (r: ReturnType<typeof evaluateExpectations>) => r.map((e) => [e.name, e.verdict]);
 
