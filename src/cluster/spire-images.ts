@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { accessSync, constants, createReadStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { PlatformError } from '../errors.js';
+import { clusterAgentOf } from '../kube/index.js';
 import { ensureNodeBase, importImage, NODE_BASE_IMAGE, splitImage } from './images.js';
 import type { ClusterLayout } from './layout.js';
 import { sh } from './sh.js';
@@ -190,7 +191,7 @@ export function planSpireImages(variants: SpireVariantLike[], opts: { localClust
   const env = opts.env ?? process.env;
   const plan: SpireImagePlan = { binDirs: new Map(), problems: [] };
   for (const v of variants) {
-    if (v.agent.kind !== 'spire') continue;
+    if (!clusterAgentOf(v.agent.kind)?.spireImages) continue;
     const explicit = v.agent.binDir;
     if (!opts.localCluster) {
       if (explicit)

@@ -1,5 +1,7 @@
 // Kind mode: the scenarios as Kubernetes manifests, applied to a cluster and measured there.
 export * from './variant.js';
+export { clusterAgent, clusterAgentOf } from './cluster-agent.js';
+export type { ClusterAgent } from './cluster-agent.js';
 export * from './names.js';
 export * from './objects.js';
 export { renderVariant, renderAgentSide, toYaml } from './render.js';

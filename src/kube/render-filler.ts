@@ -4,6 +4,7 @@
 // node selector no node carries, so the kubelet lists them (rejected at admission, phase Failed, as
 // a node lists its finished and evicted pods) and runs nothing: no sandbox, no container, no IP.
 import { DEFAULT_NODE_PODS } from '../sandbox/options.js';
+import { clusterAgent } from './cluster-agent.js';
 import { MANAGED_BY, MANAGER, ROLE_LABEL, RUN_LABEL, VARIANT_LABEL } from './names.js';
 import type { KubeObject, RenderContext } from './objects.js';
 /** The label filler pods select and no node has: the kubelet rejects them, and keeps listing them. */
@@ -15,7 +16,7 @@ export const FILLER_SELECTOR = { 'attestorm.dev/filler': 'never-scheduled' } as 
  */
 export function fillerCount(ctx: RenderContext): number {
   if (ctx.variant.fillerPods !== null) return ctx.variant.fillerPods;
-  const own = 1 + (ctx.variant.kind === 'spire' ? 1 : 0) + (ctx.memorySampler ? 1 : 0) + ctx.load.pods + (ctx.load.bystanders?.pods ?? 0);
+  const own = 1 + clusterAgent(ctx.variant.kind).extraPods + (ctx.memorySampler ? 1 : 0) + ctx.load.pods + (ctx.load.bystanders?.pods ?? 0);
   return Math.max(0, DEFAULT_NODE_PODS - own);
 }
 

@@ -3,6 +3,7 @@
 // settings, in pods and under labels of their own. They start paused and wait for the runner to
 // release them together through the pod proxy; each serves its per-second counts and a final dump
 // on GENERATOR_PORT.
+import { clusterAgent } from './cluster-agent.js';
 import { bystanderPodName, generatorPodName, type Role } from './names.js';
 import { GENERATOR_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
 import { baseLabels, nodePlacement, projectContainer, serviceAccount, socketMount, socketVolume } from './render-base.js';
@@ -23,8 +24,7 @@ function argv(ctx: RenderContext, workers: number, args: string[]): string[] {
     '--port',
     String(GENERATOR_PORT),
     ...args,
-    // SPIRE: ready only once an SVID was fetched (the registration entry reaches the agent in ~10 s).
-    ...(ctx.variant.kind === 'spire' ? ['--probe-timeout', '120s'] : []),
+    ...clusterAgent(ctx.variant.kind).generatorArgs,
   ];
 }
 

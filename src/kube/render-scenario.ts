@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Scenario } from '../scenario/index.js';
+import { clusterAgent } from './cluster-agent.js';
 import { manifestProblems } from './manifest-checks.js';
 import { namespaceName } from './names.js';
 import type { KubeObject, RenderContext } from './objects.js';
@@ -60,7 +61,8 @@ export function kindVariants(s: Scenario, opts: RenderOptions): KindVariant[] {
   const images = { ...DEFAULT_IMAGES, ...opts.images };
   const spire = { serverImage: images.spireServer, agentImage: images.spireAgent };
   const variants = adaptScenario(s, spire);
-  if (opts.withSpire && !variants.some((v) => v.kind === 'spire')) {
+  // --spire adds a SPIRE variant unless one already runs SPIRE.
+  if (opts.withSpire && !variants.some((v) => clusterAgent(v.kind).spireImages)) {
     const like = variants[0]!;
     variants.push(spireVariant(like, spire, like.rateLimits));
   }

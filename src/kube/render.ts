@@ -1,16 +1,14 @@
 // Everything one variant run applies, in apply order, and its YAML form for `attestorm kind render`.
 import { stringify } from 'yaml';
+import { clusterAgent } from './cluster-agent.js';
 import type { KubeObject, RenderContext } from './objects.js';
-import { renderReferenceAgent } from './render-agent-reference.js';
-import { renderSpire } from './render-agent-spire.js';
 import { renderNamespace } from './render-base.js';
 import { renderGenerators } from './render-generators.js';
 import { renderMemorySampler } from './render-memory-sampler.js';
 
 /** Agent side (namespace, RBAC, agent, and the memory sampler where asked) — applied and waited for before the generators. */
 export function renderAgentSide(ctx: RenderContext): KubeObject[] {
-  const agent = ctx.variant.kind === 'spire' ? renderSpire(ctx) : renderReferenceAgent(ctx);
-  return [renderNamespace(ctx), ...agent, ...(ctx.memorySampler ? renderMemorySampler(ctx) : [])];
+  return [renderNamespace(ctx), ...clusterAgent(ctx.variant.kind).render(ctx), ...(ctx.memorySampler ? renderMemorySampler(ctx) : [])];
 }
 
 export function renderVariant(ctx: RenderContext): KubeObject[] {

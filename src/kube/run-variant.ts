@@ -22,6 +22,7 @@ import {
 import { FaultScheduler, type FaultEvent } from '../fault/index.js';
 import type { LoadSampleWithBystanders } from '../load/index.js';
 import { sleep } from '../util/index.js';
+import { clusterAgent } from './cluster-agent.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
 import type { RenderContext } from './objects.js';
 import { loadPod, renderGenerators } from './render-generators.js';
@@ -40,7 +41,6 @@ import { podMetricsSampler } from './sampler-pod-metrics.js';
 import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from './variant.js';
-import { createGeneratorEntry } from './spire-entries.js';
 import { placeFillerPods } from './filler-pods.js';
 import { waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
@@ -201,8 +201,7 @@ class ClusterRepetition {
       this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
     if (this.podMemory && this.tracker.podUid && this.tracker.containerID) await this.podMemory.follow(this.tracker.podUid, this.tracker.containerID);
-    // SPIRE: the generators need an entry; their pods report ready only once an SVID was fetched.
-    if (o.variant.kind === 'spire') await createGeneratorEntry(o.kc, ctx, facts.nodes[0]!.uid);
+    await clusterAgent(o.variant.kind).beforeLoad?.(o.kc, ctx, facts);
     return true;
   }
 
@@ -269,7 +268,7 @@ class ClusterRepetition {
   private startSamplers(): SamplerLoop {
     const { o } = this;
     const samplers: Sampler[] = o.nodeCgroup ? [this.memory] : [];
-    if (o.variant.kind === 'reference') samplers.push(this.metrics);
+    if (clusterAgent(o.variant.kind).servesMetrics) samplers.push(this.metrics);
     const loop = new SamplerLoop(samplers, this.writer, () => this.timeline.t());
     this.loop = loop;
     if (o.onSample) loop.onSample(o.onSample);

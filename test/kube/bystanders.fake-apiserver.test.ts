@@ -7,17 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateVariant, parseScenario, stormLoadDriver, type Scenario } from '../../src/scenario/index.js';
-import {
-  adaptScenario,
-  loadKubeConfig,
-  namespaceName,
-  parseClusterTarget,
-  runVariantInCluster,
-  startGenerator,
-  type RunningGenerator,
-} from '../../src/kube/index.js';
+import { adaptScenario, namespaceName, type GeneratorOptions, type RunningGenerator } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { proxiedGenerator, runOnFake } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kube-bys-'));
 
@@ -60,10 +53,8 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     const variant = adaptScenario(s)[0]!;
     const runId = 'bys-1';
     const ns = namespaceName(runId, variant.name, 1);
-    const start = async (name: string, load: Parameters<typeof startGenerator>[0]['load']) => {
-      const g = await startGenerator({ podName: name, port: 0, host: '127.0.0.1', log: () => {}, load });
-      generators.push(g);
-      fake.proxies.set(`${ns}/${name}`, g.url);
+    const start = async (name: string, load: GeneratorOptions['load']) => {
+      generators.push(await proxiedGenerator(fake, ns, name, load));
     };
     await start('generator-0', { socket: agent.socketPath, workersPerPod: s.load.workersPerPod, deadlineMs: s.load.deadline, connection: 'per-call' });
     for (let i = 0; i < b.pods; i++) {
@@ -78,18 +69,7 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
       });
     }
     const runDir = join(dir, 'run');
-    const m = await runVariantInCluster({
-      kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml'))),
-      clusterName: 'fake',
-      scenario: s,
-      variant,
-      runId,
-      rep: 1,
-      runDir,
-      dirName: 'pre-attestation.r1',
-      nodeCgroup: null,
-      signal: new AbortController().signal,
-    });
+    const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc.yaml'), scenario: s, variant, runId, runDir });
     expect(m.error).toBeUndefined();
 
     // Applied as pods of their own, under their own role label.

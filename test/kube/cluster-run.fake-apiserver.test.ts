@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
-import { clusterRunOptions, loadKubeConfig, parseClusterTarget, startGenerator, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
+import { clusterRunOptions, startGenerator, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { fakeKubeConfig } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-cluster-run-'));
 const AGENT_UID = '5e6f7a8b-1111-4222-8333-944455556666';
@@ -75,7 +76,7 @@ describe('attestorm run --context: what results.json says about the cluster (fak
         agent: { memoryLimit: '64Mi', attestors: ['unix'] },
         load: { pods: 1, workersPerPod: 1, deadline: '200ms' },
       });
-      const kc = loadKubeConfig(parseClusterTarget({ context: 'local' }), fake.writeKubeconfig(join(dir, 'kc.yaml'), 'local'));
+      const kc = fakeKubeConfig(fake, join(dir, 'kc.yaml'), 'local');
       const cluster = { kc, target: { context: 'local', kindName: null }, clusterName: 'local', nodeCgroup: null, note: null };
       const outDir = join(dir, 'run');
       const outcome = await runScenario({ loaded, load: stormLoadDriver, command: 'attestorm run', render: false, outDir, ...clusterRunOptions(cluster) });

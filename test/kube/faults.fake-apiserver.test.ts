@@ -14,15 +14,13 @@ import {
   CLUSTER_FAULT_REFUSALS,
   clusterFaultProblems,
   clusterVersionProblems,
-  loadKubeConfig,
   namespaceName,
-  parseClusterTarget,
-  runVariantInCluster,
-  startGenerator,
+  type GeneratorOptions,
   type RunningGenerator,
 } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { proxiedGenerator, runOnFake } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kube-faults-'));
 
@@ -93,18 +91,7 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
     const fake = await new FakeApiServer({ nodeImages: ['attestorm:dev'], version: 'v1.32.0-fake' }).start();
     try {
       const s = scenario([{ at: '1s', for: '1s', action: 'memory-squeeze', to: '32Mi' }]);
-      const run = runVariantInCluster({
-        kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'old.yaml'))),
-        clusterName: 'fake',
-        scenario: s,
-        variant: adaptScenario(s)[0]!,
-        runId: 'old-1',
-        rep: 1,
-        runDir: join(dir, 'run-old'),
-        dirName: 'pre-attestation.r1',
-        nodeCgroup: null,
-        signal: new AbortController().signal,
-      });
+      const run = runOnFake(fake, { kubeconfig: join(dir, 'old.yaml'), scenario: s, runId: 'old-1', runDir: join(dir, 'run-old') });
       await expect(run).rejects.toThrow(
         "preflight (faults): faults[0] (memory-squeeze) needs in-place pod resize (the pod resize subresource, Kubernetes >= 1.33); the cluster's API server is v1.32.0-fake",
       );
@@ -128,10 +115,8 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
       const ns = namespaceName(runId, variant.name, 1);
       const b = s.load.bystanders!;
       // The processes the pods would run, behind the fake's pod proxy: the storm pod, its replacement, a bystander.
-      const start = async (name: string, load: Parameters<typeof startGenerator>[0]['load']) => {
-        const g = await startGenerator({ podName: name, port: 0, host: '127.0.0.1', log: () => {}, load });
-        generators.push(g);
-        fake.proxies.set(`${ns}/${name}`, g.url);
+      const start = async (name: string, load: GeneratorOptions['load']) => {
+        generators.push(await proxiedGenerator(fake, ns, name, load));
       };
       for (const name of ['generator-0', 'generator-c1'])
         await start(name, { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200, connection: 'per-call' });
@@ -139,18 +124,7 @@ describe('mapped faults in a cluster run (fake API server, real agent, real gene
       for (const pod of ['agent-fake1', 'agent-fake2', 'agent-fake3']) fake.proxies.set(`${ns}/${pod}`, agent.agent.metricsUrl!.replace(/\/metrics$/, ''));
 
       const runDir = join(dir, 'run');
-      const m = await runVariantInCluster({
-        kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml'))),
-        clusterName: 'fake',
-        scenario: s,
-        variant,
-        runId,
-        rep: 1,
-        runDir,
-        dirName: 'pre-attestation.r1',
-        nodeCgroup: null,
-        signal: new AbortController().signal,
-      });
+      const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc.yaml'), scenario: s, variant, runId, runDir });
       expect(m.error).toBeUndefined();
       const go = fake.requests.find((r) => r.includes('/proxy/go-'))!;
       const t0 = Number(/go-(\d+)-/.exec(go)![1]);

@@ -7,19 +7,10 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/index.js';
 import { DEFAULT_NODE_PODS } from '../../src/sandbox/options.js';
-import {
-  applyObjects,
-  fillerCount,
-  kindVariant,
-  loadKubeConfig,
-  manifestProblems,
-  parseClusterTarget,
-  placeFillerPods,
-  renderContext,
-  renderFillerPods,
-} from '../../src/kube/index.js';
+import { applyObjects, fillerCount, kindVariant, manifestProblems, placeFillerPods, renderContext, renderFillerPods } from '../../src/kube/index.js';
 import { renderNamespace } from '../../src/kube/render-base.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { fakeKubeConfig } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-filler-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -57,7 +48,7 @@ describe('filler pods', () => {
   it('are placed and waited for until the kubelet lists every one as rejected', async () => {
     const fake = await new FakeApiServer().start();
     try {
-      const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml')));
+      const kc = fakeKubeConfig(fake, join(dir, 'kc.yaml'));
       const ctx = ctxFor({ attestors: ['k8s'], kubelet: { fillerPods: 12 } });
       await applyObjects(kc, [renderNamespace(ctx)]);
       const r = await placeFillerPods(kc, ctx, 'fake-control-plane', new AbortController().signal, 10_000);

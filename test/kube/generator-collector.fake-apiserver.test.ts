@@ -7,9 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GeneratorCollector, loadKubeConfig, parseClusterTarget, type GeneratorParts } from '../../src/kube/index.js';
+import { GeneratorCollector, type GeneratorParts } from '../../src/kube/index.js';
 import type { IntervalData } from '../../src/load/index.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { fakeKubeConfig } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kube-collector-'));
 let fake: FakeApiServer;
@@ -47,7 +48,7 @@ afterAll(async () => {
 
 describe('generator collector', () => {
   it('keeps every part of a second, and emits a second only once the pod says it is complete', async () => {
-    const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'kc.yaml')));
+    const kc = fakeKubeConfig(fake, join(dir, 'kc.yaml'));
     const c = new GeneratorCollector(kc, 'ns1', ['generator-0']);
     parts.push(part(0, 3));
     await c.pull();

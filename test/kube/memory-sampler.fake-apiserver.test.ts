@@ -8,18 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateVariant, parseScenario, stormLoadDriver, type Scenario } from '../../src/scenario/index.js';
-import {
-  adaptScenario,
-  loadKubeConfig,
-  namespaceName,
-  parseClusterTarget,
-  runVariantInCluster,
-  startGenerator,
-  startMemorySampler,
-  type RunningGenerator,
-} from '../../src/kube/index.js';
+import { adaptScenario, namespaceName, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
+import { proxiedGenerator, runOnFake } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kube-mem-'));
 const AGENT_UID = '3c4d5e6f-1111-4222-8333-944455556666';
@@ -49,15 +41,7 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
   });
 
   const generator = async (fake: FakeApiServer, ns: string) => {
-    const g = await startGenerator({
-      podName: 'generator-0',
-      port: 0,
-      host: '127.0.0.1',
-      log: () => {},
-      load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 },
-    });
-    generators.push(g);
-    fake.proxies.set(`${ns}/generator-0`, g.url);
+    generators.push(await proxiedGenerator(fake, ns, 'generator-0', { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 }));
   };
 
   it('applies the sampler, follows the agent container across a restart, writes its readings and the peak', async () => {
@@ -100,18 +84,7 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
         return [first, second];
       })();
       const runDir = join(dir, 'run');
-      const m = await runVariantInCluster({
-        kc: loadKubeConfig(parseClusterTarget({ context: 'other' }), fake.writeKubeconfig(join(dir, 'kc.yaml'), 'other')),
-        clusterName: 'other',
-        scenario: s,
-        variant,
-        runId,
-        rep: 1,
-        runDir,
-        dirName: 'pre-attestation.r1',
-        nodeCgroup: null,
-        signal: new AbortController().signal,
-      });
+      const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc.yaml'), context: 'other', clusterName: 'other', scenario: s, variant, runId, runDir });
       const [first, second] = await kubelet;
       expect(fake.applies.some((a) => a.kind === 'Pod' && a.name === 'memory-sampler')).toBe(true);
       const targets = fake.requests
@@ -147,18 +120,7 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
       const ns = namespaceName(runId, variant.name, 1);
       await generator(fake, ns); // the sampler pod is applied but nothing answers behind its proxy
       const runDir = join(dir, 'run-none');
-      const m = await runVariantInCluster({
-        kc: loadKubeConfig(parseClusterTarget({ context: 'other' }), fake.writeKubeconfig(join(dir, 'kc2.yaml'), 'other')),
-        clusterName: 'other',
-        scenario: s,
-        variant,
-        runId,
-        rep: 1,
-        runDir,
-        dirName: 'pre-attestation.r1',
-        nodeCgroup: null,
-        signal: new AbortController().signal,
-      });
+      const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc2.yaml'), context: 'other', clusterName: 'other', scenario: s, variant, runId, runDir });
       expect(m.counts.ok + m.counts.rateLimited + m.counts.error + m.counts.deadlineExceeded).toBeGreaterThan(0);
       expect(m.peakMemoryBytes).toBeNull();
       expect(m.peakSource).toBe('unmeasured');

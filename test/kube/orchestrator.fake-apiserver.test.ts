@@ -15,12 +15,11 @@ import {
   preflight,
   renderContext,
   renderVariant,
-  runVariantInCluster,
-  startGenerator,
   type RunningGenerator,
 } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
+import { fakeKubeConfig, proxiedGenerator, runOnFake } from './support.js';
 
 const PROJECT_IMAGE = 'attestorm:dev';
 const AGENT_UID = '7d2f1c3a-1111-4222-8333-944455556666';
@@ -91,20 +90,7 @@ describe('preflight error paths, each naming its step', () => {
   it('a locally built image that is not on the node: names `kind load`, applies nothing', async () => {
     const fake = await new FakeApiServer({ nodeImages: [] }).start();
     try {
-      const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'img.yaml')));
-      const s = scenario();
-      const run = runVariantInCluster({
-        kc,
-        clusterName: 'fake',
-        scenario: s,
-        variant: adaptScenario(s)[0]!,
-        runId: 'img-1',
-        rep: 1,
-        runDir: join(dir, 'run-img'),
-        dirName: 'pre-attestation.r1',
-        nodeCgroup: null,
-        signal: new AbortController().signal,
-      });
+      const run = runOnFake(fake, { kubeconfig: join(dir, 'img.yaml'), scenario: scenario(), runId: 'img-1', runDir: join(dir, 'run-img') });
       await expect(run).rejects.toThrow(
         /^preflight \(images\): image attestorm:dev is built locally and is not on node fake-control-plane: .*kind load docker-image attestorm:dev/,
       );
@@ -118,7 +104,7 @@ describe('preflight error paths, each naming its step', () => {
     const digest = `docker.io/library/attestorm@sha256:${'c'.repeat(64)}`;
     const fake = await new FakeApiServer({ nodeImages: [[`docker.io/library/${PROJECT_IMAGE}`, digest]] }).start();
     try {
-      const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'pull.yaml')));
+      const kc = fakeKubeConfig(fake, join(dir, 'pull.yaml'));
       const s = scenario();
       const ctx = renderContext(
         s,
@@ -138,21 +124,13 @@ describe('preflight error paths, each naming its step', () => {
   it('an agent stuck pulling its image fails the run by name and the namespace is still deleted', async () => {
     const fake = await new FakeApiServer({ nodeImages: [PROJECT_IMAGE], agentStart: 'image-pull-backoff' }).start();
     try {
-      const kc = loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'stuck.yaml')));
-      const s = scenario();
       const ns = namespaceName('stuck-1', 'pre-attestation', 1);
       await expect(
-        runVariantInCluster({
-          kc,
-          clusterName: 'fake',
-          scenario: s,
-          variant: adaptScenario(s)[0]!,
+        runOnFake(fake, {
+          kubeconfig: join(dir, 'stuck.yaml'),
+          scenario: scenario(),
           runId: 'stuck-1',
-          rep: 1,
           runDir: join(dir, 'run-stuck'),
-          dirName: 'pre-attestation.r1',
-          nodeCgroup: null,
-          signal: new AbortController().signal,
           timeouts: { agentReadyMs: 10_000 },
         }),
       ).rejects.toThrow(`agent pod in ${ns} cannot start: ImagePullBackOff: Back-off pulling image "attestorm:dev"`);
@@ -187,17 +165,15 @@ describe('a variant run against the fake API server, with a real agent and real 
     const runId = 'full-1';
     const ns = namespaceName(runId, variant.name, 1);
     // The real generator processes the fake's pod proxy forwards to (what the pods would run).
-    for (let i = 0; i < s.load.pods; i++) {
-      const g = await startGenerator({
-        podName: `generator-${i}`,
-        port: 0,
-        host: '127.0.0.1',
-        log: () => {},
-        load: { socket: agent.socketPath, workersPerPod: s.load.workersPerPod, deadlineMs: 200, connection: 'per-call' },
-      });
-      generators.push(g);
-      fake.proxies.set(`${ns}/generator-${i}`, g.url);
-    }
+    for (let i = 0; i < s.load.pods; i++)
+      generators.push(
+        await proxiedGenerator(fake, ns, `generator-${i}`, {
+          socket: agent.socketPath,
+          workersPerPod: s.load.workersPerPod,
+          deadlineMs: 200,
+          connection: 'per-call',
+        }),
+      );
     // The agent's metrics endpoint (host network in the cluster), reached through the pod proxy too.
     fake.proxies.set(`${ns}/agent-fake1`, agent.agent.metricsUrl!.replace(/\/metrics$/, ''));
     // The agent pod's cgroup as the host sees it through the node container (v2 fixture).
@@ -258,17 +234,13 @@ describe('a variant run against the fake API server, with a real agent and real 
 
     const runDir = join(dir, 'run-full');
     const lines: string[] = [];
-    const m = await runVariantInCluster({
-      kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'full.yaml'))),
-      clusterName: 'fake',
+    const m = await runOnFake(fake, {
+      kubeconfig: join(dir, 'full.yaml'),
       scenario: s,
       variant,
       runId,
-      rep: 1,
       runDir,
-      dirName: 'pre-attestation.r1',
       nodeCgroup: { version: 'v2', dir: nodeDir },
-      signal: new AbortController().signal,
       onSample: (l) => lines.push(l.kind),
     });
     await kubelet;
@@ -344,17 +316,8 @@ describe('a variant run against the fake API server, with a real agent and real 
     const variant = adaptScenario(s)[0]!;
     const runId = 'abort-1';
     const ns = namespaceName(runId, variant.name, 1);
-    for (let i = 0; i < s.load.pods; i++) {
-      const g = await startGenerator({
-        podName: `generator-${i}`,
-        port: 0,
-        host: '127.0.0.1',
-        log: () => {},
-        load: { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 },
-      });
-      generators.push(g);
-      fake.proxies.set(`${ns}/generator-${i}`, g.url);
-    }
+    for (let i = 0; i < s.load.pods; i++)
+      generators.push(await proxiedGenerator(fake, ns, `generator-${i}`, { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 }));
     const ac = new AbortController();
     const released = (async () => {
       while (!fake.requests.some((r) => r.includes(`/namespaces/${ns}/`) && r.includes('/proxy/go-'))) await new Promise((r) => setTimeout(r, 50));
@@ -362,18 +325,7 @@ describe('a variant run against the fake API server, with a real agent and real 
       ac.abort();
     })();
     const runDir = join(dir, 'run-abort');
-    const m = await runVariantInCluster({
-      kc: loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, 'abort.yaml'))),
-      clusterName: 'fake',
-      scenario: { ...s, duration: 60_000 },
-      variant,
-      runId,
-      rep: 1,
-      runDir,
-      dirName: 'pre-attestation.r1',
-      nodeCgroup: null,
-      signal: ac.signal,
-    });
+    const m = await runOnFake(fake, { kubeconfig: join(dir, 'abort.yaml'), scenario: { ...s, duration: 60_000 }, variant, runId, runDir, signal: ac.signal });
     await released;
     expect(m.loadSeconds).toBeLessThan(30);
     expect(fake.requests.filter((r) => r.includes(`/namespaces/${ns}/`) && r.endsWith('/proxy/stop'))).toHaveLength(2);

@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupCluster, loadKubeConfig, MANAGED_BY, MANAGER, parseClusterTarget, teardownVariant } from '../../src/kube/index.js';
+import { cleanupCluster, MANAGED_BY, MANAGER, teardownVariant } from '../../src/kube/index.js';
 import { FakeApiServer } from './fake-apiserver.js';
+import { fakeKubeConfig } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kube-teardown-'));
 let fake: FakeApiServer | undefined;
@@ -20,7 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function start(refuseDeletes: Record<string, number>, objects: Array<{ path: string; kind: string; name: string }>) {
   fake = await new FakeApiServer({ refuseDeletes }).start();
   for (const o of objects) fake.objects.set(o.path, { kind: o.kind, metadata: { name: o.name, labels: { [MANAGED_BY]: MANAGER } } });
-  return loadKubeConfig(parseClusterTarget({ context: 'kind-fake' }), fake.writeKubeconfig(join(dir, `kc-${Date.now()}.yaml`)));
+  return fakeKubeConfig(fake, join(dir, `kc-${Date.now()}.yaml`));
 }
 
 describe('a delete the API server refuses', () => {
