@@ -258,6 +258,13 @@ function shapeUnshown(self: VariantResult, expect: ExpectInput | undefined): str
   return agentFellBehind(self, expect?.maxRejectionLatency) ? 'agent fell behind its storm' : null;
 }
 
+/** A precondition that failed: the failures of the rules it underpins (all, or those named) become "not judged", their measured text kept. */
+function notJudged(rules: ExpectationResult[], why: string, only?: ReadonlySet<string>): ExpectationResult[] {
+  return rules.map((e) =>
+    e.verdict === 'failed' && (!only || only.has(e.name)) ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${why}): ${e.message}` } : e,
+  );
+}
+
 /** An OOM kill under the storm is the pile-up at its limit, whatever the last scrape before it saw. */
 const piledUp = (self: VariantResult, min: number) => self.oomKills > 0 || (self.peakInflightAttestations ?? -1) >= min;
 
@@ -283,7 +290,7 @@ function withIntensity(self: VariantResult, minOffered: number | undefined, rule
       : `storm too weak to judge: ${why}${limit ? ` (${limit.by === 'agent' ? 'the agent was at its CPU limit' : 'the machine was at its CPU limit'}: ${limit.detail})` : ''}`;
   const pre = result('minOfferedRps', minOffered, offered, 'inconclusive', offered === null ? 'none' : 'measured', headline);
   const tag = limit?.by === 'generator' ? 'storm limited by the generator' : 'storm too weak';
-  return [pre, ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${tag}): ${e.message}` } : e))];
+  return [pre, ...notJudged(rules, tag)];
 }
 
 /**
@@ -307,7 +314,7 @@ function withPileUp(self: VariantResult, min: number | undefined, rules: Expecta
       : `at most ${peak} attestations in flight at once, this variant's shape needs >= ${min}: the storm offered ${self.storm?.offeredRps != null ? rps(self.storm.offeredRps) : 'an unmeasured rate'}, ${stormConditions(self)}`;
   return [
     result('minInflightAttestations', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm too weak to pile up: ${why}`),
-    ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (no pile-up): ${e.message}` } : e)),
+    ...notJudged(rules, 'no pile-up'),
   ];
 }
 
@@ -315,7 +322,7 @@ function withPileUp(self: VariantResult, min: number | undefined, rules: Expecta
 const BACKLOG_RULES = new Set(['minAdmittedSuccess', 'minOkRps', 'maxErrorRps', 'maxPeakRatio', 'minPeakRatio']);
 
 /** Whether the agent fell behind its storm: it rejected nothing, or took longer than maxMs (median) to say no. */
-export function agentFellBehind(self: VariantResult, maxMs: number | undefined): boolean {
+function agentFellBehind(self: VariantResult, maxMs: number | undefined): boolean {
   if (maxMs === undefined || self.error) return false;
   const rejected = self.latency.rateLimited;
   return !rejected?.count || rejected.p50Ms > maxMs;
@@ -349,11 +356,7 @@ function withBacklog(self: VariantResult, maxMs: number | undefined, rules: Expe
       rejected?.count ? 'measured' : 'none',
       `agent fell behind its storm: ${why}`,
     ),
-    ...rules.map((e) =>
-      e.verdict === 'failed' && BACKLOG_RULES.has(e.name)
-        ? { ...e, verdict: 'inconclusive' as const, message: `not judged (agent fell behind its storm): ${e.message}` }
-        : e,
-    ),
+    ...notJudged(rules, 'agent fell behind its storm', BACKLOG_RULES),
   ];
 }
 
@@ -404,7 +407,7 @@ function withAgentCpu(self: VariantResult, minCores: number | undefined, rules: 
   const why = `the agent got ${agent.toFixed(2)} cores, this shape needs >= ${minCores}, on a saturated machine (${stormConditions(self)})`;
   return [
     result('minAgentCpuCores', minCores, agent, 'inconclusive', 'measured', `agent starved by its neighbours: ${why}`),
-    ...rules.map((e) => (e.verdict === 'failed' ? { ...e, verdict: 'inconclusive' as const, message: `not judged (agent starved): ${e.message}` } : e)),
+    ...notJudged(rules, 'agent starved'),
   ];
 }
 
