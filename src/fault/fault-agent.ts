@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Cgroup } from '../cgroup/index.js';
 import { formatMiB, sleep } from '../util/index.js';
 import { FaultNotApplied, type FaultStarter } from './action.js';
-import type { FaultTarget } from './target.js';
+import type { FaultTarget } from './fault-target.js';
 
 /** How long agent-kill waits for the agent to die (a SIGTERM'd agent drains its calls first). */
 const KILL_WAIT_MS = 10_000;

@@ -3,7 +3,7 @@
 import type { KubeletFaultControls } from '../sandbox/index.js';
 import { formatDuration } from '../util/index.js';
 import { FaultNotApplied, type FaultStarter } from './action.js';
-import type { FaultTarget } from './target.js';
+import type { FaultTarget } from './fault-target.js';
 
 function kubeletOf(target: FaultTarget): KubeletFaultControls {
   if (!target.kubelet) throw new FaultNotApplied('the target has no kubelet emulator');

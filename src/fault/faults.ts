@@ -6,7 +6,7 @@ import { FaultNotApplied, type StartedFault } from './action.js';
 import { FAULT_STARTERS } from './actions.js';
 import type { Fault } from './schema.js';
 import type { FaultRecord } from '../contract/index.js';
-import type { BystanderSecond, FaultEvent, FaultTarget } from './target.js';
+import type { BystanderSecond, FaultEvent, FaultTarget } from './fault-target.js';
 
 export interface FaultSchedulerOptions {
   faults: readonly Fault[];

@@ -6,7 +6,7 @@ export { builtinCapabilities, burstProblems, externalCapabilities, faultProblems
 export type { FaultCapabilities } from './problems.js';
 export { FaultScheduler } from './faults.js';
 export type { FaultSchedulerOptions } from './faults.js';
-export type { BystanderSecond, FaultEvent, FaultHandle, FaultStarters, FaultTarget } from './target.js';
+export type { BystanderSecond, FaultEvent, FaultHandle, FaultStarters, FaultTarget } from './fault-target.js';
 export { FaultNotApplied } from './action.js';
 export type { FaultStarter, StartedFault } from './action.js';
 export { probeAgentOnce, waitAgentAnswers } from './probe.js';

@@ -2,12 +2,12 @@
 // the pods of its own beside the agent, what the generators and the runner do for it. The renderer
 // and the runner ask here instead of naming a kind; a kind that runs in a cluster is one entry below.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, RenderContext } from './objects.js';
-import type { PreflightResult } from './preflight.js';
-import { renderReferenceAgent } from './render-agent-reference.js';
-import { renderSpire } from './render-agent-spire.js';
-import { createGeneratorEntry } from './spire-entries.js';
-import type { KindAgentKind } from './variant.js';
+import type { KubeObject, RenderContext } from './render/objects.js';
+import type { PreflightResult } from './host/preflight.js';
+import { renderReferenceAgent } from './render/agent-reference.js';
+import { renderSpire } from './render/agent-spire.js';
+import { createGeneratorEntry } from './host/spire-entries.js';
+import type { KindAgentKind } from './render/variant.js';
 
 export interface ClusterAgent {
   readonly kind: KindAgentKind;

@@ -3,7 +3,7 @@
 // text are plain HTML and readable without JavaScript; only the charts need it.
 import { stringify as toYaml } from 'yaml';
 import { resolvedWithDefaults } from './scenario-as-written.js';
-import type { ChartSpec } from './chart-configs.js';
+import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';

@@ -2,7 +2,7 @@
 // @napi-rs/canvas canvas at a fixed size, on white, with labels large enough to read at 1200×600.
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
-import type { ChartSpec } from './chart-configs.js';
+import type { ChartSpec } from './chart-kit.js';
 
 export const PNG_WIDTH = 1200;
 export const PNG_HEIGHT = 600;

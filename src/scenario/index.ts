@@ -21,6 +21,8 @@ export type { AgentHost, Platform, PlatformMeasurement } from './platform.js';
 export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
 export { faultRecordsOf, newMeasurement } from './measurement.js';
+export { closeMeasurement, openRepetitionRecord, runRepetitionSteps } from './repetition.js';
+export type { RepetitionFailures, RepetitionRecord, RepetitionSteps } from './repetition.js';
 export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
 export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';

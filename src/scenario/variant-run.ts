@@ -1,24 +1,24 @@
 // One repetition of one variant: sandbox and kubelet emulator, the agent under test (a target),
 // samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
 // marked on the timeline, and every agent death carries the phase it happened in.
-import { deathRecord, oomKillsOf } from './death-record.js';
+import { deathRecord } from './death-record.js';
 import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
-import { busyCores, CumulativeCpuSeries, loadAverage1m, NdjsonWriter, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
+import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
 import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
 import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
-import { sleep } from '../util/index.js';
 import type { RepMeasurement } from './aggregate.js';
-import { completeRejections, RejectionTotals } from './rejection-totals.js';
-import { Timeline } from './timeline.js';
+import { RejectionTotals } from './rejection-totals.js';
+import { closeMeasurement, openRepetitionRecord, runRepetitionSteps, type RepetitionRecord } from './repetition.js';
+import type { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
-import { faultRecordsOf, newMeasurement } from './measurement.js';
+import { faultRecordsOf } from './measurement.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
 
@@ -48,13 +48,9 @@ export interface VariantRunContext {
 }
 
 /** What one repetition holds while it runs; everything here is reaped by finishRepetition. */
-interface Repetition {
+interface Repetition extends RepetitionRecord {
   ctx: VariantRunContext;
-  dir: string;
   tmpDir: string;
-  writer: NdjsonWriter;
-  timeline: Timeline;
-  m: RepMeasurement;
   deaths: DeathRecord[];
   rejections: RejectionTotals;
   sandbox: Sandbox | null;
@@ -76,42 +72,27 @@ function notePeaks(m: RepMeasurement, line: MetricsSample & { spire?: { runtime?
   m.agentPeaks = { openConnections: up(m.agentPeaks?.openConnections, line.openConnections), goroutines: up(m.agentPeaks?.goroutines, goroutines) };
 }
 
+/** One repetition on this machine; a failure is kept as the measurement's error and the run goes on. */
 export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement> {
   const r = openRepetition(ctx);
-  const { timeline, m } = r;
-  try {
-    await startAgentAndPods(r);
-    await warmUp(r);
-    if (ctx.signal.aborted) return m;
-    await loadPhase(r);
-    return m;
-  } catch (err) {
-    if (!timeline.fixed) timeline.fix(Date.now());
-    m.error = (err as Error).message;
-    timeline.event('note', `variant run failed: ${(err as Error).message}`);
-    return m;
-  } finally {
-    await finishRepetition(r);
-  }
+  return runRepetitionSteps(r, ctx.scenario.warmup, ctx.signal, 'record', {
+    start: async () => {
+      await startAgentAndPods(r);
+      return true;
+    },
+    startSamplers: () => startSamplers(r),
+    storm: () => loadPhase(r),
+    finish: () => finishRepetition(r),
+  });
 }
 
-/** The repetition's folder, samples file, timeline and empty measurement. */
+/** The repetition's record (folder, samples file, timeline, empty measurement) and nothing started yet. */
 function openRepetition(ctx: VariantRunContext): Repetition {
-  const dirName = variantDirName(ctx.variant.name, ctx.rep);
-  const dir = join(ctx.runDir, dirName);
-  mkdirSync(dir, { recursive: true });
-  const writer = new NdjsonWriter(join(dir, 'samples.ndjson'));
-  const timeline = new Timeline((line: SampleLine) => {
-    writer.write(line);
-    ctx.onSample?.(line);
-  });
+  const record = openRepetitionRecord(ctx.runDir, variantDirName(ctx.variant.name, ctx.rep), ctx.variant.agent.memoryLimit ?? 0, ctx.onSample);
   return {
+    ...record,
     ctx,
-    dir,
     tmpDir: join(tempRoot(), ctx.runId),
-    writer,
-    timeline,
-    m: newMeasurement(dirName, ctx.variant.agent.memoryLimit ?? 0),
     deaths: [],
     rejections: new RejectionTotals(),
     sandbox: null,
@@ -177,12 +158,9 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
   ctx.onDescribe?.(target.describe());
 }
 
-/** Samplers start; the warm-up passes (cut short by an interrupt). */
-async function warmUp(r: Repetition): Promise<void> {
+/** The target's samplers into the samples file (as the warm-up begins), and what the repetition takes from their lines. */
+function startSamplers(r: Repetition): void {
   const { ctx, timeline, m } = r;
-  // Until the load starts, t counts toward the planned start (negative during warm-up).
-  timeline.fix(Date.now() + ctx.scenario.warmup);
-  timeline.enter('warmup');
   const loop = (r.loop = new SamplerLoop(r.target!.samplers(), r.writer, () => timeline.t()));
   loop.onSample((line) => {
     ctx.onSample?.(line);
@@ -197,8 +175,6 @@ async function warmUp(r: Repetition): Promise<void> {
     }
   });
   loop.start();
-  timeline.event('warmup-start');
-  await sleep(ctx.scenario.warmup, ctx.signal);
 }
 
 /** The load through the LoadDriver, the faults from the calls' start, and the load's figures. */
@@ -301,19 +277,16 @@ async function finishRepetition(r: Repetition): Promise<void> {
     for (const [name, e] of Object.entries(m.samplerErrors)) timeline.event('note', `sampler ${name} failed ${e.count}× (first: ${e.first})`);
   }
   if (target) recordAgentFigures(r, target);
-  m.deaths = r.deaths;
-  // The generator's count (storm and bystanders) is complete; the scrapes only give key types.
-  m.rejectionsByKeyType = completeRejections(r.rejections.scraped(), m.counts.rateLimited + (m.bystanders?.totals.rateLimited ?? 0));
+  closeMeasurement(m, r.deaths, r.rejections.scraped());
   r.writer.close();
   if (m.podList && r.sandbox) m.podList.maxBytes = Math.max(m.podList.bytes, r.sandbox.kubelet.stats().maxDocumentBytes);
   await r.sandbox?.close().catch(() => {});
   await target?.release?.();
 }
 
-/** OOM kills, restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */
+/** Restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */
 function recordAgentFigures(r: Repetition, target: AgentTarget): void {
   const { m, timeline, loop } = r;
-  m.oomKills = oomKillsOf(r.deaths);
   m.restarts = target.restarts;
   // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
   let kernelPeak: number | null = null;

@@ -54,6 +54,46 @@ export function validateSweep(o: Pick<SweepOptions, 'base' | 'vary' | 'variants'
   if (problems.length) throw new ConfigError([...new Set(problems)]);
 }
 
+/** Bisects each variant's OOM boundary between --find-oom's low and high, run by run, until within the resolution. */
+async function findOomBoundaries(
+  o: SweepOptions,
+  findOom: NonNullable<SweepOptions['findOom']>,
+  runAt: (value: string, variants: string[] | undefined, planned: number) => Promise<SweepPoint[]>,
+  interrupted: () => boolean,
+  log: (line: string) => void,
+): Promise<void> {
+  const names = o.variants ?? o.base.scenario.variants.map((v) => v.name);
+  const unit = /^-?\d+(?:\.\d+)?([A-Za-z]*)$/.exec(findOom.low)?.[1] ?? '';
+  const scale = unit ? numericValue(`1${unit}`)! : 1;
+  for (const name of names) {
+    const killedAt = async (n: number): Promise<boolean | null> => {
+      const pts = await runAt(`${n}${unit}`, [name], 0);
+      const p = pts.find((x) => x.variant === name);
+      return p && !p.error ? p.oomKills > 0 : null;
+    };
+    let lo = numericValue(findOom.low)! / scale;
+    let hi = numericValue(findOom.high)! / scale;
+    const atLo = await killedAt(lo);
+    if (interrupted()) break;
+    const atHi = await killedAt(hi);
+    if (interrupted()) break;
+    if (atLo === null || atHi === null || atLo === atHi) {
+      log(`sweep: ${name}: the OOM outcome is the same at ${findOom.low} and ${findOom.high} (or a run failed): no boundary in that range`);
+      continue;
+    }
+    // Invariant: the outcome at lo is atLo, at hi the other one; halve until within the resolution.
+    while (hi - lo > findOom.resolution && !interrupted()) {
+      const mid = Math.round((lo + hi) / 2);
+      if (mid === lo || mid === hi) break;
+      const k = await killedAt(mid);
+      if (k === null) break;
+      if (k === atLo) lo = mid;
+      else hi = mid;
+    }
+    log(`sweep: ${name}: OOM outcome changes between ${lo}${unit} and ${hi}${unit}`);
+  }
+}
+
 export async function runSweep(o: SweepOptions): Promise<SweepResult> {
   validateSweep(o);
   const log = o.log ?? ((l: string) => process.stderr.write(`${l}\n`));
@@ -118,38 +158,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       if (interrupted()) break;
       await runAt(v, o.variants, o.vary.values.length);
     }
-  } else {
-    const names = o.variants ?? o.base.scenario.variants.map((v) => v.name);
-    const unit = /^-?\d+(?:\.\d+)?([A-Za-z]*)$/.exec(o.findOom.low)?.[1] ?? '';
-    const scale = unit ? numericValue(`1${unit}`)! : 1;
-    for (const name of names) {
-      const killedAt = async (n: number): Promise<boolean | null> => {
-        const pts = await runAt(`${n}${unit}`, [name], 0);
-        const p = pts.find((x) => x.variant === name);
-        return p && !p.error ? p.oomKills > 0 : null;
-      };
-      let lo = numericValue(o.findOom.low)! / scale;
-      let hi = numericValue(o.findOom.high)! / scale;
-      const atLo = await killedAt(lo);
-      if (interrupted()) break;
-      const atHi = await killedAt(hi);
-      if (interrupted()) break;
-      if (atLo === null || atHi === null || atLo === atHi) {
-        log(`sweep: ${name}: the OOM outcome is the same at ${o.findOom.low} and ${o.findOom.high} (or a run failed): no boundary in that range`);
-        continue;
-      }
-      // Invariant: the outcome at lo is atLo, at hi the other one; halve until within the resolution.
-      while (hi - lo > o.findOom.resolution && !interrupted()) {
-        const mid = Math.round((lo + hi) / 2);
-        if (mid === lo || mid === hi) break;
-        const k = await killedAt(mid);
-        if (k === null) break;
-        if (k === atLo) lo = mid;
-        else hi = mid;
-      }
-      log(`sweep: ${name}: OOM outcome changes between ${lo}${unit} and ${hi}${unit}`);
-    }
-  }
+  } else await findOomBoundaries(o, o.findOom, runAt, interrupted, log);
   result.status = interrupted() ? 'interrupted' : 'complete';
   result.endedAt = new Date().toISOString();
   write(o.outDir, result);

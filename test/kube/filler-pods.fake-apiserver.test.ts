@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/index.js';
 import { DEFAULT_NODE_PODS } from '../../src/sandbox/options.js';
 import { applyObjects, fillerCount, kindVariant, manifestProblems, placeFillerPods, renderContext, renderFillerPods } from '../../src/kube/index.js';
-import { renderNamespace } from '../../src/kube/render-base.js';
+import { renderNamespace } from '../../src/kube/render/base.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { fakeKubeConfig } from './support.js';
 

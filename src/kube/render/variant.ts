@@ -1,0 +1,151 @@
+// What kind mode needs to know about one variant, independent of the scenario file's shape: the
+// renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
+// the scenario's variants (reference and spire agents; an external agent lives on this machine).
+import type { Scenario, Variant } from '../../scenario/index.js';
+import { spireLimiter, targetKind, type KubeletEmulation } from '../../target/index.js';
+
+export type KindAgentKind = 'reference' | 'spire';
+export type KindPlacement = 'pre-attestation' | 'post-attestation' | 'disabled';
+
+export interface SpireImages {
+  serverImage: string;
+  agentImage: string;
+}
+
+export interface KindLoad {
+  pods: number;
+  workersPerPod: number;
+  durationMs: number;
+  warmupMs: number;
+  /** The generator's own flags (connection, deadline, retry, methods, client, rate, audience). */
+  generatorArgs: string[];
+  /** load.bystanders: pods of their own running the same generator process with their settings; null without. */
+  bystanders: KindBystanders | null;
+}
+
+export interface KindBystanders {
+  pods: number;
+  workersPerPod: number;
+  /** same: the storm pods' uid; own: a uid of their own (an os-uid limiter key tells them apart). */
+  uid: 'same' | 'own';
+  /** The generator's flags with the bystander settings (one method, open-loop rate, own deadline and retry). */
+  generatorArgs: string[];
+}
+
+export interface KindVariant {
+  /** DNS-1123 label: part of the namespace name. */
+  name: string;
+  kind: KindAgentKind;
+  memoryLimitBytes: number;
+  placement: KindPlacement | null;
+  key: string | null;
+  rateLimits: Record<string, number>;
+  /** Reference agent: its config YAML object (socket, kubelet and metrics are set by the renderer). */
+  referenceConfig?: Record<string, unknown>;
+  spire?: SpireImages;
+  /** agent.kubelet.fillerPods: the node's other pods (filler pods bound to the agent's node); null: up to a full node. */
+  fillerPods: number | null;
+  /** agent.kubelet settings of the local emulator a cluster's real kubelet does not take, each as "key value". */
+  kubeletNotApplied: string[];
+}
+
+export interface KindImages {
+  /** The project's image (reference agent, generator pods). */
+  project: string;
+  spireServer: string;
+  spireAgent: string;
+}
+
+export const DEFAULT_IMAGES: KindImages = {
+  project: 'attestorm:dev',
+  spireServer: 'ghcr.io/spiffe/spire-server:1.13.3',
+  spireAgent: 'ghcr.io/spiffe/spire-agent:1.13.3',
+};
+
+/** Where the agent's socket lives on the node and in every pod that mounts the shared directory. */
+export const SOCKET_DIR = '/run/attestorm/sockets';
+export const SOCKET_FILE = 'agent.sock';
+
+/** Generator flags from the scenario's load block: the same keys `attestorm load` takes. */
+export function generatorArgs(s: Scenario): string[] {
+  const l = s.load;
+  const args = ['--connection', l.connection, '--client', l.client, '--deadline', `${l.deadline}ms`, '--retry', l.retry, '--audience', l.audience];
+  for (const [m, w] of Object.entries(l.methods)) args.push('--method', `${m}=${w}`);
+  if (l.rate !== undefined) args.push('--rate', String(l.rate));
+  return args;
+}
+
+/** Generator flags for the bystander pods: the storm's client and audience, everything else their own. */
+export function bystanderArgs(s: Scenario): string[] | null {
+  const b = s.load.bystanders;
+  if (!b) return null;
+  return [
+    '--connection',
+    b.connection,
+    '--client',
+    s.load.client,
+    '--deadline',
+    `${b.deadline}ms`,
+    '--retry',
+    b.retry,
+    '--audience',
+    s.load.audience,
+    '--method',
+    `${b.method}=1`,
+    '--rate',
+    String(b.rate),
+  ];
+}
+
+export function kindLoad(s: Scenario): KindLoad {
+  const b = s.load.bystanders;
+  return {
+    pods: s.load.pods,
+    workersPerPod: s.load.workersPerPod,
+    durationMs: s.duration,
+    warmupMs: s.warmup,
+    generatorArgs: generatorArgs(s),
+    bystanders: b ? { pods: b.pods, workersPerPod: b.workersPerPod, uid: b.uid, generatorArgs: bystanderArgs(s)! } : null,
+  };
+}
+
+/** The kubelet emulator's settings that differ from its defaults: a cluster's kubelet is the real one. */
+function kubeletNotApplied(k: KubeletEmulation): string[] {
+  const out: string[] = [];
+  if (k.latency) out.push(`latency ${k.latency} ms`);
+  if (k.serviceTime) out.push(`serviceTime ${k.serviceTime} ms`);
+  if (k.failureRate) out.push(`failureRate ${k.failureRate}`);
+  if (k.visibilityDelay) out.push(`visibilityDelay ${k.visibilityDelay} ms`);
+  if (k.tls) out.push('tls true');
+  if (k.token !== undefined) out.push('token (set)');
+  if (k.podList) out.push(`podList ${JSON.stringify(k.podList)} (the node's pods are its own, plus filler pods: agent.kubelet.fillerPods)`);
+  return out;
+}
+
+/** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
+export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
+  // The kind says how it runs in a cluster (or why it cannot, as a ConfigError naming the variant).
+  const spec = targetKind(v.agent.kind).cluster(v.agent, v.name, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250' });
+  const kubelet = targetKind(v.agent.kind).kubelet(v.agent);
+  // Only a SPIRE agent's renderer reads the SPIRE images.
+  return { name: v.name, ...spec, kind: spec.kind as KindAgentKind, spire: images, kubeletNotApplied: kubelet ? kubeletNotApplied(kubelet) : [] };
+}
+
+/** Every variant of a scenario as kind mode runs it; an external variant is a ConfigError naming it. */
+export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] {
+  return s.variants.map((v) => kindVariant(v, images));
+}
+
+/** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
+export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
+  return {
+    name,
+    kind: 'spire',
+    memoryLimitBytes: like.memoryLimitBytes,
+    ...spireLimiter(rateLimits),
+    rateLimits,
+    spire: images,
+    fillerPods: like.fillerPods,
+    kubeletNotApplied: like.kubeletNotApplied,
+  };
+}

@@ -1,0 +1,90 @@
+// What every chart definition shares: the chart ids, the spec both renderers take, the colours
+// (colour-blind safe; a variant keeps its colour across charts) and the dataset and axis options.
+import type { ChartConfiguration } from 'chart.js';
+import type { SeriesLine } from './report-model.js';
+
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'latency' | 'rejections';
+
+export interface ChartSpec {
+  id: ChartId;
+  title: string;
+  /** Unit shown in tooltips ("MiB", "calls/s", "ms", ...). */
+  unit: string;
+  /** What the chart shows, in words, for figcaptions, alt text and readers without JavaScript. */
+  description: string;
+  config: ChartConfiguration;
+}
+
+// Colour-blind-safe hues (Okabe–Ito), one per placement so a placement keeps its colour on every chart.
+const PLACEMENT_COLORS: Record<string, string> = {
+  'pre-attestation': '#009E73',
+  'post-attestation': '#E69F00',
+  disabled: '#CC79A7',
+};
+export const FALLBACK_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000'];
+// Variants named otherwise take these in order of appearance (the rest of Okabe–Ito, then Tol's muted).
+const VARIANT_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000', '#882255', '#44AA99', '#999933', '#F0E442', '#332288', '#AA4499'];
+export const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
+/** Later runs in a comparison are dashed so that runs differ while placements keep their hue. */
+const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
+
+export type ColorOf = (name: string) => string;
+
+/**
+ * One colour per variant across every chart of a report: the placements' own hues for variants
+ * named after them, the others a colour each in order of first appearance.
+ */
+export function variantPalette(names: Iterable<string>): ColorOf {
+  const assigned = new Map<string, string>();
+  let next = 0;
+  const colorOf = (name: string): string => {
+    let c = assigned.get(name) ?? PLACEMENT_COLORS[name];
+    if (c === undefined) {
+      c = VARIANT_COLORS[next++ % VARIANT_COLORS.length]!;
+      assigned.set(name, c);
+    }
+    return c;
+  };
+  for (const n of names) colorOf(n);
+  return colorOf;
+}
+
+export function lineDataset(colorOf: ColorOf, s: SeriesLine, extra: Record<string, unknown> = {}) {
+  return {
+    label: s.label,
+    data: s.points,
+    borderColor: colorOf(s.placement),
+    backgroundColor: colorOf(s.placement),
+    borderWidth: 2,
+    borderDash: RUN_DASHES[s.runIndex % RUN_DASHES.length],
+    pointRadius: 0,
+    pointHitRadius: 6,
+    pointStyle: 'line',
+    tension: 0,
+    ...extra,
+  };
+}
+
+export function timeOptions(title: string, yTitle: string, range: { min: number; max: number } | null) {
+  // Pin the axis to the data so Chart.js does not pad it out to the next round tick.
+  // No ticks at the pinned ends: they crowd the round ticks next to them ("30 31").
+  const x = {
+    type: 'linear',
+    title: { display: true, text: 'seconds since the calls started (negative: pods starting, warm-up)' },
+    ticks: { includeBounds: false },
+    ...(range ? { min: range.min, max: range.max } : {}),
+  };
+  return {
+    parsing: false,
+    normalized: true,
+    interaction: { mode: 'nearest', axis: 'x', intersect: false },
+    plugins: { title: { display: true, text: title }, legend: { position: 'bottom' } },
+    scales: { x, y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+  };
+}
+
+/** Legend keys drawn as each dataset's point style, so an OOM kill shows as the × it is on the chart. */
+export function withPointLegend<T extends { plugins: { legend: Record<string, unknown> } }>(options: T): T {
+  options.plugins.legend = { ...options.plugins.legend, labels: { usePointStyle: true } };
+  return options;
+}
