@@ -44,9 +44,11 @@ describe('agent.close()', () => {
     stream.on('error', () => {});
     await new Promise<void>((resolve) => stream.once('data', () => resolve()));
 
-    // A call parked in attestation: the kubelet holds its answer.
+    // A call parked in attestation: the kubelet holds its answer. Its attestation must fetch anew:
+    // a list fetched less than a poll interval (10 ms) before — the stream's — would be reused.
     const defaultHandler = kubelet.handler;
     kubelet.handler = (_req, res) => void held.push(res);
+    await new Promise((r) => setTimeout(r, 50));
     const inflight = unary<object, { svids: { spiffe_id: string }[] }>(c, 'FetchJWTSVID', { audience: ['a'] });
     for (let i = 0; i < 500 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(held.length).toBe(1);
