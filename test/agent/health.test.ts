@@ -184,7 +184,9 @@ describe('grpc.health.v1.Health on the Workload API socket', () => {
         async (t) => {
           for (const c of callers) c.send();
           const inflight = () => scrape(t.agent.metricsUrl!, 'workload_api_attestations_inflight');
-          for (let i = 0; i < 500 && (await inflight()) < N; i++) await new Promise((r) => setTimeout(r, 10));
+          // Parked: every attestation in flight and the kubelet holding the pod-list request they wait on
+          // (counted in flight before that request has reached it).
+          for (let i = 0; i < 500 && ((await inflight()) < N || held.length === 0); i++) await new Promise((r) => setTimeout(r, 10));
           expect(await inflight()).toBe(N);
           expect(held.length).toBeGreaterThan(0);
           expect(await check(t.socketPath)).toEqual({ status: 'SERVING' });
