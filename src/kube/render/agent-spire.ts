@@ -3,7 +3,7 @@
 // network, the k8s workload attestor against the real kubelet), memory requests = limits.
 import { clusterScopedName } from './names.js';
 import { meta, quantity, type KubeObject, type RenderContext } from './objects.js';
-import { baseLabels, clusterRoleFor, nodePlacement, serviceAccount, socketMount, socketVolume } from './base.js';
+import { agentDaemonSet, baseLabels, clusterRoleFor, nodePlacement, serviceAccount, socketMount, socketVolume } from './base.js';
 import { AGENT_NAME } from './agent-reference.js';
 import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
 
@@ -211,49 +211,33 @@ function spireAgent(ctx: RenderContext): KubeObject[] {
       { apiGroups: [''], resources: ['pods', 'nodes', 'nodes/proxy'], verbs: ['get'] },
     ]),
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(ctx, 'spire-agent-config', l), data: { 'agent.conf': spireAgentConf(ctx) } },
-    {
-      apiVersion: 'apps/v1',
-      kind: 'DaemonSet',
-      metadata: meta(ctx, AGENT_NAME, l),
-      spec: {
-        selector: { matchLabels: { 'attestorm.dev/role': 'agent' } },
-        template: {
-          metadata: { labels: l },
-          spec: {
-            serviceAccountName: AGENT_NAME,
-            hostPID: true,
-            hostNetwork: true,
-            dnsPolicy: 'ClusterFirstWithHostNet',
-            ...nodePlacement(ctx),
-            containers: [
-              {
-                name: AGENT_NAME,
-                image: images.agentImage,
-                imagePullPolicy: 'IfNotPresent',
-                args: ['-config', '/run/spire/config/agent.conf'],
-                resources: { requests: { memory: mem, cpu: '100m' }, limits: { memory: mem } },
-                securityContext: { runAsUser: 0 },
-                readinessProbe: { httpGet: { path: '/ready', port: AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 2 },
-                volumeMounts: [
-                  socketMount(false),
-                  { name: 'config', mountPath: '/run/spire/config', readOnly: true },
-                  { name: 'bundle', mountPath: '/run/spire/bundle', readOnly: true },
-                  { name: 'agent-data', mountPath: '/run/spire/agent-data' },
-                  { name: 'psat', mountPath: '/var/run/secrets/tokens', readOnly: true },
-                ],
-              },
-            ],
-            volumes: [
-              socketVolume(ctx),
-              { name: 'config', configMap: { name: 'spire-agent-config' } },
-              { name: 'bundle', configMap: { name: SPIRE_BUNDLE } },
-              { name: 'agent-data', emptyDir: {} },
-              { name: 'psat', projected: { sources: [{ serviceAccountToken: { path: 'spire-agent', expirationSeconds: 7200, audience: 'spire-server' } }] } },
-            ],
-          },
+    agentDaemonSet(ctx, AGENT_NAME, l, {
+      containers: [
+        {
+          name: AGENT_NAME,
+          image: images.agentImage,
+          imagePullPolicy: 'IfNotPresent',
+          args: ['-config', '/run/spire/config/agent.conf'],
+          resources: { requests: { memory: mem, cpu: '100m' }, limits: { memory: mem } },
+          securityContext: { runAsUser: 0 },
+          readinessProbe: { httpGet: { path: '/ready', port: AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 2 },
+          volumeMounts: [
+            socketMount(false),
+            { name: 'config', mountPath: '/run/spire/config', readOnly: true },
+            { name: 'bundle', mountPath: '/run/spire/bundle', readOnly: true },
+            { name: 'agent-data', mountPath: '/run/spire/agent-data' },
+            { name: 'psat', mountPath: '/var/run/secrets/tokens', readOnly: true },
+          ],
         },
-      },
-    },
+      ],
+      volumes: [
+        socketVolume(ctx),
+        { name: 'config', configMap: { name: 'spire-agent-config' } },
+        { name: 'bundle', configMap: { name: SPIRE_BUNDLE } },
+        { name: 'agent-data', emptyDir: {} },
+        { name: 'psat', projected: { sources: [{ serviceAccountToken: { path: 'spire-agent', expirationSeconds: 7200, audience: 'spire-server' } }] } },
+      ],
+    }),
   ];
 }
 

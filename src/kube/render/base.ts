@@ -64,3 +64,30 @@ export function projectContainer(ctx: RenderContext, c: { name: string; args: st
     readinessProbe: { httpGet: { path: '/ready', port: c.port }, periodSeconds: 1 },
   };
 }
+
+/**
+ * The agent under test as a DaemonSet, whatever its kind: selected by its role label, on the host's
+ * PID namespace (it reads its callers' /proc) and network (the kubelet at 127.0.0.1:10250), on the
+ * agent's node; `pod` adds the kind's containers and volumes.
+ */
+export function agentDaemonSet(ctx: RenderContext, name: string, l: Record<string, string>, pod: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata: meta(ctx, name, l),
+    spec: {
+      selector: { matchLabels: { 'attestorm.dev/role': 'agent' } },
+      template: {
+        metadata: { labels: l },
+        spec: {
+          serviceAccountName: name,
+          hostPID: true,
+          hostNetwork: true,
+          dnsPolicy: 'ClusterFirstWithHostNet',
+          ...nodePlacement(ctx),
+          ...pod,
+        },
+      },
+    },
+  };
+}
