@@ -5,6 +5,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
+import { subdirectories } from '../util/fs.js';
 import { RUN_ID_RE } from './options.js';
 import { ownerAlive, readRunOwner, tempRoot } from './run-id.js';
 
@@ -20,16 +21,6 @@ function isDeadRun(runId: string): boolean {
   if (!RUN_ID_RE.test(runId)) return false;
   const owner = readRunOwner(runId);
   return owner !== null && !ownerAlive(owner);
-}
-
-function listDirs(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
 }
 
 /** True when nothing accepts connections on the socket (ECONNREFUSED): a dead listener's file. */
@@ -128,7 +119,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   const deadRuns = new Set<string>();
   for (const base of bases) {
     const root = join(base, 'attestorm');
-    for (const runId of listDirs(root)) {
+    for (const runId of subdirectories(root)) {
       if (deadBudget(runId)) {
         // A --cpu-budget run's quota cgroup (and any run cgroups below it), its owner gone.
         const dir = join(root, runId);
@@ -145,7 +136,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
     if (!dry) removeIfEmpty(root);
   }
 
-  for (const name of listDirs(tmp)) {
+  for (const name of subdirectories(tmp)) {
     if (!deadRuns.has(name) && !dead(name)) continue;
     const dir = join(tmp, name);
     found.push(dir);

@@ -1,4 +1,4 @@
-// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper, sleep, deep merge.
+// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper, sleep, deep merge, directory listing.
 export * from './units.js';
 export * from './zod.js';
 export * from './child.js';
@@ -7,3 +7,4 @@ export * from './bundle.js';
 export * from './lru.js';
 export * from './sleep.js';
 export * from './deep-merge.js';
+export * from './fs.js';

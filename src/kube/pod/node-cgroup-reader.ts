@@ -4,9 +4,10 @@
 // `pod<uid>/<id>`, cri-o `crio-<id>.scope`, kind's nested `kubelet.slice/…`), and read as v2
 // memory.current/memory.peak or v1 usage/max_usage. The container's cgroup is new after every
 // restart: it is re-resolved when the container ID changes or the directory is gone.
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readCgroupMemory, type CgroupFlavour, type CgroupMemory } from '../cgroup-memory.js';
+import { subdirectories } from '../../util/fs.js';
 
 /** Deep enough for kind's node-in-a-container layout (…/kubelet.slice/kubelet-kubepods.slice/<qos>/<pod>). */
 const MAX_DEPTH = 7;
@@ -18,16 +19,6 @@ export function cgroupFlavourAt(root: string): CgroupFlavour | null {
   return null;
 }
 
-function children(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-
 /** The pod's cgroup directory under `base` (breadth first, bounded depth); null when none. */
 export function findPodDir(base: string, podUid: string): string | null {
   const names = [`pod${podUid}`, `pod${podUid.replace(/-/g, '_')}`];
@@ -35,7 +26,7 @@ export function findPodDir(base: string, podUid: string): string | null {
   for (let depth = 0; depth < MAX_DEPTH && level.length; depth++) {
     const next: string[] = [];
     for (const dir of level) {
-      for (const c of children(dir)) {
+      for (const c of subdirectories(dir)) {
         const p = join(dir, c);
         if (names.some((n) => c === n || c.endsWith(`-${n}.slice`))) return p;
         next.push(p);
@@ -50,7 +41,7 @@ export function findPodDir(base: string, podUid: string): string | null {
 export function findContainerDir(podDir: string, containerID: string): string | null {
   const id = containerID.replace(/^[a-z0-9-]+:\/\//, '');
   if (!/^[0-9a-f]{64}$/.test(id)) return null;
-  const c = children(podDir).find((n) => n === id || n.endsWith(`-${id}.scope`));
+  const c = subdirectories(podDir).find((n) => n === id || n.endsWith(`-${id}.scope`));
   return c ? join(podDir, c) : null;
 }
 
