@@ -4,7 +4,7 @@
 // Returns the same RepMeasurement the local runner produces and writes the same run folder.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../../errors.js';
-import { SamplerLoop, type NdjsonWriter, type Sampler } from '../../sample/index.js';
+import { SamplerLoop, type Sampler } from '../../sample/index.js';
 import {
   closeMeasurement,
   deathRecord,
@@ -17,7 +17,6 @@ import {
   type RepMeasurement,
   type SampleLine,
   type Scenario,
-  type Timeline,
 } from '../../scenario/index.js';
 import { FaultScheduler, type FaultEvent } from '../../fault/index.js';
 import type { LoadSampleWithBystanders } from '../../load/index.js';
@@ -105,10 +104,6 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
  * the local runner marks them; every death carries the phase it fell in.
  */
 class ClusterRepetition implements RepetitionSteps {
-  readonly m: RepMeasurement;
-  private readonly timeline: Timeline;
-  private readonly dir: string;
-  private readonly writer: NdjsonWriter;
   private readonly tracker: AgentTracker;
   private readonly memory: Sampler & { peakBytes(): number | null };
   private readonly podMemory: PodMemorySampler | null;
@@ -126,14 +121,10 @@ class ClusterRepetition implements RepetitionSteps {
   constructor(
     private readonly o: RunVariantInClusterOptions,
     private readonly ctx: RenderContext,
-    record: RepetitionRecord,
+    private readonly record: RepetitionRecord,
     private readonly projectImage: string,
     private readonly facts: PreflightResult,
   ) {
-    this.timeline = record.timeline;
-    this.m = record.m;
-    this.dir = record.dir;
-    this.writer = record.writer;
     this.tracker = new AgentTracker({
       container: 'agent',
       event: (type, detail) => this.event(type, detail),
@@ -166,7 +157,7 @@ class ClusterRepetition implements RepetitionSteps {
   }
 
   private event(type: EventSample['type'], detail?: string): void {
-    this.timeline.event(type, detail);
+    this.record.timeline.event(type, detail);
   }
 
   private failure(): RunError | null {
@@ -182,7 +173,7 @@ class ClusterRepetition implements RepetitionSteps {
   /** Applies the agent side and waits for it; false when interrupted first. */
   private async startAgent(): Promise<boolean> {
     const { o, ctx } = this;
-    this.timeline.enter('starting-pods');
+    this.record.timeline.enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     this.event('note', `agent applied in ${ctx.namespace}`);
     const ready = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => this.tracker.ready, {
@@ -220,7 +211,8 @@ class ClusterRepetition implements RepetitionSteps {
 
   /** The load pods released together after the warm-up, pulled until they finish; their figures into the measurement. */
   async storm(): Promise<void> {
-    const { o, ctx, timeline } = this;
+    const { o, ctx } = this;
+    const { timeline, m } = this.record;
     const s = o.scenario;
     const pods = this.pods!;
     const loop = this.loop!;
@@ -242,8 +234,8 @@ class ClusterRepetition implements RepetitionSteps {
         (e) => timeline.event(e.type, e.detail),
       );
     await this.pullUntilFinished(pods, loop, endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS, endAt);
-    this.m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
-    if (this.faults) this.m.faults = faultRecordsOf(await this.faults.stop(), o.rep);
+    m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
+    if (this.faults) m.faults = faultRecordsOf(await this.faults.stop(), o.rep);
     await pods.end();
     this.event('load-end');
     timeline.enter('stop');
@@ -252,10 +244,10 @@ class ClusterRepetition implements RepetitionSteps {
     // The workers' gaps come with each pod's final dump (after a stop too).
     if (!pods.allFinished()) await pods.collectFinals();
     for (const line of pods.emitAll()) loop.emit(line);
-    const r = pods.result(this.m.loadSeconds * 1000);
-    this.m.counts = r.counts;
-    this.m.histograms = r.histograms;
-    if (r.bystanders) this.m.bystanders = r.bystanders;
+    const r = pods.result(m.loadSeconds * 1000);
+    m.counts = r.counts;
+    m.histograms = r.histograms;
+    if (r.bystanders) m.bystanders = r.bystanders;
     if (r.clientFallback) this.event('note', `generator pods: ${r.clientFallback}`);
   }
 
@@ -264,20 +256,21 @@ class ClusterRepetition implements RepetitionSteps {
     const { o } = this;
     const samplers: Sampler[] = o.nodeCgroup ? [this.memory] : [];
     if (clusterAgent(o.variant.kind).servesMetrics) samplers.push(this.metrics);
-    const loop = new SamplerLoop(samplers, this.writer, () => this.timeline.t());
+    const loop = new SamplerLoop(samplers, this.record.writer, () => this.record.timeline.t());
     this.loop = loop;
     if (o.onSample) loop.onSample(o.onSample);
     loop.start();
     this.podMemory?.start(
       (line) => loop.emit(line),
-      (at) => this.timeline.t(at),
+      (at) => this.record.timeline.t(at),
     );
     return loop;
   }
 
   /** Each second: the pods' completed seconds into the samples (and the bystanders' into fault recovery), until all finished after endAt. */
   private async pullUntilFinished(pods: LoadPods, loop: SamplerLoop, hardEnd: number, endAt: number): Promise<void> {
-    const { o, timeline } = this;
+    const { o } = this;
+    const { timeline } = this.record;
     while (Date.now() < hardEnd && !o.signal.aborted) {
       await sleep(1000, o.signal);
       await pods.pull();
@@ -297,7 +290,8 @@ class ClusterRepetition implements RepetitionSteps {
 
   /** Whatever happened: faults undone, samplers stopped, the measurement completed, logs saved, the namespace torn down. */
   async finish(): Promise<void> {
-    const { o, ctx, m, tracker } = this;
+    const { o, ctx, tracker } = this;
+    const { m, timeline, dir, writer } = this.record;
     o.signal.removeEventListener('abort', this.onAbort);
     this.pods?.destroy();
     // A squeeze still in force is undone before the namespace goes (and with it the pod).
@@ -320,14 +314,14 @@ class ClusterRepetition implements RepetitionSteps {
     const deaths: Death[] = tracker.deaths;
     const records = deaths.map((d) =>
       deathRecord(
-        { rep: o.rep, atMs: this.timeline.t(d.seenAt), phase: this.timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail },
+        { rep: o.rep, atMs: timeline.t(d.seenAt), phase: timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail },
         o.scenario.oomKillsOutsideLoad,
       ),
     );
     closeMeasurement(m, records, this.metrics.rejections());
     const podName = this.agentPod?.metadata?.name;
-    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', this.dir, { previous: deaths.length > 0 }).catch(() => undefined);
-    this.writer.close();
+    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
+    writer.close();
     await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
       process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
