@@ -38,7 +38,7 @@ export function openRepetitionRecord(runDir: string, dirName: string, limitBytes
  * The warm-up: from here t counts toward the planned start of the load (negative until then), the
  * samplers start, and the scenario's warm-up passes unless an interrupt cuts it short.
  */
-export async function runWarmUp(timeline: Timeline, warmupMs: number, signal: AbortSignal, startSamplers: () => void): Promise<void> {
+async function runWarmUp(timeline: Timeline, warmupMs: number, signal: AbortSignal, startSamplers: () => void): Promise<void> {
   timeline.fix(Date.now() + warmupMs);
   timeline.enter('warmup');
   startSamplers();
