@@ -5,7 +5,7 @@ import './sampler-process-memory.js';
 import './sampler-agent-metrics.js';
 
 export { createSampler, registerSampler, samplerNames } from './sampler.js';
-export type { Sampler, SamplerFactory, SamplerTarget } from './sampler.js';
+export type { Sampler, SamplerFactory, SamplerKinds, SamplerName, SamplerOptions, SamplerTarget } from './sampler.js';
 export { cgroupMemorySampler } from './sampler-cgroup-memory.js';
 export { processMemorySampler } from './sampler-process-memory.js';
 export { agentMetricsSampler, metricsSampleFrom } from './sampler-agent-metrics.js';

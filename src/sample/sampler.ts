@@ -1,5 +1,6 @@
 // The sampler family: each sampler takes one reading of one source (a cgroup, a PID, a metrics
-// endpoint) and returns a SampleLine; a registry creates them by name so a new source is one file.
+// endpoint) and returns a SampleLine; a registry creates them by name so a new source is one file,
+// on this machine or in a cluster.
 import type { Cgroup } from '../cgroup/index.js';
 import type { SampleLine } from '../contract/index.js';
 
@@ -26,11 +27,31 @@ export interface Sampler {
   sample(t: number): Promise<SampleLine | null> | SampleLine | null;
 }
 
-export type SamplerFactory = (target: SamplerTarget, opts?: { intervalMs?: number }) => Sampler;
+export interface SamplerOptions {
+  intervalMs?: number;
+}
 
-const registry = new Map<string, SamplerFactory>();
+/**
+ * Every registered sampler by name: what it reads (its target) and what it gives (a Sampler, or one
+ * with figures of its own beside its lines). The module that registers a sampler adds its entry here
+ * by declaration merging, so createSampler is typed by name for every platform's samplers.
+ */
+export interface SamplerKinds {
+  'cgroup-memory': { target: SamplerTarget; sampler: Sampler };
+  'process-memory': { target: SamplerTarget; sampler: Sampler };
+  'agent-metrics': { target: SamplerTarget; sampler: Sampler };
+}
 
-export function registerSampler(name: string, factory: SamplerFactory): void {
+export type SamplerName = keyof SamplerKinds;
+
+export type SamplerFactory<K extends SamplerName = SamplerName> = (target: SamplerKinds[K]['target'], opts?: SamplerOptions) => SamplerKinds[K]['sampler'];
+
+/** What the map holds: any factory (its target is checked by name at createSampler). */
+type StoredFactory = (target: never, opts?: SamplerOptions) => Sampler;
+
+const registry = new Map<SamplerName, StoredFactory>();
+
+export function registerSampler<K extends SamplerName>(name: K, factory: SamplerFactory<K>): void {
   registry.set(name, factory);
 }
 
@@ -38,8 +59,10 @@ export function samplerNames(): string[] {
   return [...registry.keys()];
 }
 
-export function createSampler(name: string, target: SamplerTarget, opts?: { intervalMs?: number }): Sampler {
-  const factory = registry.get(name);
+/** The sampler registered as `name`; a name whose module was never imported is an error naming the known ones. */
+export function createSampler<K extends SamplerName>(name: K, target: SamplerKinds[K]['target'], opts?: SamplerOptions): SamplerKinds[K]['sampler'] {
+  // The entry under `name` was registered with SamplerFactory<K> (registerSampler's signature).
+  const factory = registry.get(name) as SamplerFactory<K> | undefined;
   if (!factory) throw new Error(`unknown sampler "${name}"; known: ${samplerNames().join(', ')}`);
   return factory(target, opts);
 }

@@ -134,4 +134,10 @@ export function spireMetricsSampler(target: SamplerTarget, opts: { intervalMs?: 
   };
 }
 
+declare module '../sample/sampler.js' {
+  interface SamplerKinds {
+    'spire-metrics': { target: SamplerTarget; sampler: Sampler };
+  }
+}
+
 registerSampler('spire-metrics', spireMetricsSampler);

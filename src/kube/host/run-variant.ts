@@ -4,7 +4,7 @@
 // Returns the same RepMeasurement the local runner produces and writes the same run folder.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { RunError } from '../../errors.js';
-import { SamplerLoop, type Sampler } from '../../sample/index.js';
+import { createSampler, SamplerLoop, type Sampler } from '../../sample/index.js';
 import {
   closeMeasurement,
   deathRecord,
@@ -35,8 +35,10 @@ import { ROLE_LABEL } from '../render/names.js';
 import { preflight, type PreflightResult } from './preflight.js';
 import { renderAgentSide } from '../render/variant-objects.js';
 import { renderChecked, renderContext } from '../render/scenario.js';
-import { kindMemorySampler } from './sampler-kind-memory.js';
-import { podMetricsSampler } from './sampler-pod-metrics.js';
+import './sampler-kind-memory.js';
+import './sampler-pod-metrics.js';
+import type { KindMemorySampler } from './sampler-kind-memory.js';
+import type { PodMetricsSampler } from './sampler-pod-metrics.js';
 import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
 import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from '../render/variant.js';
@@ -105,9 +107,9 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
  */
 class ClusterRepetition implements RepetitionSteps {
   private readonly tracker: AgentTracker;
-  private readonly memory: Sampler & { peakBytes(): number | null };
+  private readonly memory: KindMemorySampler;
   private readonly podMemory: PodMemorySampler | null;
-  private readonly metrics: ReturnType<typeof podMetricsSampler>;
+  private readonly metrics: PodMetricsSampler;
   private readonly watch: { stop(): void };
   private cg: KindAgentCgroup | null = null;
   private agentPod: V1Pod | null = null;
@@ -136,9 +138,9 @@ class ClusterRepetition implements RepetitionSteps {
       },
       onStuck: (reason) => (this.stuck = reason),
     });
-    this.memory = kindMemorySampler(() => this.cg, o.variant.memoryLimitBytes);
+    this.memory = createSampler('kind-cgroup-memory', { cgroup: () => this.cg, limitBytes: o.variant.memoryLimitBytes });
     this.podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
-    this.metrics = podMetricsSampler(o.kc, ctx.namespace, () => this.agentPod?.metadata?.name ?? null);
+    this.metrics = createSampler('pod-proxy-metrics', { kc: o.kc, namespace: ctx.namespace, pod: () => this.agentPod?.metadata?.name ?? null });
     this.watch = watchPods(
       o.kc,
       ctx.namespace,

@@ -1,11 +1,25 @@
 // The 100 ms memory series of an agent in a kind node, read from the host through the node
 // container's cgroup: the pod slice (continuous across restarts) as usage and peak, in the
 // project's MemorySample form.
-import type { Sampler } from '../../sample/index.js';
+import { registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
 import type { MemorySample } from '../../scenario/index.js';
 import type { KindAgentCgroup } from './kind-cgroup.js';
 
-export function kindMemorySampler(cg: () => KindAgentCgroup | null, limitBytes: number, intervalMs = 100): Sampler & { peakBytes(): number | null } {
+export interface KindMemoryTarget {
+  /** The agent pod's cgroup in its node (null until the watch has seen the pod). */
+  cgroup: () => KindAgentCgroup | null;
+  /** The limit to report when the cgroup has none. */
+  limitBytes: number;
+}
+
+/** A memory sampler that also keeps the highest reading: the repetition's peak. */
+export interface KindMemorySampler extends Sampler {
+  peakBytes(): number | null;
+}
+
+function kindMemorySampler(target: KindMemoryTarget, opts: SamplerOptions = {}): KindMemorySampler {
+  const { cgroup: cg, limitBytes } = target;
+  const intervalMs = opts.intervalMs ?? 100;
   // null until a reading arrived: a peak nobody measured is not 0.
   let peak: number | null = null;
   return {
@@ -30,3 +44,11 @@ export function kindMemorySampler(cg: () => KindAgentCgroup | null, limitBytes: 
     },
   };
 }
+
+declare module '../../sample/sampler.js' {
+  interface SamplerKinds {
+    'kind-cgroup-memory': { target: KindMemoryTarget; sampler: KindMemorySampler };
+  }
+}
+
+registerSampler('kind-cgroup-memory', kindMemorySampler);

@@ -2,7 +2,7 @@
 // proxy (the agent is on the host network; nothing else reaches it from the runner), as the same
 // MetricsSample lines the local runner writes. Rejections are summed across agent restarts.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { metricsSampleFrom, parsePrometheusText, type Sampler } from '../../sample/index.js';
+import { metricsSampleFrom, parsePrometheusText, registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
 import type { MetricsSample } from '../../scenario/index.js';
 import { AGENT_METRICS_PORT } from '../render/objects.js';
 
@@ -11,7 +11,15 @@ export interface PodMetricsSampler extends Sampler {
   rejections(): Record<string, number>;
 }
 
-export function podMetricsSampler(kc: KubeConfig, namespace: string, pod: () => string | null): PodMetricsSampler {
+export interface PodMetricsTarget {
+  kc: KubeConfig;
+  namespace: string;
+  /** The agent pod's current name (null until the watch has seen it). */
+  pod: () => string | null;
+}
+
+function podMetricsSampler(target: PodMetricsTarget, opts: SamplerOptions = {}): PodMetricsSampler {
+  const { kc, namespace, pod } = target;
   const api = kc.makeApiClient(CoreV1Api);
   let peak: number | null = null;
   const banked: Record<string, number> = {};
@@ -23,7 +31,7 @@ export function podMetricsSampler(kc: KubeConfig, namespace: string, pod: () => 
   };
   return {
     name: 'pod-proxy-metrics',
-    intervalMs: 1000,
+    intervalMs: opts.intervalMs ?? 1000,
     peakInflight: () => peak,
     rejections: () => {
       const out = { ...banked };
@@ -43,3 +51,11 @@ export function podMetricsSampler(kc: KubeConfig, namespace: string, pod: () => 
     },
   };
 }
+
+declare module '../../sample/sampler.js' {
+  interface SamplerKinds {
+    'pod-proxy-metrics': { target: PodMetricsTarget; sampler: PodMetricsSampler };
+  }
+}
+
+registerSampler('pod-proxy-metrics', podMetricsSampler);
