@@ -65,7 +65,7 @@ export function baselineTableMarkdown(cmp: BaselineComparison): string[] {
 }
 
 /**
- * The table as an HTML fragment for report pages (regressed rows marked like failed placements).
+ * The table as an HTML fragment for report pages (regressed rows marked like failed variants).
  * The caller passes its escaper (src/report's escapeHtml), so this module needs nothing from src/report.
  */
 export function baselineTableHtml(cmp: BaselineComparison, escape: (s: string) => string): string {

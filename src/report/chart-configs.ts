@@ -79,11 +79,11 @@ function inflightChart(series: ReportData['series'], colorOf: ColorOf): ChartSpe
   };
 }
 
-/** Latency percentiles per placement and outcome. */
+/** Latency percentiles per variant and outcome. */
 function latencyChart(data: ReportData, several: boolean): ChartSpec | null {
   const latency = data.runs.flatMap((r) => r.latency);
   if (latency.length === 0) return null;
-  const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.placement} · ${l.outcome}`);
+  const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.variant} · ${l.outcome}`);
   const pct = [
     ['p50', 'p50Ms'],
     ['p90', 'p90Ms'],
@@ -101,7 +101,7 @@ function latencyChart(data: ReportData, several: boolean): ChartSpec | null {
     id: 'latency',
     title: 'Latency percentiles per outcome',
     unit: 'ms',
-    description: 'Call latency percentiles over the load phase, per placement and outcome (log scale).',
+    description: 'Call latency percentiles over the load phase, per variant and outcome (log scale).',
     config: {
       type: 'bar',
       data: { labels, datasets },
@@ -119,7 +119,7 @@ function rejectionsChart(data: ReportData, several: boolean): ChartSpec | null {
   const rejections = data.runs.flatMap((r) => r.rejections);
   const keyTypes = [...new Set(rejections.flatMap((r) => Object.keys(r.byKeyType)))].sort();
   if (keyTypes.length === 0) return null;
-  const labels = rejections.map((r) => `${several ? `${r.run} · ` : ''}${r.placement}`);
+  const labels = rejections.map((r) => `${several ? `${r.run} · ` : ''}${r.variant}`);
   const datasets = keyTypes.map((key, i) => ({
     label: key,
     data: rejections.map((r) => r.byKeyType[key] ?? 0),
@@ -146,7 +146,7 @@ function rejectionsChart(data: ReportData, several: boolean): ChartSpec | null {
 export function buildChartSpecs(data: ReportData): ChartSpec[] {
   const { series } = data;
   const several = data.runs.length > 1;
-  const colorOf = variantPalette(series.memory.map((s) => s.placement));
+  const colorOf = variantPalette(series.memory.map((s) => s.variant));
   const specs = [
     memoryChart(series, colorOf),
     rpsChart(series, colorOf),

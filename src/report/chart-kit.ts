@@ -15,7 +15,7 @@ export interface ChartSpec {
   config: ChartConfiguration;
 }
 
-// Colour-blind-safe hues (Okabe–Ito), one per placement so a placement keeps its colour on every chart.
+// Colour-blind-safe hues (Okabe–Ito), one per placement so a variant named after a placement keeps its colour on every chart.
 const PLACEMENT_COLORS: Record<string, string> = {
   'pre-attestation': '#009E73',
   'post-attestation': '#E69F00',
@@ -25,7 +25,7 @@ export const FALLBACK_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000'];
 // Variants named otherwise take these in order of appearance (the rest of Okabe–Ito, then Tol's muted).
 const VARIANT_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000', '#882255', '#44AA99', '#999933', '#F0E442', '#332288', '#AA4499'];
 export const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
-/** Later runs in a comparison are dashed so that runs differ while placements keep their hue. */
+/** Later runs in a comparison are dashed so that runs differ while variants keep their hue. */
 const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
 export type ColorOf = (name: string) => string;
@@ -53,8 +53,8 @@ export function lineDataset(colorOf: ColorOf, s: SeriesLine, extra: Record<strin
   return {
     label: s.label,
     data: s.points,
-    borderColor: colorOf(s.placement),
-    backgroundColor: colorOf(s.placement),
+    borderColor: colorOf(s.variant),
+    backgroundColor: colorOf(s.variant),
     borderWidth: 2,
     borderDash: RUN_DASHES[s.runIndex % RUN_DASHES.length],
     pointRadius: 0,

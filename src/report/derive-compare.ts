@@ -1,5 +1,5 @@
 // Comparison across run folders: the first is the baseline (e.g. before a limiter change), and each
-// later run gets one row per placement with what moved — peak memory, OOM kills, ok calls/s, p99.
+// later run gets one row per variant with what moved — peak memory, OOM kills, ok calls/s, p99.
 import type { Delta, DeltaRow, RunReport, TableRow } from './report-model.js';
 
 export function deriveComparison(runs: RunReport[]): DeltaRow[] {
@@ -7,15 +7,15 @@ export function deriveComparison(runs: RunReport[]): DeltaRow[] {
   if (!baseline) return [];
   const rows: DeltaRow[] = [];
   for (const run of others) {
-    const placements = [...new Set([...baseline.rows, ...run.rows].map((r) => r.placement))];
-    for (const placement of placements) {
-      const a = baseline.rows.find((r) => r.placement === placement && r.error === null);
-      const b = run.rows.find((r) => r.placement === placement && r.error === null);
+    const variants = [...new Set([...baseline.rows, ...run.rows].map((r) => r.variant))];
+    for (const variant of variants) {
+      const a = baseline.rows.find((r) => r.variant === variant && r.error === null);
+      const b = run.rows.find((r) => r.variant === variant && r.error === null);
       const pick = (f: (r: TableRow) => number | null) => delta(a ? f(a) : null, b ? f(b) : null);
       rows.push({
         baselineRun: baseline.label,
         run: run.label,
-        placement,
+        variant,
         peakMemoryMiB: pick((r) => r.peakMemoryMiB),
         oomKills: pick((r) => r.oomKills),
         okRps: pick((r) => r.okRps),

@@ -54,20 +54,20 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
   out.faultWindows = faultWindows(runs);
 
   runs.forEach((run, runIndex) => {
-    for (const placement of run.results.variants) {
-      const reps = placement.runDirs;
+    for (const variant of run.results.variants) {
+      const reps = variant.runDirs;
       reps.forEach((repDir, i) => {
         const rep = i + 1;
-        let label: string = placement.name;
+        let label: string = variant.name;
         if (reps.length > 1) label += ` r${rep}`;
         if (several) label = `${run.label} · ${label}`;
-        const lines = repLines(run.samples.get(repDir) ?? [], placement.memoryLimitBytes);
-        addRepLines(out, { label, run: run.label, runIndex, placement: placement.name, rep }, lines);
+        const lines = repLines(run.samples.get(repDir) ?? [], variant.memoryLimitBytes);
+        addRepLines(out, { label, run: run.label, runIndex, variant: variant.name, rep }, lines);
         for (const l of lines.limits) limits.add(l);
         min = Math.min(min, lines.min);
         max = Math.max(max, lines.max);
       });
-      if (placement.memoryLimitBytes > 0 && Number.isFinite(placement.memoryLimitBytes)) limits.add(placement.memoryLimitBytes);
+      if (variant.memoryLimitBytes > 0 && Number.isFinite(variant.memoryLimitBytes)) limits.add(variant.memoryLimitBytes);
     }
   });
 
@@ -85,7 +85,7 @@ function baselinePeaks(run: LoadedRun): TimeSeries['baselinePeaks'] {
   const cmp = run.results.baseline as { from?: string; figures?: Array<{ variant: string; figure: string; before: number }> } | undefined;
   return (cmp?.figures ?? [])
     .filter((f) => f.figure === 'peakMemory' && Number.isFinite(f.before))
-    .map((f) => ({ placement: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB }));
+    .map((f) => ({ variant: f.variant, label: `baseline peak · ${f.variant}`, mib: f.before / MiB }));
 }
 
 /** The schedule is the same for every variant: drawn once, from the first that ran it. */
@@ -171,7 +171,7 @@ function addRepLines(out: TimeSeries, base: Omit<TimeSeries['memory'][number], '
   if (l.memory.length > 0) out.memory.push({ ...base, points: downsampleMax(l.memory, MAX_MEMORY_POINTS) });
   if (l.ok.length > 0) {
     out.okRps.push({ ...base, points: l.ok });
-    // A placement that never rejected (disabled) would only add a flat line at zero.
+    // A variant that never rejected (disabled) would only add a flat line at zero.
     if (l.rejected.some((p) => p.y !== 0)) out.rejectedRps.push({ ...base, points: l.rejected });
     if (l.deadline.some((p) => p.y !== 0)) out.deadlineExceededRps.push({ ...base, points: l.deadline });
     if (l.failed.some((p) => p.y !== 0)) out.errorRps.push({ ...base, points: l.failed });

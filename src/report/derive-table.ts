@@ -20,7 +20,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
   const spread = v.spread?.peakMemoryBytes;
   return {
     run,
-    placement: v.name,
+    variant: v.name,
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
     peakMemoryMiB: v.peakMemoryBytes === null ? null : v.peakMemoryBytes / MiB,
@@ -57,10 +57,10 @@ function deriveRow(run: string, v: VariantResult): TableRow {
 }
 
 export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
-  const notRun = rows.filter((r) => r.error !== null).map((r) => r.placement);
+  const notRun = rows.filter((r) => r.error !== null).map((r) => r.variant);
   const ran = rows.filter((r) => r.error === null);
-  const oomKilled = ran.filter((r) => r.oomKills > 0).map((r) => r.placement);
-  const survived = ran.filter((r) => r.oomKills === 0).map((r) => r.placement);
+  const oomKilled = ran.filter((r) => r.oomKills > 0).map((r) => r.variant);
+  const survived = ran.filter((r) => r.oomKills === 0).map((r) => r.variant);
 
   // The brief's ratios are between the reference agent's placements; the first variant of each counts.
   const reference = ran.filter((r) => r.agent.kind === 'reference');
@@ -92,7 +92,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (ratios.postToDisabled !== null)
     ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
-    text += ` Peak memory ratios (to ${disabled!.placement}): ${ratioText.join(', ')}`;
+    text += ` Peak memory ratios (to ${disabled!.variant}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
     text += ratios.disabledCapped
       ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the published ones.`
@@ -103,9 +103,9 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (runVerdict === 'passed') text += ' All expectations met.';
   else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive (only a bound was measured).`;
   else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
-  const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.placement} (${r.stormShrank})`);
+  const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.variant} (${r.stormShrank})`);
   if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
-  const late = rows.filter((r) => r.seriesLate).map((r) => `${r.placement} (${r.seriesLate})`);
+  const late = rows.filter((r) => r.seriesLate).map((r) => `${r.variant} (${r.seriesLate})`);
   if (late.length)
     text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
   if (results.status !== 'complete')
@@ -114,15 +114,15 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 }
 
 function describeRow(row: TableRow): string {
-  if (row.error !== null) return `${row.placement} could not run (${row.error})`;
+  if (row.error !== null) return `${row.variant} could not run (${row.error})`;
   const peak = row.peakMemoryMiB === null ? 'peak memory unmeasured' : `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
   const ofLimit =
     row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
-  if (row.oomKills === 0) return `${row.placement} survived (${peak}${ofLimit})`;
+  if (row.oomKills === 0) return `${row.variant} survived (${peak}${ofLimit})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;
   const phases = [...new Set(row.deathPhases)];
   const during = phases.length && !(phases.length === 1 && phases[0] === 'load') ? `, during ${phases.join(', ')}` : '';
-  return `${row.placement} OOM-killed ${times} (${peak}${ofLimit}${during})`;
+  return `${row.variant} OOM-killed ${times} (${peak}${ofLimit}${during})`;
 }
 
 export function formatLimit(mib: number): string {

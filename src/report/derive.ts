@@ -31,10 +31,10 @@ export function deriveRun(run: LoadedRun): RunReport {
       source = 'samples';
     }
     for (const [outcome, s] of Object.entries(summaries) as [Outcome, LatencySummary][]) {
-      latency.push({ run: run.label, placement: p.name, outcome, ...s, source });
+      latency.push({ run: run.label, variant: p.name, outcome, ...s, source });
     }
     const byKeyType = Object.keys(p.rejectionsByKeyType ?? {}).length > 0 ? { ...p.rejectionsByKeyType } : rejectionsFromSamples(sampleLists);
-    rejections.push({ run: run.label, placement: p.name, byKeyType });
+    rejections.push({ run: run.label, variant: p.name, byKeyType });
   }
   return {
     label: run.label,

@@ -20,7 +20,7 @@ table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nu
 th, td { border-bottom: 1px solid var(--line); padding: .4rem .6rem; text-align: left; vertical-align: top; }
 thead th { background: #f6f6f8; font-weight: 600; vertical-align: bottom; }
 tbody th { font-weight: 600; white-space: nowrap; }
-/* On a narrow screen the table scrolls sideways; the placement column stays in view. */
+/* On a narrow screen the table scrolls sideways; the variant column stays in view. */
 tbody th { position: sticky; left: 0; background: #fff; z-index: 1; }
 thead th:first-child { position: sticky; left: 0; z-index: 2; }
 td.num { text-align: right; white-space: nowrap; }

@@ -1,5 +1,5 @@
 // Latency summaries from the load samples' per-second HDR histograms, used when results.json lacks an
-// outcome's summary — e.g. a placement cut short by an interrupted run. Merging and percentiles are
+// outcome's summary — e.g. a variant cut short by an interrupted run. Merging and percentiles are
 // the load generator's own, so these figures match what the runner would have written.
 import { mergeEncodedHistograms, summarizeHistogram } from '../load/index.js';
 import type { LatencySummary, Outcome, SampleLine } from '../contract/index.js';

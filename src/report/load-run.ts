@@ -37,15 +37,15 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
       warnings.push(`${rep} is not in results.json (its runner died mid-run): shown from its samples`);
     }
   }
-  for (const placement of results.variants) {
-    for (const rep of placement.runDirs) {
+  for (const variant of results.variants) {
+    for (const rep of variant.runDirs) {
       const file = path.join(dir, rep, 'samples.ndjson');
       const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'ENOENT') return null;
         throw new ConfigError(`cannot read ${file}: ${err.message}`, { cause: err });
       });
       if (text === null) {
-        // A placement that failed before its load started has no samples; the table still has its row.
+        // A variant that failed before its load started has no samples; the table still has its row.
         warnings.push(`${rep}/samples.ndjson is missing`);
         samples.set(rep, []);
         continue;

@@ -22,7 +22,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
   // What changed comes first when comparing runs; each run's own verdict and table follow.
   if (data.comparison && data.comparison.length > 0) {
     body.push('<h2 id="comparison">Comparison with the baseline</h2>');
-    body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per placement: baseline → run: change (percent).</p>`);
+    body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per variant: baseline → run: change (percent).</p>`);
     body.push(table(DELTA_COLUMNS, data.comparison, () => '', 'deltas'));
   }
   for (const run of data.runs) body.push(runSummary(run, several));
@@ -59,10 +59,10 @@ function runSummary(run: RunReport, several: boolean): string {
   if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
   const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
-  out.push(table(SUMMARY_COLUMNS, run.rows, rowClass, 'placements'));
+  out.push(table(SUMMARY_COLUMNS, run.rows, rowClass, 'variants'));
   out.push(expectationsList(run.rows));
   out.push(`<details class="more"><summary>More figures per variant: agent, restarts, downtime, load generator CPU, latency</summary>`);
-  out.push(table(detailColumns(run.rows), run.rows, rowClass, 'placement-details'), '</details>');
+  out.push(table(detailColumns(run.rows), run.rows, rowClass, 'variant-details'), '</details>');
   if (run.faults.length > 0) {
     out.push(
       '<h3>Faults</h3>',
@@ -94,7 +94,7 @@ function expectationItem(variant: string, e: TableRow['expectations'][number]): 
  * inconclusive ones in view, the met ones one click away.
  */
 function expectationsList(rows: TableRow[]): string {
-  const all = rows.flatMap((r) => r.expectations.map((e) => ({ variant: r.placement, e })));
+  const all = rows.flatMap((r) => r.expectations.map((e) => ({ variant: r.variant, e })));
   if (all.length === 0) return '';
   const open = all.filter((x) => x.e.verdict !== 'passed');
   const met = all.filter((x) => x.e.verdict === 'passed');

@@ -12,8 +12,7 @@ export const REPORT_FORMATS: readonly ReportFormat[] = ['html', 'md', 'png', 'js
 /** One row of the comparison table, in the brief's shape. */
 export interface TableRow {
   run: string;
-  /** The variant's name. */
-  placement: VariantName;
+  variant: VariantName;
   agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
   /** null: unmeasured (nothing could read the agent's memory). */
@@ -50,7 +49,7 @@ export interface TableRow {
   expectationsInconclusive: number;
   expectations: { name: string; verdict: 'passed' | 'failed' | 'inconclusive'; message: string }[];
   passed: boolean;
-  /** Why the placement could not be run, when it could not. */
+  /** Why the variant could not be run, when it could not. */
   error: string | null;
 }
 
@@ -100,7 +99,7 @@ export interface SeriesLine {
   label: string;
   run: string;
   runIndex: number;
-  placement: VariantName;
+  variant: VariantName;
   rep: number;
   points: Point[];
 }
@@ -127,7 +126,7 @@ export interface TimeSeries {
   /** Fault windows of the schedule (the same for every variant), seconds from the calls' start. */
   faultWindows: { action: string; from: number; to: number }[];
   /** The baseline run's peak per variant, when the run was compared with one (--baseline): before/after on the memory chart. */
-  baselinePeaks: { placement: string; label: string; mib: number }[];
+  baselinePeaks: { variant: string; label: string; mib: number }[];
   /** x = 0 is when the calls started (pods up); the load phase ends at loadEnd (s), null when unknown. */
   loadEnd: number | null;
   /** Span of x over all series, for drawing the limit lines across the chart. */
@@ -136,7 +135,7 @@ export interface TimeSeries {
 
 export interface LatencyBar {
   run: string;
-  placement: VariantName;
+  variant: VariantName;
   outcome: Outcome;
   count: number;
   p50Ms: number;
@@ -150,7 +149,7 @@ export interface LatencyBar {
 
 export interface RejectionsByKey {
   run: string;
-  placement: VariantName;
+  variant: VariantName;
   byKeyType: Record<string, number>;
 }
 
@@ -179,7 +178,7 @@ export interface RunReport {
   faults: FaultRow[];
 }
 
-/** A change between the baseline (first) run and a later one, for one placement. */
+/** A change between the baseline (first) run and a later one, for one variant. */
 export interface Delta {
   baseline: number | null;
   value: number | null;
@@ -192,7 +191,7 @@ export interface Delta {
 export interface DeltaRow {
   baselineRun: string;
   run: string;
-  placement: VariantName;
+  variant: VariantName;
   peakMemoryMiB: Delta;
   oomKills: Delta;
   okRps: Delta;

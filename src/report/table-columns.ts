@@ -39,7 +39,7 @@ function agentCell(r: TableRow): string {
 
 // Each column once; the tables below pick from them.
 const C = {
-  variant: { header: 'variant', cell: (r) => (r.error !== null ? `${r.placement} (not run)` : r.placement), numeric: false },
+  variant: { header: 'variant', cell: (r) => (r.error !== null ? `${r.variant} (not run)` : r.variant), numeric: false },
   agent: { header: 'agent', cell: agentCell, numeric: false },
   limit: { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
   peak: { header: 'peak memory (MiB)', cell: (r) => `${peakCell(r)}${rangeCell(r) ? ` [${rangeCell(r)}]` : ''}`, numeric: true },
@@ -192,7 +192,7 @@ export const FAULT_COLUMNS: Column<FaultRow>[] = [
 
 export const DELTA_COLUMNS: Column<DeltaRow>[] = [
   { header: 'run vs baseline', cell: (r) => `${r.run} vs ${r.baselineRun}`, numeric: false },
-  { header: 'variant', cell: (r) => r.placement, numeric: false },
+  { header: 'variant', cell: (r) => r.variant, numeric: false },
   { header: 'peak memory (MiB)', cell: (r) => fmtDelta(r.peakMemoryMiB, 1), numeric: true },
   { header: 'OOM kills', cell: (r) => fmtDelta(r.oomKills, 0), numeric: true },
   { header: 'ok/s', cell: (r) => fmtDelta(r.okRps, 1), numeric: true },

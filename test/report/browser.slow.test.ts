@@ -90,7 +90,7 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
     await mkdir('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/report.png', fullPage: true });
 
-    const rows = await page.$$eval('table[data-testid="placements"] tbody tr', (trs) => trs.map((tr) => tr.querySelector('th')!.textContent));
+    const rows = await page.$$eval('table[data-testid="variants"] tbody tr', (trs) => trs.map((tr) => tr.querySelector('th')!.textContent));
     expect(rows).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
     expect(await page.textContent('[data-testid="verdict"]')).toContain('disabled OOM-killed once');
     // The scenario description holds markup characters: shown as text, never parsed as HTML.
@@ -133,7 +133,7 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
     await page.goto(pathToFileURL(html).href);
-    const cells = await page.$$eval('table[data-testid="placements"] tbody tr', (trs) => trs.length);
+    const cells = await page.$$eval('table[data-testid="variants"] tbody tr', (trs) => trs.length);
     expect(cells).toBe(3);
     expect(await page.locator('[data-testid="verdict"]').isVisible()).toBe(true);
     // Without scripts a note points to the PNGs.
@@ -161,7 +161,7 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
 
   it('renders a comparison of two runs with a delta table', async () => {
     const { page, requests, errors } = await open(compareHtml);
-    expect(await page.$$eval('table[data-testid="placements"]', (t) => t.length)).toBe(2);
+    expect(await page.$$eval('table[data-testid="variants"]', (t) => t.length)).toBe(2);
     const deltaRows = await page.$$eval('table[data-testid="deltas"] tbody tr', (trs) => trs.length);
     expect(deltaRows).toBe(3);
     for (const c of await drawnPixels(page)) expect(c.painted).toBeGreaterThan(5000);

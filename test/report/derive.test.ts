@@ -22,7 +22,7 @@ describe('table rows', () => {
     const run = await loadRun(runDir);
     const data = deriveReport([run]);
     const rows = data.runs[0]!.rows;
-    expect(rows.map((r) => r.placement)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
+    expect(rows.map((r) => r.variant)).toEqual(['pre-attestation', 'post-attestation', 'disabled']);
     for (const [i, row] of rows.entries()) {
       const p = run.results.variants[i]!;
       expect(row.memoryLimitMiB).toBe(320);
@@ -84,13 +84,13 @@ describe('series', () => {
   it('breaks the memory line at the OOM kill and marks the kill at the limit', async () => {
     const { series } = deriveReport([await loadRun(runDir)]);
     expect(series.memory).toHaveLength(3);
-    const disabled = series.memory.find((s) => s.placement === 'disabled')!;
+    const disabled = series.memory.find((s) => s.variant === 'disabled')!;
     expect(disabled.points.some((p) => p.y === null)).toBe(true);
     expect(series.oomKills).toHaveLength(1);
     expect(series.oomKills[0]!.points[0]!.y).toBe(320);
     expect(series.limits).toEqual([{ label: 'limit 320 MiB', mib: 320 }]);
     // disabled rejects nothing, so it has no rejected line
-    expect(series.rejectedRps.map((s) => s.placement)).toEqual(['pre-attestation', 'post-attestation']);
+    expect(series.rejectedRps.map((s) => s.variant)).toEqual(['pre-attestation', 'post-attestation']);
   });
 
   it('thins a long memory series for the chart without losing its peak', async () => {
@@ -116,7 +116,7 @@ describe('series', () => {
     const late = { kind: 'memory', t: -5_000, usageBytes: 2 ** 20, rssBytes: null, peakBytes: 2 ** 20, limitBytes: 320 * 2 ** 20, cpuSeconds: 0 };
     await writeFile(file, failed.map((l) => JSON.stringify(l)).join('\n') + '\n' + text + JSON.stringify(late) + '\n');
     const { series } = deriveReport([await loadRun(dir)]);
-    const pre = series.memory.find((s) => s.placement === 'pre-attestation')!;
+    const pre = series.memory.find((s) => s.variant === 'pre-attestation')!;
     const xs = pre.points.map((p) => p.x);
     expect(xs).toEqual([...xs].sort((a, b) => a - b));
     expect(xs[0]).toBe(-5);
@@ -138,7 +138,7 @@ describe('series', () => {
     await rewrite('pre-attestation', (t) => (t >= 3000 && t < 6000 ? 12 : 4));
     await rewrite('disabled', () => 4);
     const data = deriveReport([await loadRun(dir)]);
-    expect(data.series.stormWorkers.map((s) => s.placement)).toEqual(['pre-attestation']);
+    expect(data.series.stormWorkers.map((s) => s.variant)).toEqual(['pre-attestation']);
     const ys = data.series.stormWorkers[0]!.points.map((p) => p.y);
     // Three seconds of the wave, the storm's own 4 workers before and after.
     expect(ys.filter((y) => y === 12)).toHaveLength(3);
@@ -165,14 +165,14 @@ describe('deltas between runs', () => {
     const later = await loadRun(after);
     const data = deriveReport([base, later]);
     expect(data.comparison).toHaveLength(3);
-    const pre = data.comparison!.find((d) => d.placement === 'pre-attestation')!;
+    const pre = data.comparison!.find((d) => d.variant === 'pre-attestation')!;
     expect(pre.baselineRun).toBe('baseline');
     expect(pre.run).toBe('after');
     const basePeak = base.results.variants[0]!.peakMemoryBytes! / 2 ** 20;
     const laterPeak = later.results.variants[0]!.peakMemoryBytes! / 2 ** 20;
     expect(pre.peakMemoryMiB.delta).toBeCloseTo(laterPeak - basePeak, 6);
     expect(pre.peakMemoryMiB.percent).toBeCloseTo((100 * (laterPeak - basePeak)) / basePeak, 6);
-    const post = data.comparison!.find((d) => d.placement === 'post-attestation')!;
+    const post = data.comparison!.find((d) => d.variant === 'post-attestation')!;
     expect(post.oomKills).toEqual({ baseline: 0, value: 1, delta: 1, percent: null });
     expect(post.okRps.delta).toBeCloseTo(later.results.variants[1]!.okRps - base.results.variants[1]!.okRps, 6);
     expect(post.okP99Ms.value).toBe(later.results.variants[1]!.latency.ok!.p99Ms);
@@ -234,7 +234,7 @@ describe('reading run folders', () => {
     for (const p of results.variants) p.latency = {};
     await writeFile(file, JSON.stringify(results));
     const report = deriveReport([await loadRun(dir)]).runs[0]!;
-    const ok = report.latency.find((l) => l.placement === 'pre-attestation' && l.outcome === 'ok')!;
+    const ok = report.latency.find((l) => l.variant === 'pre-attestation' && l.outcome === 'ok')!;
     expect(ok.source).toBe('samples');
     expect(ok.count).toBe(expected.count);
     expect(ok.p99Ms).toBeCloseTo(expected.p99Ms, 6);
@@ -281,7 +281,7 @@ describe('a run compared with a baseline', () => {
     };
     await writeFile(file, JSON.stringify(results));
     const data = deriveReport([await loadRun(dir)]);
-    expect(data.series.baselinePeaks).toEqual([{ placement: 'pre-attestation', label: 'baseline peak · pre-attestation', mib: 100 }]);
+    expect(data.series.baselinePeaks).toEqual([{ variant: 'pre-attestation', label: 'baseline peak · pre-attestation', mib: 100 }]);
     await renderReports(dir, {
       formats: ['html'],
       extraSections: [{ title: 'Against the baseline (before)', html: '<table data-testid="baseline"></table>', markdown: [] }],

@@ -48,7 +48,7 @@ export const DEFAULT_PLACEMENTS: FixturePlacement[] = [
   { name: 'disabled', peakMiB: 341.0 },
 ];
 
-/** Per placement: how the storm looks from outside (calls/s per outcome, latencies in ms, in-flight work). */
+/** Per variant: how the storm looks from outside (calls/s per outcome, latencies in ms, in-flight work). */
 const PROFILE: Record<
   PlacementName,
   { ok: number; limited: number; okMs: [number, number]; limitedMs: [number, number]; inflight: number; key: string | null }

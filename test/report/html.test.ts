@@ -73,14 +73,14 @@ describe('report.html', () => {
   });
 
   it('keeps the comparison table to counts: expectation sentences are listed under it, the rest of the figures in a second table', () => {
-    const placements = /<table class="cards" data-testid="placements">([\s\S]*?)<\/table>/.exec(html)![1]!;
-    expect(placements.includes('storm calls/s')).toBe(true);
-    expect(placements.includes('1 of 2 failed')).toBe(true);
-    expect(placements.includes('&lt;/script&gt;')).toBe(false);
+    const variants = /<table class="cards" data-testid="variants">([\s\S]*?)<\/table>/.exec(html)![1]!;
+    expect(variants.includes('storm calls/s')).toBe(true);
+    expect(variants.includes('1 of 2 failed')).toBe(true);
+    expect(variants.includes('&lt;/script&gt;')).toBe(false);
     const open = /<ul class="expect" data-testid="expectations-open">([\s\S]*?)<\/ul>/.exec(html)![1]!;
     expect(open.includes('&lt;/script&gt;&lt;script&gt;alert(1)')).toBe(true);
     expect(
-      /<details class="more"><summary>More figures per variant[^<]*<\/summary>\s*<div class="table-wrap"><table class="cards" data-testid="placement-details">/.test(
+      /<details class="more"><summary>More figures per variant[^<]*<\/summary>\s*<div class="table-wrap"><table class="cards" data-testid="variant-details">/.test(
         html,
       ),
     ).toBe(true);

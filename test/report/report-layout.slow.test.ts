@@ -84,7 +84,7 @@ describe.skipIf(!haveChromium)('report.html of a real run, at a laptop and a pho
           // Every box that holds a table, a chart or a block of text: none may be scrolled sideways.
           const boxes = [...g.document.querySelectorAll('main, .table-wrap, table, details, figure, .chart-box, canvas, pre, dl, .verdict')];
           const overflowing = boxes.filter((el) => el.scrollWidth > el.clientWidth + 1).map((el) => `${describe(el)} ${el.scrollWidth} > ${el.clientWidth}`);
-          const rows = [...g.document.querySelectorAll('table[data-testid="placements"] tbody tr')].map((tr) => {
+          const rows = [...g.document.querySelectorAll('table[data-testid="variants"] tbody tr')].map((tr) => {
             const cell = [...(tr as unknown as { querySelectorAll(s: string): Iterable<Box> }).querySelectorAll('td')][0]!;
             return { height: tr.getBoundingClientRect().height, line: parseFloat(g.getComputedStyle(cell).lineHeight) };
           });
