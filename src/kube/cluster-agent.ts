@@ -10,7 +10,6 @@ import { createGeneratorEntry } from './host/spire-entries.js';
 import type { KindAgentKind } from './render/variant.js';
 
 export interface ClusterAgent {
-  readonly kind: KindAgentKind;
   /** The agent's objects (and those of whatever it needs), applied after the namespace. */
   render(ctx: RenderContext): KubeObject[];
   /** Pods of its own beside the agent pod (they count against the node's pods, as filler pods do). */
@@ -27,7 +26,6 @@ export interface ClusterAgent {
 
 const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
   reference: {
-    kind: 'reference',
     render: renderReferenceAgent,
     extraPods: 0,
     generatorArgs: [],
@@ -35,7 +33,6 @@ const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
     spireImages: false,
   },
   spire: {
-    kind: 'spire',
     render: renderSpire,
     // spire-server.
     extraPods: 1,
