@@ -228,7 +228,7 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
         onDescribe: (agent) => run.tally.describe(variant.name, agent),
         onEnvironment: (patch) => Object.assign(results.environment, patch),
         onPlatform: (detail) => {
-          const platform = results.platform ?? { name: 'cluster' };
+          const platform = results.platform ?? run.platform.record;
           results.platform = { ...platform, detail: { ...platform.detail, ...detail } };
         },
       });
