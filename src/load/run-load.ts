@@ -31,6 +31,11 @@ export interface LoadEnv {
    * the handle that adds extra storm workers while the load runs (burst faults).
    */
   onGo?: (t0: number, storm: StormControl) => void;
+  /**
+   * Awaited once every pod has forked its workers and before they are released: what the agent
+   * needs before it can serve the pods now running (a SPIRE agent: their entries).
+   */
+  beforeGo?: () => Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -59,6 +64,7 @@ export async function runLoad(input: LoadOptions, env: LoadEnv = {}): Promise<Lo
     await host.startPods(pods.podMain);
     if (env.signal?.aborted) pods.stopAll();
     await pods.waitReady();
+    if (env.beforeGo && !env.signal?.aborted) await env.beforeGo();
 
     const t0 = Date.now() + 50;
     const endAt = t0 + opts.durationMs;

@@ -20,6 +20,8 @@ export interface LoadPhaseOptions {
    * adds extra storm workers while the load runs (burst faults; absent when the generator cannot).
    */
   onCallsStarted?(at: number, storm?: StormControl): void;
+  /** Awaited after the pods came up and before the calls start: the agent made ready to serve them (AgentTarget.podsServed). */
+  beforeCalls?(): Promise<void>;
 }
 
 export interface LoadPhaseResult {

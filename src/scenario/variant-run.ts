@@ -196,6 +196,7 @@ async function loadPhase(r: Repetition): Promise<void> {
     durationMs: s.duration,
     signal: ctx.signal,
     origin: loadOrigin,
+    ...(target.podsServed ? { beforeCalls: () => target.podsServed!(ctx.signal) } : {}),
     onCallsStarted: (at, storm) => {
       callsAt = at;
       r.kubeletAtCalls = sandbox.kubelet.requests;

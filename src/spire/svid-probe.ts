@@ -35,6 +35,8 @@ export interface ProbeSvidOptions {
   timeoutMs: number;
   audience?: string;
   intervalMs?: number;
+  /** An abort stops the probe (its promise then rejects). */
+  signal?: AbortSignal;
 }
 
 let bundled: Promise<string> | null = null;
@@ -56,6 +58,9 @@ export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResul
   const child = o.spawn(process.execPath, [bundle, JSON.stringify(req)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => (stderr = (stderr + b.toString()).slice(-2000)));
+  const onAbort = () => child.kill('SIGKILL');
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  if (o.signal?.aborted) onAbort();
   try {
     const result = await new Promise<ProbeResult>((resolve, reject) => {
       const timer = setTimeout(
@@ -85,6 +90,7 @@ export async function probeSvid(o: ProbeSvidOptions): Promise<Extract<ProbeResul
     }
     return result;
   } finally {
+    o.signal?.removeEventListener('abort', onAbort);
     if (isRunning(child)) await stopChild(child, 1000);
   }
 }

@@ -53,6 +53,12 @@ export interface AgentTarget {
   kill?(signal: 'SIGKILL' | 'SIGTERM'): void;
   /** What really ran (kind, binary, version, effective placement and key). */
   describe(): VariantAgentRecord;
+  /**
+   * Resolves once the agent can serve the pods running now, before their calls start (SPIRE: once
+   * every pod's registration entry has reached the agent, proved by a JWT-SVID fetched from inside
+   * the pod); absent when the agent identifies pods as they call. Returns early on an abort.
+   */
+  podsServed?(signal: AbortSignal): Promise<void>;
   /** Stops everything it started; idempotent. */
   stop(): Promise<void>;
   /** After stop() and the last readings: removes what it created for the agent (its cgroup, socket); absent when it created none. */

@@ -206,6 +206,23 @@ describe('load generator against a counting server', () => {
     expect(bounded.durationMs).toBeLessThan(20_000);
   });
 
+  it('beforeGo is awaited after every pod forked its workers and before any call: the agent made ready for them', async () => {
+    const server = await bareServer({});
+    const order: string[] = [];
+    const summary = await runLoad(
+      { socket: server.socket, pods: 2, workersPerPod: 2, durationMs: 1000, connection: 'per-call' },
+      {
+        beforeGo: async () => {
+          order.push(`beforeGo with ${Object.values(server.calls).reduce((a, b) => a + b, 0)} calls served`);
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        },
+        onGo: () => order.push('go'),
+      },
+    );
+    expect(order).toEqual(['beforeGo with 0 calls served', 'go']);
+    expect(summary.totals.ok).toBeGreaterThan(0);
+  });
+
   it('an aborted run stops promptly and returns what it collected', async () => {
     const server = await bareServer({ counting: true });
     const sb = await sandbox(2);

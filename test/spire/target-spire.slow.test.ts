@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
-import type { RunResults, SampleLine } from '../../src/contract/index.js';
+import type { LoadSample, RunResults, SampleLine } from '../../src/contract/index.js';
 import { parseScenario, Progress, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
 import type { SpireMetricsSample } from '../../src/spire/index.js';
 
@@ -106,6 +106,25 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.conf'), 'utf8')).toMatch(/profiling_port/);
     expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.log'), 'utf8')).toContain('rate limiting enabled');
     expect(processesMentioning(runDir)).toEqual([]);
+  });
+
+  it('the calls start once every pod\'s entry has reached the agent: no second of the storm says "no identity issued"', async () => {
+    const { runDir, results } = await run(
+      'spire-entries-first',
+      [{ name: 'spire-open', agent: { kind: 'spire', memoryLimit: '256Mi' } }],
+      { pods: 2, workersPerPod: 2, connection: 'per-call', deadline: '1s' },
+      '3s',
+    );
+    const v = results.variants[0]!;
+    expect(v.error).toBeUndefined();
+    const samples = samplesOf(runDir, 'spire-open');
+    const notes = samples.filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+    expect(notes.some((n) => /spire: every pod \(2\) was served a JWT-SVID before the calls started \(waited \d+ ms\)/.test(n))).toBe(true);
+    // The storm pods start with the load phase; their entries take ~10 s to reach the agent.
+    const seconds = samples.filter((s): s is LoadSample => s.kind === 'load');
+    expect(seconds.length).toBeGreaterThan(1);
+    expect(seconds[0]!.ok).toBeGreaterThan(0);
+    for (const sec of seconds) expect(sec.byCode.PERMISSION_DENIED ?? 0, `t=${sec.t}`).toBe(0);
   });
 
   it('a small memory limit: the kernel OOM-kills spire-agent, the runner counts it and restarts it with a new join token', async () => {

@@ -102,6 +102,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     // A fault's kill goes through the supervisor: recorded as such, then restarted with a new token.
     kill: (signal) => p.supervisor?.kill(signal),
     describe: (): VariantAgentRecord => ({ kind: 'spire', ...spireLimiter(p.rateLimits, agent.limiterPlacement), binary: p.binary, version: p.version }),
+    podsServed: (signal) => podsServed(ctx, p, signal),
     stop: () => (stopping ??= stopSpire(ctx, p)),
     release: () => releaseStartedAgent(p.cgroup, p.socket),
   };
@@ -139,6 +140,36 @@ async function startSpire(agent: SpireAgent, ctx: TargetContext, p: SpireParts):
   });
   if (got.spiffeId !== probeId) ctx.event('note', `spire: the probe received ${got.spiffeId}, expected ${probeId}`);
   ctx.event('note', `spire: first JWT-SVID served ${got.afterMs} ms after the agent was ready (${got.attempts} attempts)`);
+}
+
+/**
+ * Before the calls start: every running pod's entry made and proved to have reached the agent by a
+ * JWT-SVID fetched from inside that pod (its cgroup, its uid), as the cluster's generators do before
+ * they report ready. Entries take ~10 s to arrive (server cache reload, agent sync); without this
+ * wait the first seconds of a storm are PERMISSION_DENIED "no identity issued".
+ */
+async function podsServed(ctx: TargetContext, p: SpireParts, signal: AbortSignal): Promise<void> {
+  await p.registrar?.flush();
+  const pods = ctx.sandbox.pods();
+  const started = Date.now();
+  try {
+    await Promise.all(
+      pods.map((pod) =>
+        probeSvid({
+          // The probe's bundle is the first argument: a pod of another uid reads the sandbox's copy of it.
+          spawn: (command, [bundle, ...rest], options) => ctx.sandbox.spawnInPod(pod, command, [ctx.sandbox.shareWithPods(bundle!), ...rest], options),
+          label: `pod ${pod.name}`,
+          socket: p.socket,
+          timeoutMs: SVID_TIMEOUT_MS,
+          signal,
+        }),
+      ),
+    );
+  } catch (err) {
+    if (signal.aborted) return;
+    throw err;
+  }
+  ctx.event('note', `spire: every pod (${pods.length}) was served a JWT-SVID before the calls started (waited ${Date.now() - started} ms)`);
 }
 
 /** An entry for every sandbox pod now, and for each one that starts from now on. */
