@@ -55,7 +55,7 @@ export const stormLoadDriver: LoadDriver = {
     const summary = await runLoad(loadOptionsFor(o.scenario, o.socket), {
       sandbox: o.sandbox as never,
       signal: o.signal,
-      ...(o.beforeCalls ? { beforeGo: () => o.beforeCalls!() } : {}),
+      ...(o.beforeCalls ? { beforeGo: o.beforeCalls } : {}),
       onGo: (t0, storm) => {
         offset = t0 - o.origin;
         o.onCallsStarted?.(t0, storm);

@@ -27,8 +27,8 @@ export {
   placementMismatch,
 } from './agent.js';
 export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand, LimiterPlacement } from './agent.js';
-export { probeSvid, asGroup } from './svid-probe.js';
-export type { ProbeSvidOptions, ProbeResult, ProbeSpawn } from './svid-probe.js';
+export { probeSvid, asGroup, inPod } from './svid-probe.js';
+export type { ProbeSvidOptions, ProbeResult, ProbeSpawn, ProbePodHost } from './svid-probe.js';
 export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from './metrics.js';
 export { spireAgentLauncher } from './launcher.js';
 export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';

@@ -27,6 +27,20 @@ export function asGroup(gid: number): ProbeSpawn {
   return (command, args, options) => spawn(command, args, { ...options, gid });
 }
 
+/** What inPod needs of a sandbox: a process started in one of its pods, and a file every pod can read. */
+export interface ProbePodHost<P> {
+  spawnInPod(pod: P, command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
+  shareWithPods(file: string): string;
+}
+
+/**
+ * The probe inside a sandbox pod (its cgroup, its uid): its bundle, the first argument probeSvid
+ * passes, read from the sandbox's copy when the pod runs as a uid that cannot reach the original.
+ */
+export function inPod<P>(host: ProbePodHost<P>, pod: P): ProbeSpawn {
+  return (command, [bundle, ...rest], options) => host.spawnInPod(pod, command, [host.shareWithPods(bundle!), ...rest], options);
+}
+
 export interface ProbeSvidOptions {
   spawn: ProbeSpawn;
   /** Who is asking, for messages ("pod storm-abc"). */

@@ -9,6 +9,7 @@ import type { VariantAgentRecord } from '../../contract/index.js';
 import { createSampler, type Sampler } from '../../sample/index.js';
 import {
   asGroup,
+  inPod,
   findSpireBinaries,
   freeLoopbackPorts,
   kubeletAccessFor,
@@ -156,8 +157,7 @@ async function podsServed(ctx: TargetContext, p: SpireParts, signal: AbortSignal
     await Promise.all(
       pods.map((pod) =>
         probeSvid({
-          // The probe's bundle is the first argument: a pod of another uid reads the sandbox's copy of it.
-          spawn: (command, [bundle, ...rest], options) => ctx.sandbox.spawnInPod(pod, command, [ctx.sandbox.shareWithPods(bundle!), ...rest], options),
+          spawn: inPod(ctx.sandbox, pod),
           label: `pod ${pod.name}`,
           socket: p.socket,
           timeoutMs: SVID_TIMEOUT_MS,
