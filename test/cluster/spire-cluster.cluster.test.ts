@@ -3,14 +3,14 @@
 // so. Through the CLI, as a user runs it: images made from the binaries, spire-server with k8s_psat
 // node attestation against the API server, the agent's k8s workload attestor against the kubelet,
 // the generators' entry created through the server, readiness by a real SVID fetch, a short storm.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spireBinDirProblems } from '../../src/cluster/index.js';
 import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/kube/index.js';
-import { compareVersions, parseSpireVersion } from '../../src/spire/index.js';
+import { spireAgentGrammar, spireVersion, versionOf } from '../../src/spire/index.js';
 import { skipNote } from '../support/skip-note.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -18,15 +18,12 @@ const SCENARIO = join(import.meta.dirname, 'fixtures/spire-cluster.yaml');
 const kubeconfig = process.env.ATTESTORM_TEST_KUBECONFIG;
 const context = process.env.ATTESTORM_TEST_CONTEXT;
 const binDir = process.env.SPIRE_BIN_DIR;
-/** The fixture's spire-limited variant needs SPIRE's Workload API limiter (1.15.2 and later). */
-function withoutLimiter(dir: string): string | null {
-  // spire-agent prints its version on stderr.
-  const out = spawnSync(join(dir, 'spire-agent'), ['--version'], { encoding: 'utf8' });
-  const printed = `${out.stdout ?? ''}${out.stderr ?? ''}`.trim();
-  const version = parseSpireVersion(printed);
-  if (version && compareVersions(version, { major: 1, minor: 15, patch: 2 }) < 0)
-    return `SPIRE_BIN_DIR holds SPIRE ${printed}, which has no Workload API limiter (first in 1.15.2); the fixture's spire-limited variant needs one`;
-  return null;
+/** The fixture's spire-limited variant needs SPIRE's Workload API limiter: a release whose grammar has rate limits. */
+async function withoutLimiter(dir: string): Promise<string | null> {
+  const agent = join(dir, 'spire-agent');
+  const printed = await spireVersion(agent);
+  if (spireAgentGrammar(versionOf(agent, printed)).rateLimitKeys.length > 0) return null;
+  return `SPIRE_BIN_DIR holds SPIRE ${printed}, which has no Workload API limiter; the fixture's spire-limited variant needs one`;
 }
 
 const reason =
@@ -36,7 +33,7 @@ const reason =
       ? `${kubeconfig} does not exist`
       : !binDir
         ? 'no SPIRE binaries: set SPIRE_BIN_DIR to a folder with spire-server and spire-agent'
-        : (spireBinDirProblems(binDir, 'SPIRE_BIN_DIR')[0] ?? withoutLimiter(binDir));
+        : (spireBinDirProblems(binDir, 'SPIRE_BIN_DIR')[0] ?? (await withoutLimiter(binDir)));
 if (reason) skipNote('every test of test/cluster/spire-cluster.cluster.test.ts', reason);
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-cluster-'));

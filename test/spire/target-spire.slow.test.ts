@@ -34,6 +34,11 @@ function samplesOf(runDir: string, variant: string): SampleLine[] {
     .map((l) => JSON.parse(l) as SampleLine);
 }
 
+/** The detail of every note event, in order. */
+function notesOf(samples: SampleLine[]): string[] {
+  return samples.filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+}
+
 function processesMentioning(needle: string): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
@@ -93,7 +98,7 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     expect(last.spire.fetchJwtSvidByStatus.OK).toBeGreaterThan(0);
     expect(last.spire.attestationsByStatus.OK).toBeGreaterThan(0);
     expect(v.rejectionsByKeyType['selector-set']).toBeGreaterThan(0);
-    const notes = samples.filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+    const notes = notesOf(samples);
     expect(notes.some((n) => /spire: first JWT-SVID served/.test(n))).toBe(true);
     expect(notes.some((n) => /spire: \d+ pod entries created/.test(n))).toBe(true);
     for (const f of ['agent.conf', 'server.conf', 'agent.log', 'server.log']) expect(existsSync(join(runDir, 'spire-limited.r1', f)), f).toBe(true);
@@ -118,7 +123,7 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
     const samples = samplesOf(runDir, 'spire-open');
-    const notes = samples.filter((s) => s.kind === 'event' && s.type === 'note').map((s) => (s as { detail?: string }).detail ?? '');
+    const notes = notesOf(samples);
     expect(notes.some((n) => /spire: every pod \(2\) was served a JWT-SVID before the calls started \(waited \d+ ms\)/.test(n))).toBe(true);
     // The storm pods start with the load phase; their entries take ~10 s to reach the agent.
     const seconds = samples.filter((s): s is LoadSample => s.kind === 'load');
@@ -163,9 +168,7 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     );
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
-    const notes = samplesOf(runDir, 'spire-churn')
-      .filter((s) => s.kind === 'event' && s.type === 'note')
-      .map((s) => (s as { detail?: string }).detail ?? '');
+    const notes = notesOf(samplesOf(runDir, 'spire-churn'));
     const created = notes.filter((n) => /spire: \d+ pod entries created/.test(n));
     const deleted = notes.filter((n) => /spire: \d+ entries of ended pods deleted/.test(n));
     console.log(`churn: ${created.length} create batches, ${deleted.length} delete batches; last: ${deleted.at(-1)}`);
