@@ -6,7 +6,7 @@ import type { ExpectationResult, Verdict, VariantResult } from '../contract/inde
 import { evaluateBystanderExpectations } from '../load/index.js';
 import { formatMiB, parseBytes } from '../util/index.js';
 import { result, rps } from './expectation-result.js';
-import { shapeUnshown, withAgentCpu, withBacklog, withIntensity, withPileUp } from './preconditions.js';
+import { shapeUnshown, withAgentCpu, withBacklog, withIntensity, withPileUp, withReach } from './preconditions.js';
 import type { ExpectInput } from './schema.js';
 
 type Ratio = { to: string; value: number };
@@ -108,7 +108,8 @@ export function evaluateExpectations(
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, unshown));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, unshown));
   const judged = withBacklog(self, expect.maxRejectionLatency, out);
-  return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, withIntensity(self, expect.minOfferedRps, judged)));
+  const intense = withReach(self, expect.minOpenConnections, withIntensity(self, expect.minOfferedRps, judged));
+  return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, intense));
 }
 
 /** The agent's survival and its peak memory against absolute bounds. */

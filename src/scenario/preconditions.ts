@@ -26,10 +26,11 @@ function stormConditions(self: VariantResult): string {
 }
 
 /** Whether a variant's storm fell short of the intensity its expect block says its shape needs. */
-function stormTooWeak(self: VariantResult, expect: Pick<ExpectInput, 'minOfferedRps' | 'minInflightAttestations'> | undefined): boolean {
+function stormTooWeak(self: VariantResult, expect: Pick<ExpectInput, 'minOfferedRps' | 'minInflightAttestations' | 'minOpenConnections'> | undefined): boolean {
   if (!expect || self.error) return false;
   const offered = self.storm?.offeredRps ?? null;
   if (expect.minOfferedRps !== undefined && (offered === null || offered < expect.minOfferedRps)) return true;
+  if (expect.minOpenConnections !== undefined && !reached(self, expect.minOpenConnections)) return true;
   return expect.minInflightAttestations !== undefined && !piledUp(self, expect.minInflightAttestations);
 }
 
@@ -45,6 +46,9 @@ function notJudged(rules: ExpectationResult[], why: string, only?: ReadonlySet<s
     e.verdict === 'failed' && (!only || only.has(e.name)) ? { ...e, verdict: 'inconclusive' as const, message: `not judged (${why}): ${e.message}` } : e,
   );
 }
+
+/** The storm reached the agent: it held this many connections at once. */
+const reached = (self: VariantResult, min: number) => (self.agentPeaks?.openConnections ?? -1) >= min;
 
 /** An OOM kill under the storm is the pile-up at its limit, whatever the last scrape before it saw. */
 const piledUp = (self: VariantResult, min: number) => self.oomKills > 0 || (self.peakInflightAttestations ?? -1) >= min;
@@ -102,6 +106,30 @@ export function withPileUp(self: VariantResult, min: number | undefined, rules: 
   return [
     result('minInflightAttestations', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm too weak to pile up: ${why}`),
     ...notJudged(rules, 'no pile-up'),
+  ];
+}
+
+/**
+ * The reach precondition of a storm whose workers wait for their answers: each holds one connection
+ * while it waits, so the connections the agent held at once say whether the storm reached it at
+ * full size. The offered rate cannot: it is set by how fast the agent answers.
+ */
+export function withReach(self: VariantResult, min: number | undefined, rules: ExpectationResult[]): ExpectationResult[] {
+  if (min === undefined) return rules;
+  const peak = self.agentPeaks?.openConnections ?? null;
+  if (reached(self, min)) {
+    return [
+      result('minOpenConnections', min, peak, 'passed', 'measured', `the agent held ${peak} connections at once >= the ${min} this shape needs`),
+      ...rules,
+    ];
+  }
+  const why =
+    peak === null
+      ? `the agent's open connections were not measured (${stormConditions(self)})`
+      : `the agent held at most ${peak} connections at once, this variant's shape needs >= ${min}: ${stormConditions(self)}`;
+  return [
+    result('minOpenConnections', min, peak, 'inconclusive', peak === null ? 'none' : 'measured', `storm did not reach the agent at full size: ${why}`),
+    ...notJudged(rules, 'storm did not reach the agent'),
   ];
 }
 

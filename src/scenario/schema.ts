@@ -123,6 +123,11 @@ const expectSchema = z
       .describe(
         "The pile-up this variant's collapsing shape needs: attestations in flight at once (the agent's metrics, read once a second) at least this, or an OOM kill. A precondition like minOfferedRps, for shapes where the agent falls behind: a closed-loop storm offers fewer calls the further the agent collapses, so the offered rate cannot tell a weak storm from a strong collapse",
       ),
+    minOpenConnections: zPosInt('a positive integer')
+      .optional()
+      .describe(
+        "The storm this variant's shape needs to reach its agent: Workload API connections the agent held open at once (its own gauge, read once a second) at least this. A precondition like minOfferedRps, for storms whose workers wait for their answers: their offered rate is set by how fast the agent answers, so only the connections it holds tell a full-size storm from a weak one",
+      ),
     minAgentCpuCores: z
       .number()
       .positive('must be a positive number of cores')

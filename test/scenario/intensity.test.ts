@@ -196,3 +196,30 @@ describe('minInflightAttestations: the pile-up a collapsing shape needs', () => 
     expect(evaluateExpectations(spire, { minInflightAttestations: 30 }, [spire])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
   });
 });
+
+describe('minOpenConnections: the storm reached the agent, for workers that wait for their answers', () => {
+  it("met by the agent's own connection gauge, whatever rate the waiting workers offered", () => {
+    const spire = variant('spire-off', { storm: storm(132), agentPeaks: { openConnections: 1224, goroutines: 7766 }, peakMemoryBytes: 417 * MiB });
+    const r = evaluateExpectations(spire, { minOpenConnections: 600, oomKilled: false }, [spire]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minOpenConnections', 'passed'],
+      ['oomKilled', 'passed'],
+    ]);
+    expect(r[0]!.message).toBe('the agent held 1224 connections at once >= the 600 this shape needs');
+  });
+
+  it('not met: inconclusive with the numbers, its failures not judged; unmeasured is inconclusive too', () => {
+    const weak = variant('spire-off', { storm: storm(40), agentPeaks: { openConnections: 310, goroutines: null }, oomKills: 1, peakMemoryBytes: 512 * MiB });
+    const r = evaluateExpectations(weak, { minOpenConnections: 600, oomKilled: false }, [weak]);
+    expect(r.map((e) => [e.name, e.verdict])).toEqual([
+      ['minOpenConnections', 'inconclusive'],
+      ['oomKilled', 'inconclusive'],
+    ]);
+    expect(r[0]!.message).toMatch(
+      /^storm did not reach the agent at full size: the agent held at most 310 connections at once, this variant's shape needs >= 600: 96 of 96 workers started/,
+    );
+    expect(r[1]!.message).toMatch(/^not judged \(storm did not reach the agent\)/);
+    const unmeasured = variant('x', { agentPeaks: undefined });
+    expect(evaluateExpectations(unmeasured, { minOpenConnections: 600 }, [unmeasured])[0]).toMatchObject({ verdict: 'inconclusive', basis: 'none' });
+  });
+});
