@@ -1,8 +1,9 @@
 // Where a cgroup's directories go in each hierarchy (memory or unified, and v1's cpu, freezer and
 // cpuset) and making them, with v2's controllers delegated down to the new cgroup.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createCpuset } from './cpuset.js';
+import { enableControllers } from './delegation.js';
 import type { CgroupHost } from './host.js';
 
 /** Absolute directories of one cgroup; null for a hierarchy it is not in (v2 keeps all in `path`). */
@@ -44,16 +45,13 @@ export function createCgroupDirs(host: CgroupHost, relPath: string, opts: Create
 }
 
 function enableV2Controllers(base: string, relPath: string, cpuset: boolean): void {
-  // Each ancestor between the base and the new cgroup must delegate memory (and cpu, cpuset) to its children.
+  // Each ancestor between the base and the new cgroup must delegate memory (and cpu, cpuset) to its
+  // children. Memory refused is an error naming the cgroup; cpu refused shows in canLimitCpu().
   let dir = base;
   for (const part of relPath.split('/').filter(Boolean)) {
-    for (const ctl of cpuset ? ['+memory', '+cpu', '+cpuset'] : ['+memory', '+cpu']) {
-      try {
-        writeFileSync(join(dir, 'cgroup.subtree_control'), ctl);
-      } catch {
-        // cpu may be unavailable; memory failing shows up when the limit is written.
-      }
-    }
+    const refused = enableControllers(dir, cpuset ? ['memory', 'cpu', 'cpuset'] : ['memory', 'cpu']);
+    if (cpuset && refused.some((r) => r.startsWith('cpuset')))
+      throw new Error(`cannot pin cgroup ${relPath} to CPUs: ${dir} refused the cpuset controller (${refused.join(', ')})`);
     dir = join(dir, part);
   }
 }

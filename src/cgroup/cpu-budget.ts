@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, PlatformError } from '../errors.js';
-import { parseSelfCgroup, writable } from './host.js';
+import { enableControllers, RUNNER_LEAF } from './delegation.js';
+import { detectCgroupHost, parseSelfCgroup, writable } from './host.js';
 
 export const CPU_PERIOD_US = 100_000;
 
@@ -44,52 +45,67 @@ export function applyCpuBudget(cores: number, opts: CpuBudgetOptions = {}): CpuB
   const self = parseSelfCgroup(opts.selfCgroup ?? readFileSync('/proc/self/cgroup', 'utf8'));
   const quota = String(Math.round(cores * CPU_PERIOD_US));
   const v1 = self.get('cpu');
-  let version: 'v1' | 'v2';
-  let from: string;
-  if (v1 !== undefined && existsSync(join(root, 'cpu', v1, 'cpu.cfs_quota_us'))) {
-    version = 'v1';
-    from = join(root, 'cpu', v1);
-  } else if (
-    self.has('') &&
-    existsSync(join(root, self.get('')!, 'cgroup.controllers')) &&
-    /\bcpu\b/.test(readFileSync(join(root, self.get('')!, 'cgroup.controllers'), 'utf8'))
-  ) {
-    version = 'v2';
-    from = join(root, self.get('')!);
-  } else {
-    throw new PlatformError(
-      `--cpu-budget needs a cpu cgroup controller (v1 ${join(root, 'cpu')}, or v2 with "cpu" in cgroup.controllers) below this process's own cgroup; none found`,
-    );
-  }
+  if (v1 !== undefined && existsSync(join(root, 'cpu', v1, 'cpu.cfs_quota_us'))) return budgetV1(cores, join(root, 'cpu', v1), quota, pid);
+  if (self.has('') && opts.root === undefined) return budgetV2(cores, quota, pid);
+  throw new PlatformError(
+    `--cpu-budget needs a cpu cgroup controller (v1 ${join(root, 'cpu')}, or v2 with "cpu" in cgroup.controllers) below this process's own cgroup; none found`,
+  );
+}
+
+function budgetV1(cores: number, from: string, quota: string, pid: number): CpuBudget {
   if (!writable(from)) throw new PlatformError(`--cpu-budget needs to create a cgroup in ${from}, which this process cannot write (run as root)`);
   const parent = join(from, 'attestorm');
   const dir = join(parent, `budget-${pid}`);
   mkdirSync(dir, { recursive: true });
-  if (version === 'v1') {
-    writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-    writeFileSync(join(dir, 'cpu.cfs_quota_us'), quota);
-  } else {
-    writeFileSync(join(dir, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
-  }
+  writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+  writeFileSync(join(dir, 'cpu.cfs_quota_us'), quota);
   writeFileSync(join(dir, 'cgroup.procs'), String(pid));
-  let released = false;
-  return {
-    cores,
-    dir,
-    version,
-    release() {
-      if (released) return;
-      released = true;
-      writeFileSync(join(from, 'cgroup.procs'), String(pid));
-      for (const d of [dir, parent]) {
-        try {
-          rmdirSync(d);
-        } catch {
-          // Not empty (another run's cgroups under attestorm/) or already gone.
-        }
-      }
-    },
+  return { cores, dir, version: 'v1', release: once(() => moveBack(from, pid, [dir, parent])) };
+}
+
+/**
+ * v2: the budget is a cgroup below the runner's delegated base, and the runner moves into a leaf of
+ * it, so the budget's cgroup may still give controllers to the run's cgroups made below it.
+ */
+function budgetV2(cores: number, quota: string, pid: number): CpuBudget {
+  const { host, reason } = detectCgroupHost();
+  if (!host || host.version !== 'v2') throw new PlatformError(`--cpu-budget needs a cgroup v2 subtree with the cpu controller: ${reason}`);
+  // Where the runner is now (detectCgroupHost may just have moved it into its leaf): where it returns to.
+  const own = parseSelfCgroup(readFileSync('/proc/self/cgroup', 'utf8')).get('') ?? '/';
+  const mount = existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
+  const back = join(mount, own);
+  const parent = join(host.memoryBase, 'attestorm');
+  const dir = join(parent, `budget-${pid}`);
+  const leaf = join(dir, RUNNER_LEAF);
+  mkdirSync(leaf, { recursive: true });
+  for (const d of [host.memoryBase, parent, dir]) {
+    const refused = enableControllers(d, ['memory', 'cpu', ...(host.cpusetBase ? ['cpuset'] : [])]);
+    if (refused.some((r) => r.startsWith('cpu '))) throw new PlatformError(`--cpu-budget needs the cpu controller in ${d}: ${refused.join(', ')}`);
+  }
+  writeFileSync(join(dir, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+  writeFileSync(join(leaf, 'cgroup.procs'), String(pid));
+  return { cores, dir, version: 'v2', release: once(() => moveBack(back, pid, [leaf, dir, parent])) };
+}
+
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
   };
+}
+
+/** The runner back where it came from, and the budget's directories removed where empty. */
+function moveBack(from: string, pid: number, dirs: string[]): void {
+  writeFileSync(join(from, 'cgroup.procs'), String(pid));
+  for (const d of dirs) {
+    try {
+      rmdirSync(d);
+    } catch {
+      // Not empty (another run's cgroups under attestorm/) or already gone.
+    }
+  }
 }
 
 /** CPU time the budget's cgroup has been throttled (v1 cpu.stat throttled_time ns, v2 throttled_usec), in seconds; null when unreadable. */

@@ -1,7 +1,20 @@
 // Finds where this process may create cgroups: the v1 memory hierarchy below its own memory
-// cgroup (plus the v1 cpu, freezer and cpuset hierarchies), or the v2 unified hierarchy below its own cgroup.
+// cgroup (plus the v1 cpu, freezer and cpuset hierarchies), or on v2 a subtree delegated to it (delegation.ts).
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { subdirectories } from '../util/fs.js';
+import {
+  baseOfLeaf,
+  DELEGATED_SCOPE_ENV,
+  moveAllIntoInit,
+  moveIntoLeaf,
+  planDelegation,
+  probeBase,
+  readView,
+  RUNNER_LEAF,
+  type Delegation,
+  type DelegationPlan,
+} from './delegation.js';
 
 export type CgroupVersion = 'v1' | 'v2';
 
@@ -15,6 +28,8 @@ export interface CgroupHost {
   freezerBase?: string | null;
   /** Directory under which cpuset cgroups are created (v1 cpuset hierarchy; v2: memoryBase when the cpuset controller is available), or null. */
   cpusetBase?: string | null;
+  /** v2: how the runner came by a subtree it may enable controllers in. */
+  delegation?: Delegation;
 }
 
 export interface DetectOptions {
@@ -73,17 +88,142 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
     }
   }
   const unifiedPath = self.get('');
-  if (unifiedPath !== undefined) {
-    const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
-    const base = join(mount, unifiedPath);
-    const controllers = existsSync(join(base, 'cgroup.controllers')) ? readFileSync(join(base, 'cgroup.controllers'), 'utf8') : '';
-    if (/\bmemory\b/.test(controllers) && writable(base)) {
-      const cpusetBase = /\bcpuset\b/.test(controllers) ? base : null;
-      return { host: { version: 'v2', memoryBase: base, cpuBase: null, cpusetBase }, reason: 'cgroup v2 with the memory controller is writable' };
-    }
+  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  if (unifiedPath !== undefined && existsSync(join(mount, unifiedPath, 'cgroup.controllers'))) {
+    // A hybrid host's unified mount carries no controllers: nothing to delegate, so nothing is moved.
+    if (/\bmemory\b/.test(readFileSync(join(mount, unifiedPath, 'cgroup.controllers'), 'utf8'))) return detectV2(mount, unifiedPath);
   }
   return {
     host: null,
     reason: 'no writable cgroup memory hierarchy (needs root and a cgroup v1 memory or v2 hierarchy with the memory controller)',
   };
+}
+
+// What this process did to come by its subtree, and each base it has proved (the runner moves
+// between cgroups for a CPU budget, so the proof is per cgroup it is in).
+let performed: Delegation | null = null;
+const proved = new Map<string, { host: CgroupHost | null; reason: string }>();
+
+function detectV2(mount: string, own: string): { host: CgroupHost | null; reason: string } {
+  const known = proved.get(own);
+  if (known) return known;
+  let delegation: Delegation;
+  const leafBase = baseOfLeaf(mount, own);
+  if (leafBase !== null) {
+    const scope = process.env[DELEGATED_SCOPE_ENV];
+    delegation = performed
+      ? {
+          ...performed,
+          base: leafBase,
+          detail: leafBase === performed.base ? performed.detail : `${performed.detail}; then into the CPU budget's cgroup ${leafBase}`,
+        }
+      : {
+          kind: scope ? 'systemd-scope' : 'leaf-move',
+          base: leafBase,
+          from: dirname(own),
+          detail: scope ? `the runner re-ran itself in the delegated systemd scope ${scope} and sits in its leaf` : `the runner sits in the leaf ${own}`,
+        };
+  } else {
+    const plan = planDelegation(readView(mount, own));
+    if (plan.action === 'refuse') return remember(own, null, plan.reason);
+    if (plan.action === 'reexec') {
+      // Only the CLI re-runs itself (before it parses a flag); a library caller is told how.
+      return remember(own, null, `${plan.detail.replace(/; it re-ran.*$/, '')}: run it as ${plan.command.join(' ')}`);
+    }
+    try {
+      if (plan.kind === 'leaf-move' || plan.kind === 'systemd-scope') process.on('exit', moveIntoLeaf(plan.base));
+      if (plan.kind === 'container-init') moveAllIntoInit(plan.base);
+    } catch (err) {
+      return remember(own, null, `cannot move the runner out of cgroup ${own} (${(err as Error).message}): ${plan.detail}`);
+    }
+    delegation = performed = { kind: plan.kind, base: plan.base, from: own, detail: plan.detail };
+  }
+  if (!writable(delegation.base))
+    return remember(own, null, `cgroup ${delegation.base} is not writable by this user (uid ${process.getuid?.()}): ${delegation.detail}`);
+  let refused: string[];
+  try {
+    refused = probeBase(delegation.base, ['memory', 'cpu', 'cpuset']);
+  } catch (err) {
+    return remember(own, null, `cgroup v2 delegation failed: ${(err as Error).message}; ${delegation.detail}`);
+  }
+  const cpuset = !refused.some((r) => r.startsWith('cpuset'));
+  const host: CgroupHost = { version: 'v2', memoryBase: delegation.base, cpuBase: null, cpusetBase: cpuset ? delegation.base : null, delegation };
+  const without = refused.length ? ` (without ${refused.join(', ')})` : '';
+  return remember(own, host, `cgroup v2, controllers delegated to ${delegation.base}${without}: ${delegation.detail}`);
+}
+
+function remember(own: string, host: CgroupHost | null, reason: string): { host: CgroupHost | null; reason: string } {
+  const out = { host, reason };
+  proved.set(own, out);
+  return out;
+}
+
+/** What detectCgroupHost would do here, done nothing yet: for `debug cgroup --host` and the CLI's re-run. */
+export type CgroupSetup =
+  | { version: 'v1'; base: string; reason: string }
+  | { version: 'v2'; own: string; plan: DelegationPlan | { action: 'in-leaf'; base: string } }
+  | { version: null; reason: string };
+
+export function planCgroupSetup(argv: readonly string[] = process.argv): CgroupSetup {
+  let self: Map<string, string>;
+  try {
+    self = parseSelfCgroup(readFileSync('/proc/self/cgroup', 'utf8'));
+  } catch (err) {
+    return { version: null, reason: `cannot read /proc/self/cgroup (${(err as Error).message})` };
+  }
+  const root = '/sys/fs/cgroup';
+  const memPath = self.get('memory');
+  if (memPath !== undefined && existsSync(join(root, 'memory', memPath, 'memory.limit_in_bytes')) && writable(join(root, 'memory', memPath))) {
+    return { version: 'v1', base: join(root, 'memory', memPath), reason: 'cgroup v1 memory hierarchy is writable' };
+  }
+  const own = self.get('');
+  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  if (
+    own === undefined ||
+    !existsSync(join(mount, own, 'cgroup.controllers')) ||
+    !/\bmemory\b/.test(readFileSync(join(mount, own, 'cgroup.controllers'), 'utf8'))
+  ) {
+    return { version: null, reason: 'no writable cgroup v1 memory hierarchy and no cgroup v2 memory controller for this process' };
+  }
+  const leafBase = baseOfLeaf(mount, own);
+  if (leafBase !== null) return { version: 'v2', own, plan: { action: 'in-leaf', base: leafBase } };
+  return { version: 'v2', own, plan: planDelegation(readView(mount, own), argv) };
+}
+
+/**
+ * Every `attestorm` directory that may hold run cgroups, for `attestorm cleanup`: on v1 below this
+ * process's own cgroups; on v2 anywhere in the tree (a run may have made them in a delegated scope,
+ * its leaf's parent or at the root), found without moving this process. Also the empty runner
+ * leaves and probe cgroups that runners killed before they could remove them left on v2.
+ */
+export function runCgroupParents(root = '/sys/fs/cgroup'): { parents: string[]; strayLeaves: string[] } {
+  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  const setup = planCgroupSetup();
+  if (setup.version === 'v1') {
+    const { host } = detectCgroupHost({ root });
+    const bases = host ? [host.memoryBase, host.cpuBase, host.freezerBase ?? null, host.cpusetBase ?? null] : [];
+    return { parents: bases.filter((b): b is string => b !== null).map((b) => join(b, 'attestorm')), strayLeaves: [] };
+  }
+  if (!existsSync(join(mount, 'cgroup.controllers'))) return { parents: [], strayLeaves: [] };
+  const parents: string[] = [];
+  const strayLeaves: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    for (const name of subdirectories(dir)) {
+      const sub = join(dir, name);
+      if (name === 'attestorm') parents.push(sub);
+      else if ((name === RUNNER_LEAF || name.startsWith('attestorm-probe-')) && readProcsFile(sub) === '' && subdirectories(sub).length === 0)
+        strayLeaves.push(sub);
+      else if (depth < 12) walk(sub, depth + 1);
+    }
+  };
+  walk(mount, 0);
+  return { parents, strayLeaves };
+}
+
+function readProcsFile(dir: string): string | null {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim();
+  } catch {
+    return null;
+  }
 }

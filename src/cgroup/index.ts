@@ -1,6 +1,8 @@
 // Real cgroups for the harness: where they may be created, and one class to drive each.
-export { detectCgroupHost, parseSelfCgroup } from './host.js';
-export type { CgroupHost, CgroupVersion, DetectOptions } from './host.js';
+export { detectCgroupHost, parseSelfCgroup, planCgroupSetup, runCgroupParents } from './host.js';
+export type { CgroupHost, CgroupSetup, CgroupVersion, DetectOptions } from './host.js';
+export { DELEGATED_SCOPE_ENV, planDelegation, RUNNER_LEAF } from './delegation.js';
+export type { Delegation, DelegationKind, DelegationPlan, DelegationView } from './delegation.js';
 export { Cgroup } from './cgroup.js';
 export { CgroupReadError, parseFlatKeyed } from './cgroup-read.js';
 export type { MemoryReading } from './cgroup-read.js';

@@ -40,6 +40,11 @@ export interface RunEnvironment {
   podFidelity: 'cgroup-pods' | 'uid-only';
   /** How the agent's CPU share is set: 'cpu-weight' (cgroup) or 'nice' or 'none'. */
   cpuShare: string;
+  /**
+   * cgroup v2: how the runner came by a subtree it may enable controllers in (root-cgroup, leaf-move,
+   * systemd-scope, fresh-cgroup, container-init), the base its cgroups were made below, and what was done.
+   */
+  cgroupDelegation?: { kind: string; base: string; detail: string };
   /** Present when the scenario asked for CPU isolation. */
   isolation?: IsolationRecord;
   /**

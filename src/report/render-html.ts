@@ -187,5 +187,6 @@ function runDetails(run: RunReport, several: boolean): string {
 function formatValue(key: string, v: unknown): string {
   if (key === 'memoryBytes' && typeof v === 'number') return `${(v / 2 ** 30).toFixed(1)} GiB`;
   if (v === null || v === undefined) return '—';
+  if (key === 'cgroupDelegation' && typeof v === 'object' && 'kind' in v && 'detail' in v) return `${String(v.kind)}: ${String(v.detail)}`;
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }

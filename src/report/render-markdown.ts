@@ -30,7 +30,11 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     out.push(mdTable(tableColumns(false), run.rows));
     if (run.faults.length > 0)
       out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
-    out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.`);
+    const delegation = run.environment['cgroupDelegation'] as { kind?: string } | undefined;
+    const cgroups = run.environment['cgroupVersion']
+      ? ` cgroup ${String(run.environment['cgroupVersion'])}${delegation?.kind ? ` (${delegation.kind})` : ''}.`
+      : '';
+    out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.${cgroups}`);
     const costs = Object.entries(run.modeledCosts);
     if (costs.length > 0)
       out.push(

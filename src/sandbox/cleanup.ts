@@ -4,7 +4,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { detectCgroupHost, removeIfEmpty, removeTree } from '../cgroup/index.js';
+import { removeIfEmpty, removeTree, runCgroupParents } from '../cgroup/index.js';
 import { subdirectories } from '../util/fs.js';
 import { RUN_ID_RE } from './options.js';
 import { ownerAlive, readRunOwner, tempRoot } from './run-id.js';
@@ -114,11 +114,9 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
     }
   }
 
-  const { host } = detectCgroupHost();
-  const bases = host ? [host.memoryBase, host.cpuBase, host.freezerBase ?? null, host.cpusetBase ?? null].filter((b): b is string => b !== null) : [];
+  const { parents, strayLeaves } = runCgroupParents();
   const deadRuns = new Set<string>();
-  for (const base of bases) {
-    const root = join(base, 'attestorm');
+  for (const root of parents) {
     for (const runId of subdirectories(root)) {
       if (deadBudget(runId)) {
         // A --cpu-budget run's quota cgroup (and any run cgroups below it), its owner gone.
@@ -134,6 +132,11 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
       if (!dry) await removeTree(dir);
     }
     if (!dry) removeIfEmpty(root);
+  }
+  // v2: the leaf a killed runner sat in, or its probe, empty now.
+  for (const leaf of strayLeaves) {
+    found.push(leaf);
+    if (!dry) removeIfEmpty(leaf);
   }
 
   for (const name of subdirectories(tmp)) {

@@ -2,7 +2,9 @@
 import { cpus, hostname, totalmem } from 'node:os';
 import type { RunEnvironment } from '../contract/index.js';
 
-export function describeEnvironment(p: Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'>): RunEnvironment {
+export function describeEnvironment(
+  p: Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare' | 'cgroupDelegation'>,
+): RunEnvironment {
   return {
     ...p,
     nodeVersion: process.version,

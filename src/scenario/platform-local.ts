@@ -1,6 +1,8 @@
 // The local platform: every repetition in a sandbox on this machine (pods as cgroups, the kubelet
 // emulator, agents in memory cgroups of their own, or an RSS watchdog where there are none).
+import { existsSync } from 'node:fs';
 import { detectCgroupHost, type CgroupHost } from '../cgroup/index.js';
+import { PlatformError } from '../errors.js';
 import { burstProblems, faultProblems, faultScheduleProblems } from '../fault/index.js';
 import { MAX_WORKERS_TOTAL } from '../load/index.js';
 import { targetKind } from '../target/index.js';
@@ -24,7 +26,24 @@ function localAgentHost(s: Scenario): AgentHost {
   // Agents someone else runs need no cgroup of this machine's.
   if (s.variants.every((v) => !targetKind(v.agent.kind).started)) return { host: null, reason: 'external agents only', note: null, isolationRefusal: null };
   const { host, reason } = detectCgroupHost();
-  return { host, reason, note: host ? null : `agent OOMs are emulated by an RSS watchdog: ${reason}`, isolationRefusal: null };
+  // Without cgroups an agent's memory would be guessed by a watchdog and every pod would look the
+  // same to it (one uid, no pod cgroup): a table of errors, not a comparison. Refused, saying how.
+  if (!host) throw new PlatformError(`${NEEDS_CGROUPS}: ${reason}. ${wayToCgroups()}`);
+  return { host, reason, note: null, isolationRefusal: null };
+}
+
+const NEEDS_CGROUPS =
+  "attestorm run measures each agent in a memory cgroup of its own (its peak, the kernel's OOM kill) and tells the storm's pods apart by their cgroups, and this process can make none";
+
+/** What would work on this machine. */
+function wayToCgroups(): string {
+  const root = process.getuid?.() === 0;
+  const systemd = existsSync('/run/systemd/system');
+  if (root)
+    return 'Run it where root may write the cgroup hierarchy (not a read-only /sys/fs/cgroup; in a container: --privileged or --cgroupns=private with a writable cgroup mount)';
+  if (systemd)
+    return 'Run it as root (sudo npm start), or from a login session whose systemd user manager runs (systemd-run --user --scope -p Delegate=yes true must succeed)';
+  return 'Run it as root (sudo npm start), or on a cgroup v2 host with systemd, where it runs in a delegated user scope';
 }
 
 export const localPlatform: Platform = {
@@ -38,6 +57,7 @@ export const localPlatform: Platform = {
     // The sandbox decides whether pods get real cgroups; the first one's fidelity replaces this.
     podFidelity: host ? 'cgroup-pods' : 'uid-only',
     cpuShare,
+    ...(host?.delegation ? { cgroupDelegation: { kind: host.delegation.kind, base: host.delegation.base, detail: host.delegation.detail } } : {}),
   }),
   runRepetition: runVariant,
 };

@@ -7,7 +7,7 @@ import type { Scenario } from './schema.js';
 import type { VariantRunContext } from './variant-run.js';
 
 /** How the agents were measured, for results.json's environment. */
-export type PlatformMeasurement = Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare'>;
+export type PlatformMeasurement = Pick<RunEnvironment, 'cgroupVersion' | 'oomFidelity' | 'podFidelity' | 'cpuShare' | 'cgroupDelegation'>;
 
 /** This machine's part in a run: the cgroups agents get here, or why none. */
 export interface AgentHost {
