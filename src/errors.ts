@@ -46,6 +46,19 @@ export class TimeoutError extends AttestormError {
   }
 }
 
+/**
+ * The storm's pods could not start within their start-up time: a machine too slow or too busy for
+ * the storm asked of it (an emulated guest, a loaded runner), which says nothing of the agents, so
+ * the variant is inconclusive, not failed.
+ */
+export class SlowStartError extends TimeoutError {}
+
+/** The SlowStartError behind err, following causes, or null. */
+export function slowStartOf(err: unknown): SlowStartError | null {
+  for (let e = err; e instanceof Error; e = e.cause) if (e instanceof SlowStartError) return e;
+  return null;
+}
+
 export class RunError extends AttestormError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ATTESTORM_ERR_RUN', message, options);

@@ -236,4 +236,6 @@ export interface VariantResult {
   passed: boolean;
   /** Set when the variant could not be run; the message says why. */
   error?: string;
+  /** Set when no repetition could be judged because the machine could not start the storm in time (verdict inconclusive). */
+  notJudged?: string;
 }

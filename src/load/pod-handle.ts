@@ -1,7 +1,7 @@
 // The generator's side of one pod process: typed messages, a start timeout, and the pod's fate
 // (ready, done, exited) as promises.
 import type { ChildProcess } from 'node:child_process';
-import { ChildProcessError, TimeoutError } from '../errors.js';
+import { ChildProcessError, SlowStartError } from '../errors.js';
 import type { LoadPod } from './pod-host.js';
 import type { FromPod, GoMessage, IntervalData, ToPod } from './worker/messages.js';
 
@@ -48,7 +48,7 @@ export class PodHandle {
     };
     this.ready = new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.failure ??= new TimeoutError(`pod ${pod.name}: its pod process and workers were not ready within ${startTimeoutMs} ms`);
+        this.failure ??= new SlowStartError(`pod ${pod.name}: its pod process and workers were not ready within ${startTimeoutMs} ms`);
         reject(this.failure);
       }, startTimeoutMs);
       child.once('error', (err) => {

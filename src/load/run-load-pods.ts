@@ -2,7 +2,7 @@
 // from spawn to finish: each one's data routed to its group's aggregator, all released together,
 // late joiners released as they get ready, all stopped at once, and the run's wait for them.
 import type { ChildProcess } from 'node:child_process';
-import { ConfigError, TimeoutError } from '../errors.js';
+import { ConfigError, SlowStartError } from '../errors.js';
 import type { LoadAggregator } from './aggregator.js';
 import { WORKER_NICE } from './bundle.js';
 import { LiveStorm } from './live-storm.js';
@@ -131,7 +131,7 @@ export class LoadRunPods {
       // replaced, start with the ready ones; the others join when ready, as replacements do.
       const churned = handles.some((h) => h.isFinished && !h.failure);
       if (churned && live.some((h) => h.isReady)) return;
-      if (Date.now() > startDeadline) throw new TimeoutError(`load: pods were not ready within ${startTimeoutMs} ms`);
+      if (Date.now() > startDeadline) throw new SlowStartError(`load: pods were not ready within ${startTimeoutMs} ms`);
       await this.pause(100);
     }
   }

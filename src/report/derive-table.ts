@@ -52,7 +52,8 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     expectationsInconclusive: expectations.filter((e) => e.verdict === 'inconclusive').length,
     expectations,
     passed: v.passed,
-    error: v.error ?? null,
+    // A variant the machine could not start in time is shown as not run, saying why: it was never measured.
+    error: v.error ?? (v.notJudged ? `not judged: ${v.notJudged}` : null),
   };
 }
 

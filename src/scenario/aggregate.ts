@@ -77,6 +77,8 @@ export interface RepMeasurement {
   faults?: FaultRecord[];
   samplerErrors?: Record<string, { count: number; first: string }>;
   error?: string;
+  /** Set instead of error when the machine could not start the storm in time: nothing to judge, nothing failed. */
+  notJudged?: string;
 }
 
 /** Merges encoded histograms and summarizes them (the load generator's HDR functions). */
@@ -144,6 +146,7 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   const inflight = reps.map((r) => r.peakInflightAttestations).filter((v): v is number => v !== null);
   const workers = reps.map((r) => r.workerMemoryBytes).filter((v): v is number => v !== null);
   const errors = reps.filter((r) => r.error).map((r) => r.error!);
+  const unjudged = reps.filter((r) => r.notJudged).map((r) => r.notJudged!);
   const deaths = reps.flatMap((r) => r.deaths);
   const result: VariantResult = {
     name,
@@ -184,6 +187,7 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
   // A variant with no measured repetition failed to run; partial failures are noted but the data kept.
   if (errors.length && measured.length === 0) result.error = errors.join('; ');
   else if (errors.length) result.error = `${errors.length} of ${reps.length} repetition(s) failed: ${errors.join('; ')}`;
+  else if (unjudged.length && measured.length === 0) result.notJudged = [...new Set(unjudged)].join('; ');
   return result;
 }
 

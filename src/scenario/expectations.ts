@@ -248,8 +248,10 @@ export function applyExpectations(variants: VariantResult[], expect: Partial<Rec
     if (why) unshown.set(v.name, why);
   }
   for (const v of variants) {
-    v.expectations = evaluateExpectations(v, expect[v.name], variants, unshown);
-    v.verdict = v.error ? 'failed' : combineVerdicts(v.expectations.map((e) => e.verdict));
+    v.expectations = v.notJudged
+      ? Object.entries(expect[v.name] ?? {}).map(([key, want]) => result(key, want, null, 'inconclusive', 'none', `not judged: ${v.notJudged}`))
+      : evaluateExpectations(v, expect[v.name], variants, unshown);
+    v.verdict = v.error ? 'failed' : v.notJudged ? 'inconclusive' : combineVerdicts(v.expectations.map((e) => e.verdict));
     v.passed = v.verdict === 'passed' || (v.verdict === 'inconclusive' && !failOnInconclusive);
   }
   if (!variants.length) return 'inconclusive';

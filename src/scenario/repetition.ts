@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { DeathRecord, SampleLine } from '../contract/index.js';
 import { NdjsonWriter } from '../sample/index.js';
 import { sleep } from '../util/index.js';
+import { slowStartOf } from '../errors.js';
 import type { RepMeasurement } from './aggregate.js';
 import { oomKillsOf } from './death-record.js';
 import { newMeasurement } from './measurement.js';
@@ -95,6 +96,11 @@ export async function runRepetitionSteps(
   } catch (err) {
     if (failures === 'throw') throw err;
     if (!timeline.fixed) timeline.fix(Date.now());
+    if (slowStartOf(err)) {
+      m.notJudged = `the machine could not start the storm in time (${(err as Error).message}); too slow or too busy for this storm, which says nothing of the agent`;
+      timeline.event('note', `variant run not judged: ${m.notJudged}`);
+      return m;
+    }
     m.error = (err as Error).message;
     timeline.event('note', `variant run failed: ${m.error}`);
     return m;

@@ -242,6 +242,7 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
 
 function repetitionLine(m: RepMeasurement): string {
   if (m.error) return `failed: ${m.error}`;
+  if (m.notJudged) return `not judged: ${m.notJudged}`;
   const peak = m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes);
   return `peak ${peak} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`;
 }

@@ -5,8 +5,9 @@ import type { RunResults, VariantResult } from '../contract/index.js';
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 
 /** "2 passed, 1 inconclusive" / "1 FAILED of 3". */
-export function expectationSummary(v: Pick<VariantResult, 'expectations' | 'error'>): string {
+export function expectationSummary(v: Pick<VariantResult, 'expectations' | 'error' | 'notJudged'>): string {
   if (v.error) return `error: ${v.error.slice(0, 40)}`;
+  if (v.notJudged) return 'not judged: machine too slow';
   if (!v.expectations.length) return '-';
   const count = (x: string) => v.expectations.filter((e) => e.verdict === x).length;
   const parts = [`${count('passed')} passed`];

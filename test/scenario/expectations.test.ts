@@ -233,6 +233,30 @@ describe('aggregation of repetitions', () => {
     ...over,
   });
   const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
+  it('repetitions the machine could not start in time leave the variant not judged, never failed', () => {
+    const slow = 'the machine could not start the storm in time (pod storm-0: not ready within 59400 ms)';
+    const r = aggregateVariant(
+      'disabled',
+      agent,
+      [rep({ loadSeconds: 0, notJudged: slow }), rep({ runDir: 'disabled.r2', loadSeconds: 0, notJudged: slow })],
+      () => null,
+    );
+    expect(r.error).toBeUndefined();
+    expect(r.notJudged).toBe(slow);
+    expect(applyExpectations([r], { disabled: { oomKilled: true, maxPeakMemory: '200Mi' } })).toBe('inconclusive');
+    expect(r.expectations.map((e) => [e.name, e.verdict])).toEqual([
+      ['oomKilled', 'inconclusive'],
+      ['maxPeakMemory', 'inconclusive'],
+    ]);
+    expect(r.expectations[0]!.message).toBe(`not judged: ${slow}`);
+    expect(r).toMatchObject({ verdict: 'inconclusive', passed: true });
+    applyExpectations([r], { disabled: { oomKilled: true } }, true);
+    expect(r.passed).toBe(false);
+    // One judged repetition is data: the others' slowness does not hide it.
+    const mixed = aggregateVariant('disabled', agent, [rep({ loadSeconds: 10 }), rep({ runDir: 'disabled.r2', loadSeconds: 0, notJudged: slow })], () => null);
+    expect(mixed.notJudged).toBeUndefined();
+  });
+
   it('median figures with min–max spreads, summed OOMs/restarts/downtime, merged histograms', () => {
     const seen: string[][] = [];
     const r = aggregateVariant(
