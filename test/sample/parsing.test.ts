@@ -21,8 +21,10 @@ import {
 } from '../../src/sample/index.js';
 
 const dirs: string[] = [];
+/** A fixture base directory; as a v2 parent it offers the controllers a kernel's would (cgroup.controllers). */
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'attestorm-sample-'));
+  writeFileSync(join(d, 'cgroup.controllers'), 'cpuset cpu io memory pids\n');
   dirs.push(d);
   return d;
 }
@@ -246,7 +248,7 @@ describe('existing cgroups (external agents)', () => {
     expect(cg.version).toBe('v2');
     expect(cg.readMemory()).toMatchObject({ usageBytes: 4096, peakBytes: 8192, limitBytes: null });
     const { readdirSync } = await import('node:fs');
-    expect(readdirSync(v2).sort()).toEqual(['memory.current', 'memory.events', 'memory.max', 'memory.peak']);
+    expect(readdirSync(v2).sort()).toEqual(['cgroup.controllers', 'memory.current', 'memory.events', 'memory.max', 'memory.peak']);
     const v1 = tmp();
     files(v1, { 'memory.usage_in_bytes': '1' });
     expect(openExistingCgroup(v1)!.version).toBe('v1');
