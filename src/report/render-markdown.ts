@@ -1,5 +1,6 @@
 // summary.md: verdict and table in GitHub-flavoured Markdown, for a CI job summary or a pull-request
 // comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
+import { modeledCostsSentences } from '../contract/index.js';
 import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
 import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
@@ -35,11 +36,11 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
       ? ` cgroup ${String(run.environment['cgroupVersion'])}${delegation?.kind ? ` (${delegation.kind})` : ''}.`
       : '';
     out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.${cgroups}`);
-    const costs = Object.entries(run.modeledCosts);
-    if (costs.length > 0)
-      out.push(
-        `Modeled costs and behaviours: ${costs.map(([k, v]) => `\`${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}\``).join(', ')}.`,
-      );
+    const costs = modeledCostsSentences(
+      run.modeledCosts,
+      run.rows.map((r) => r.variant),
+    );
+    if (costs.length > 0) out.push('', 'Modeled costs and behaviours (differing from the agent defaults):', '', ...costs.map((c) => `- ${cell(c)}`));
     if (run.command) out.push('', 'Rerun:', '', '```sh', run.command, '```');
     if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
   }
