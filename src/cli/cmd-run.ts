@@ -158,7 +158,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
         ...(outDir ? { outDir } : {}),
       });
       code = worse(code, outcome.exitCode);
-      code = worse(code, ci.afterRun(outcome));
+      code = worse(code, await ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();

@@ -207,7 +207,7 @@ describe('summary.md', () => {
     expect(md).toContain(
       '- pre-attestation: attestations run on after their caller gave up (model.cancelAbandoned false); each parsed kubelet pod list holds 22Mi more (model.podListWorkingSet)',
     );
-    expect(md).not.toContain('{"');
+    expect(md).not.toContain('={"');
     expect(md).not.toContain('[object Object]');
   });
 });
