@@ -114,7 +114,7 @@ describe('comparison table and progress', () => {
 
   it('prints plain periodic lines when not on a TTY', () => {
     const out: string[] = [];
-    const p = new Progress({ tty: false, plainEverySeconds: 1, stream: { write: (s: string) => out.push(s) } as never });
+    const p = new Progress({ tty: false, plainEverySeconds: 1, columns: 200, stream: { write: (s: string) => out.push(s) } as never });
     p.placementStart('disabled', 20_000);
     p.onSample({ kind: 'memory', t: 0, usageBytes: 64 * 2 ** 20, rssBytes: null, peakBytes: 0, limitBytes: 128 * 2 ** 20, cpuSeconds: null });
     p.onSample({ kind: 'memory', t: 1000, usageBytes: 64 * 2 ** 20, rssBytes: null, peakBytes: 0, limitBytes: 128 * 2 ** 20, cpuSeconds: null });

@@ -1,12 +1,12 @@
 // The end-of-run table as a user meets it: a recorded run of the default scenario laid out for 80
 // and 120 columns, every column with --wide, the width taken from COLUMNS or the terminal, and the
-// modeled costs said in words.
+// modeled costs said in words; the live progress before it fits too.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentConfigSchema } from '../../src/agent/index.js';
 import { MODEL_DEFAULTS, modeledCostsSentences, type RunResults } from '../../src/contract/index.js';
-import { comparisonTable, ESSENTIAL_COLUMNS, WIDE_COLUMNS } from '../../src/scenario/index.js';
+import { comparisonTable, ESSENTIAL_COLUMNS, Progress, WIDE_COLUMNS } from '../../src/scenario/index.js';
 import { terminalColumns, wrapText } from '../../src/util/index.js';
 import { variantResult } from '../support/variant-result.js';
 
@@ -92,6 +92,31 @@ describe('modeled costs on the console', () => {
 
   it("keep the agent's own defaults", () => {
     expect(agentConfigSchema.parse({}).model).toEqual(MODEL_DEFAULTS);
+  });
+});
+
+describe('live progress', () => {
+  function feed(columns: number): string[] {
+    const out: string[] = [];
+    const p = new Progress({ tty: false, plainEverySeconds: 1, columns, stream: { write: (s: string) => out.push(s) } as never });
+    p.placementStart('disabled-unbounded', 20_000);
+    p.onSample({ kind: 'memory', t: 0, usageBytes: 706.9 * 2 ** 20, rssBytes: null, peakBytes: 0, limitBytes: 2 ** 30, cpuSeconds: null });
+    p.onSample({ kind: 'load', t: 1000, ok: 0, rateLimited: 0, deadlineExceeded: 13, error: 100, byCode: {}, histograms: {} });
+    p.onSample({ kind: 'event', t: 1500, type: 'oom-kill', detail: 'kernel OOM kill (oom_kill +1), signal SIGKILL' });
+    p.onSample({ kind: 'load', t: 2000, ok: 0, rateLimited: 0, deadlineExceeded: 13, error: 100, byCode: {}, histograms: {} });
+    p.placementEnd('peak 742.7 MiB of 1024 MiB, OOM kills 1, restarts 0, ok 2.5/s');
+    p.stop();
+    return out.join('').trimEnd().split('\n');
+  }
+
+  it('fits 80 columns: the status in short, other lines wrapped', () => {
+    const lines = feed(80);
+    for (const l of lines) expect(l.length).toBeLessThanOrEqual(80);
+    expect(lines).toContain('disabled-unbounded 1/20s | 706.9/1024 MiB | ok 0 rej 0 fail 113/s | OOM 1');
+  });
+
+  it('says it in full where there is room', () => {
+    expect(feed(200)).toContain('disabled-unbounded 1/20s | agent 706.9 MiB / 1024 MiB (69%) | ok 0/s rejected 0/s failed 113/s | OOM 1 restarts 0');
   });
 });
 
