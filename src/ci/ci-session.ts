@@ -6,7 +6,7 @@ import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'n
 import path from 'node:path';
 import { AttestormError, ConfigError, EXIT } from '../errors.js';
 import { RESULTS_SCHEMA_VERSION, type RunResults } from '../contract/index.js';
-import type { ExtraSection } from '../report/index.js';
+import { mermaidChartsOf, type ExtraSection } from '../report/index.js';
 import { checkBaselineCompatible, compareWithBaseline, type BaselineComparison } from './baseline.js';
 import { baselineSection } from './baseline-section.js';
 import { baselineTableText } from './baseline-table.js';
@@ -119,7 +119,7 @@ export class CiSession {
    * A run that complete() did not see (a folder from elsewhere) is compared here and its
    * results.json given the comparison.
    */
-  afterRun(run: FinishedRun): number {
+  async afterRun(run: FinishedRun): Promise<number> {
     if (!this.active) return run.exitCode;
     const results = run.results as RunResults;
     if (results?.schemaVersion !== RESULTS_SCHEMA_VERSION) {
@@ -149,7 +149,12 @@ export class CiSession {
       this.log(`JUnit XML: ${this.junitFile}\n`);
     }
     if (this.stepSummaryFile) {
-      const md = renderStepSummary({ results, baseline: cmp, runDir: run.runDir, artifacts, env: this.env });
+      // The charts come from the samples the reports read; a folder they cannot be read from still gets its table.
+      const charts = await mermaidChartsOf(run.runDir).catch((err: Error) => {
+        this.log(`attestorm: the job summary goes without charts: ${err.message}\n`);
+        return [];
+      });
+      const md = renderStepSummary({ results, baseline: cmp, runDir: run.runDir, artifacts, charts, env: this.env });
       const res = appendStepSummary(this.stepSummaryFile, md, resultsFile);
       if (res.skipped) this.log(`attestorm: step summary not written: ${res.skipped}\n`);
       else if (res.truncated) this.log(`step summary (cut to fit 1 MiB): ${res.file}\n`);

@@ -14,7 +14,7 @@ export { FIGURES, FIGURE_IDS, bystandersOf, type FigureId } from './figures.js';
 export { parseTolerances, TOLERANCE_HELP, type Tolerances } from './tolerance.js';
 export { readResultsFile, type ResultsFile } from './results-file.js';
 export { renderJUnit, xmlEscape, type JUnitRun } from './junit.js';
-export { renderStepSummary, appendStepSummary, fitMarkdown, STEP_SUMMARY_LIMIT } from './step-summary.js';
+export { renderStepSummary, appendStepSummary, fitMarkdown, shownPath, STEP_SUMMARY_LIMIT } from './step-summary.js';
 export { collectProvenance, provenanceOf, scenarioHash, canonicalJson, gitProvenance, type Provenance, type ProvenanceOptions } from './provenance.js';
 export { CiSession, type CiFlags, type FinishedRun } from './ci-session.js';
 export { loadHistory, findRunFolders, gateFailed, type HistoryModel, type HistoryRun, type HistoryOptions } from './history.js';

@@ -1,7 +1,9 @@
 // A compact Markdown summary for CI job pages (GitHub's $GITHUB_STEP_SUMMARY): verdict, one row per
-// variant, the baseline's regressions and improvements, and where the artifacts are. GitHub refuses a
+// variant, the baseline's regressions and improvements, the time charts (Mermaid) and where the
+// artifacts are. `attestorm run` is its only writer: once per run. GitHub refuses a
 // step summary over 1 MiB, so what is appended is cut to fit, with a note saying so.
 import { appendFileSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { RunResults, VariantResult } from '../contract/index.js';
 import type { BaselineComparison } from './baseline.js';
 import { baselineTableMarkdown, headline, mdCell } from './baseline-table.js';
@@ -13,9 +15,23 @@ export interface StepSummaryInput {
   results: RunResults;
   baseline?: BaselineComparison | null;
   runDir: string;
-  /** Artifact files to point at (paths as the job sees them). */
+  /** Artifact files to point at (shown relative to the working folder, never as the runner's absolute paths). */
   artifacts?: { label: string; path: string }[];
+  /** The run's time charts as Mermaid blocks (GitHub draws them; no image to host). */
+  charts?: string[];
   env?: NodeJS.ProcessEnv;
+  /** The folder paths are shown relative to (default: the working folder, the checkout in CI). */
+  cwd?: string;
+}
+
+/**
+ * A path as it reads on a job page: relative to the working folder (the checkout) when inside it,
+ * else its name alone — a runner's absolute paths mean nothing to a reader.
+ */
+export function shownPath(p: string, cwd = process.cwd()): string {
+  if (!path.isAbsolute(p)) return p;
+  const rel = path.relative(cwd, p);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : path.basename(p);
 }
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -50,6 +66,7 @@ function variantRow(v: VariantResult): string {
 export function renderStepSummary(input: StepSummaryInput): string {
   const { results: r, baseline: cmp } = input;
   const env = input.env ?? process.env;
+  const shown = (p: string) => shownPath(p, input.cwd);
   const lines: string[] = [];
   lines.push(`### ${verdictMark(r, cmp)} — attestorm ${mdCell(r.scenario.name)}`, '');
   const reps = Math.max(0, ...r.variants.map((v) => v.runDirs.length));
@@ -72,7 +89,7 @@ export function renderStepSummary(input: StepSummaryInput): string {
   if (failed.length > 0) lines.push('', ...failed);
 
   if (cmp) {
-    lines.push('', `#### ${mdCell(headline(cmp))}`, '');
+    lines.push('', `#### ${mdCell(headline({ ...cmp, from: shown(cmp.from) }))}`, '');
     const changed = { ...cmp, figures: cmp.figures.filter((f) => f.verdict !== 'unchanged' || f.flag) };
     if (changed.figures.length > 0) lines.push(...baselineTableMarkdown(changed), '');
     if (cmp.unchanged > 0)
@@ -84,8 +101,10 @@ export function renderStepSummary(input: StepSummaryInput): string {
     lines.push('', `<details><summary>Rule</summary>\n\n${cmp.rule}\n\n</details>`);
   }
 
-  lines.push('', '**Artifacts**', '', `- run folder: \`${input.runDir}\``);
-  for (const a of input.artifacts ?? []) lines.push(`- ${a.label}: \`${a.path}\``);
+  if (input.charts && input.charts.length > 0) lines.push('', ...input.charts);
+
+  lines.push('', '**Artifacts**', '', `- run folder: \`${shown(input.runDir)}\``);
+  for (const a of input.artifacts ?? []) lines.push(`- ${a.label}: \`${shown(a.path)}\``);
   const server = env['GITHUB_SERVER_URL'];
   const repo = env['GITHUB_REPOSITORY'];
   const runId = env['GITHUB_RUN_ID'];

@@ -10,6 +10,7 @@ import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
 import { choosePlatform, platformFlagProblems, platformOptions, type PlatformArgs } from './platform-option.js';
 import { Problems } from './problems.js';
+import { wideOption } from './wide-option.js';
 
 interface RunArgs extends PlatformArgs {
   scenario: string[];
@@ -26,6 +27,7 @@ interface RunArgs extends PlatformArgs {
   junit?: string;
   stepSummary?: string;
   cpuBudget?: number;
+  wide: boolean;
 }
 
 const EXIT_HELP = `Exit status:
@@ -70,6 +72,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
           'Set a scenario key before it is checked: key.path=value, a variant addressed by its name (variants.<name>.agent.binDir=/opt/spire/1.15.3, agent.memoryLimit=8Gi); repeatable. Default: none',
       })
       .option('cpu-budget', cpuBudgetOption)
+      .option('wide', wideOption)
       .option('report', { type: 'boolean', default: true, describe: 'Render report.html / summary.md into the run folder at the end (--no-report to skip)' })
       .option('baseline', {
         type: 'string',
@@ -86,6 +89,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       .example('$0 run', 'Run scenarios/quick.yaml (what `npm start` does)')
       .example('$0 run scenarios/scaled-256mi-4x300.yaml --variants pre-attestation,disabled --duration 60s', 'Two variants, one minute each')
       .example('$0 run scenarios/quick.yaml --out /tmp/q --repetitions 3', 'Three repetitions into /tmp/q')
+      .example('$0 run --wide 2>&1 | less -S', 'Every column of the closing table, scrolled sideways')
       .example(
         '$0 run scenarios/spire-releases.yaml --set variants.v1-15-3.agent.binDir=/opt/spire/1.15.3 --set agent.memoryLimit=8Gi',
         "One release's folder given on the command line, every variant without a memory limit to speak of",
@@ -146,6 +150,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
         load: stormLoadDriver,
         command,
         render: args.report,
+        wide: args.wide,
         droppedExpectations: l.dropped,
         cpuBudget,
         platform,
@@ -153,7 +158,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
         ...(outDir ? { outDir } : {}),
       });
       code = worse(code, outcome.exitCode);
-      code = worse(code, ci.afterRun(outcome));
+      code = worse(code, await ci.afterRun(outcome));
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();

@@ -11,6 +11,7 @@ import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budge
 import { checkCpuHogFlag, cpuHogOption, startCpuHog } from './cpu-hog.js';
 import { choosePlatform, platformFlagProblems, platformOptions, type PlatformArgs } from './platform-option.js';
 import { Problems } from './problems.js';
+import { wideOption } from './wide-option.js';
 
 interface StabilityArgs extends PlatformArgs {
   scenario: string;
@@ -18,6 +19,7 @@ interface StabilityArgs extends PlatformArgs {
   out: string;
   cpuBudget?: number;
   cpuHog?: number;
+  wide: boolean;
 }
 
 /** Pass count, verdicts and spreads over finished runs (a pure function, for tests and the CLI). */
@@ -89,6 +91,7 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
       })
       .option('cpu-budget', cpuBudgetOption)
       .option('cpu-hog', cpuHogOption)
+      .option('wide', wideOption)
       .option('cluster', platformOptions.cluster)
       .option('context', platformOptions.context)
       .option('kubeconfig', platformOptions.kubeconfig)
@@ -129,6 +132,7 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
         cpuBudget,
         platform,
         progress: new Progress({ tty: false, plainEverySeconds: 10 }),
+        wide: args.wide,
       });
       if (outcome.results.status === 'interrupted') {
         code = EXIT.INTERRUPTED;

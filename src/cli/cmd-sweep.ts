@@ -8,6 +8,7 @@ import { parseOverrides, readScenarioFile } from '../scenario/index.js';
 import { parseVary, runSweep, writeSweepReport, type SweepResult } from '../sweep/index.js';
 import { runCleanups } from '../util/index.js';
 import { choosePlatform, platformOptions, type PlatformArgs } from './platform-option.js';
+import { wideOption } from './wide-option.js';
 
 interface SweepArgs extends PlatformArgs {
   scenario: string;
@@ -18,6 +19,7 @@ interface SweepArgs extends PlatformArgs {
   'find-oom'?: string;
   resolution?: number;
   report?: string;
+  wide: boolean;
 }
 
 export const sweepCommand: CommandModule<object, SweepArgs> = {
@@ -42,6 +44,7 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
         describe: 'With --find-oom: stop when the interval is this narrow, in the unit of <low> (default: a sixteenth of the range)',
       })
       .option('report', { type: 'string', describe: 'Render report.html of an existing sweep folder again (nothing runs)' })
+      .option('wide', wideOption)
       .option('cluster', platformOptions.cluster)
       .option('context', platformOptions.context)
       .option('kubeconfig', platformOptions.kubeconfig)
@@ -87,7 +90,7 @@ export const sweepCommand: CommandModule<object, SweepArgs> = {
     const problems = where.problems([base]);
     if (problems.length) throw new ConfigError(problems);
     const platform = await where.open();
-    const result = await runSweep({ base, vary, outDir, platform, ...(variants ? { variants } : {}), ...(range ? { findOom: range } : {}) });
+    const result = await runSweep({ base, vary, outDir, platform, wide: args.wide, ...(variants ? { variants } : {}), ...(range ? { findOom: range } : {}) });
     const report = writeSweepReport(outDir, result);
     process.stderr.write(`sweep ${result.status}: ${join(outDir, 'sweep.json')}, ${report}\n`);
     for (const [v, b] of Object.entries(result.boundaries))

@@ -5,6 +5,7 @@ import { agentCommand } from './cmd-agent.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { clusterCommand } from './cmd-cluster.js';
 import { debugCommand } from './cmd-debug.js';
+import { exportCommand } from './cmd-export.js';
 import { historyCommand } from './cmd-history.js';
 import { kindCommand } from './cmd-kind.js';
 import { loadCommand } from './cmd-load.js';
@@ -20,6 +21,7 @@ export const COMMANDS: readonly CommandModule<any, any>[] = [
   agentCommand,
   loadCommand,
   reportCommand,
+  exportCommand,
   historyCommand,
   debugCommand,
   cleanupCommand,

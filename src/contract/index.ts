@@ -6,3 +6,4 @@ export * from './variant-result.js';
 export * from './sample-lines.js';
 export { currentRunner, processStartTicks, runnerState } from './run-liveness.js';
 export { upgradeResults } from './upgrade.js';
+export { MODEL_DEFAULTS, modeledCostsInWords, modeledCostsSentences, type ModeledCostsLine } from './modeled-costs.js';

@@ -30,6 +30,27 @@ const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
 export type ColorOf = (name: string) => string;
 
+/** Each palette colour in words, for charts without a legend (Mermaid's): "green", "orange", … */
+const COLOR_NAMES: Record<string, string> = {
+  '#009E73': 'green',
+  '#E69F00': 'orange',
+  '#CC79A7': 'pink',
+  '#0072B2': 'blue',
+  '#D55E00': 'red',
+  '#56B4E9': 'sky blue',
+  '#000000': 'black',
+  '#882255': 'wine',
+  '#44AA99': 'teal',
+  '#999933': 'olive',
+  '#F0E442': 'yellow',
+  '#332288': 'indigo',
+  '#AA4499': 'purple',
+};
+
+export function colorName(hex: string): string {
+  return COLOR_NAMES[hex.toUpperCase()] ?? hex;
+}
+
 /**
  * One colour per variant across every chart of a report: the placements' own hues for variants
  * named after them, the others a colour each in order of first appearance.

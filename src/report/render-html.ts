@@ -2,6 +2,7 @@
 // CSP that forbids any request — so it opens from a CI artifact with no network. Verdict, tables and
 // text are plain HTML and readable without JavaScript; only the charts need it.
 import { stringify as toYaml } from 'yaml';
+import { modeledCostsInWords } from '../contract/index.js';
 import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
@@ -172,11 +173,14 @@ function runDetails(run: RunReport, several: boolean): string {
   out.push(`<dl class="env">${entries.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`);
 
   out.push(`<h3>Modeled costs and behaviours in effect</h3>`);
-  const costs = Object.entries(run.modeledCosts);
+  const costs = modeledCostsInWords(
+    run.modeledCosts,
+    run.rows.map((r) => r.variant),
+  );
   out.push(
     costs.length === 0
       ? '<p>None: the reference agent ran with its defaults.</p>'
-      : `<dl class="env">${costs.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(formatValue(k, v))}</dd>`).join('')}</dl>`,
+      : `<dl class="env">${costs.map((c) => `<dt>${escapeHtml(c.variants === null ? 'every variant' : c.variants.join(', '))}</dt><dd>${escapeHtml(c.text)}</dd>`).join('')}</dl>`,
   );
 
   out.push(`<h3>Rerun</h3>`);

@@ -1,7 +1,9 @@
 // summary.md: verdict and table in GitHub-flavoured Markdown, for a CI job summary or a pull-request
-// comment. Charts are linked as the PNGs next to it (relative paths), when they were rendered.
+// comment. The time charts are Mermaid blocks GitHub draws itself; the PNGs next to it are named.
+import { modeledCostsSentences } from '../contract/index.js';
 import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
+import { renderMermaidCharts } from './render-mermaid.js';
 import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
 
 function cell(text: string): string {
@@ -35,11 +37,11 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
       ? ` cgroup ${String(run.environment['cgroupVersion'])}${delegation?.kind ? ` (${delegation.kind})` : ''}.`
       : '';
     out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.${cgroups}`);
-    const costs = Object.entries(run.modeledCosts);
-    if (costs.length > 0)
-      out.push(
-        `Modeled costs and behaviours: ${costs.map(([k, v]) => `\`${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}\``).join(', ')}.`,
-      );
+    const costs = modeledCostsSentences(
+      run.modeledCosts,
+      run.rows.map((r) => r.variant),
+    );
+    if (costs.length > 0) out.push('', 'Modeled costs and behaviours (differing from the agent defaults):', '', ...costs.map((c) => `- ${cell(c)}`));
     if (run.command) out.push('', 'Rerun:', '', '```sh', run.command, '```');
     if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
   }
@@ -47,10 +49,11 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
   if (data.comparison && data.comparison.length > 0) {
     out.push('', `### Against the baseline (${data.runs[0]!.label})`, '', mdTable(DELTA_COLUMNS, data.comparison));
   }
-  if (pngs.length > 0) {
-    out.push('', '### Charts', '');
-    for (const p of pngs) out.push(`![${p.title}](${encodeURI(p.file)})`);
-  }
+  const charts = renderMermaidCharts(data);
+  if (charts.length > 0 || pngs.length > 0) out.push('', '### Charts');
+  if (charts.length > 0) out.push('', ...charts);
+  // Images would need hosting wherever this file is shown; the PNGs are named, not embedded.
+  if (pngs.length > 0) out.push('', `Every chart as a PNG next to this file: ${pngs.map((p) => `\`${p.file}\``).join(', ')}.`);
   out.push('');
   return out.join('\n');
 }

@@ -26,7 +26,7 @@ export type { RepetitionFailures, RepetitionRecord, RepetitionSteps } from './re
 export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
 export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
-export { comparisonTable } from './summary-table.js';
+export { comparisonTable, ESSENTIAL_COLUMNS, WIDE_COLUMNS, type TableLayout } from './summary-table.js';
 export { Progress } from './progress.js';
 export { defaultRunDir, writeResults, linkLatest, variantDirName } from './run-folder.js';
 export { planIsolation, isolateRunner } from './cpu-isolation.js';

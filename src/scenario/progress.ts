@@ -1,6 +1,7 @@
 // Live progress on stderr: one rewritten status line on a TTY, plain periodic lines otherwise (CI
-// logs). Fed by the same sample lines that go to disk, so it shows what the data will say.
-import { formatMiB } from '../util/index.js';
+// logs). Fed by the same sample lines that go to disk, so it shows what the data will say. Lines fit
+// the terminal (terminalColumns): a status line that wrapped could not be rewritten in place.
+import { formatMiB, terminalColumns, wrapText } from '../util/index.js';
 import type { SampleLine } from '../contract/index.js';
 
 export interface ProgressOptions {
@@ -9,12 +10,15 @@ export interface ProgressOptions {
   tty?: boolean;
   /** Plain mode: seconds between lines. */
   plainEverySeconds?: number;
+  /** Columns to fit; default terminalColumns(stream). */
+  columns?: number;
 }
 
 export class Progress {
   readonly #out: NodeJS.WriteStream;
   readonly #tty: boolean;
   readonly #plainEveryMs: number;
+  readonly #columns: number;
   #label = '';
   #totalMs = 0;
   #t = 0;
@@ -34,6 +38,7 @@ export class Progress {
     this.#out = opts.stream ?? process.stderr;
     this.#tty = opts.tty ?? !!this.#out.isTTY;
     this.#plainEveryMs = (opts.plainEverySeconds ?? 5) * 1000;
+    this.#columns = opts.columns ?? terminalColumns(this.#out);
   }
 
   placementStart(label: string, totalMs: number): void {
@@ -79,7 +84,12 @@ export class Progress {
     else if (this.#callsFrom === null) phase = `starting pods ${(this.#t / 1000).toFixed(0)}s`;
     else phase = `${Math.max(0, (this.#t - this.#callsFrom) / 1000).toFixed(0)}/${(this.#totalMs / 1000).toFixed(0)}s`;
     const pct = this.#limit ? ` (${((this.#mem / this.#limit) * 100).toFixed(0)}%)` : '';
-    return `${this.#label} ${phase} | agent ${formatMiB(this.#mem)}${this.#limit ? ` / ${formatMiB(this.#limit, 0)}` : ''}${pct} | ok ${this.#ok}/s rejected ${this.#rejected}/s failed ${this.#failed}/s | OOM ${this.#ooms} restarts ${this.#restarts}`;
+    const full = `${this.#label} ${phase} | agent ${formatMiB(this.#mem)}${this.#limit ? ` / ${formatMiB(this.#limit, 0)}` : ''}${pct} | ok ${this.#ok}/s rejected ${this.#rejected}/s failed ${this.#failed}/s | OOM ${this.#ooms} restarts ${this.#restarts}`;
+    if (full.length <= this.#columns - 1) return full;
+    // Narrow terminals: the same figures in short, cut at the edge as a last resort.
+    const mem = `${(this.#mem / 2 ** 20).toFixed(1)}${this.#limit ? `/${(this.#limit / 2 ** 20).toFixed(0)}` : ''} MiB`;
+    const short = `${this.#label} ${phase} | ${mem} | ok ${this.#ok} rej ${this.#rejected} fail ${this.#failed}/s | OOM ${this.#ooms}`;
+    return short.length <= this.#columns - 1 ? short : `${short.slice(0, this.#columns - 2)}…`;
   }
 
   #render(): void {
@@ -87,7 +97,8 @@ export class Progress {
   }
 
   #line(text: string): void {
-    this.#out.write(this.#tty ? `\r\x1b[K${text}\n` : `${text}\n`);
+    const lines = `${wrapText(text, this.#columns, '', '  ').join('\n')}\n`;
+    this.#out.write(this.#tty ? `\r\x1b[K${lines}` : lines);
   }
 
   placementEnd(summary: string): void {

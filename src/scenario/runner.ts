@@ -3,14 +3,14 @@
 // the first moment, is rewritten after each variant run, and ends `complete`, `interrupted` or
 // `failed`; expectations are judged at the end.
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
 import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
 import { newRunId, tempRoot } from '../sandbox/index.js';
 import { prepareTargets, targetKind, type TargetMaker } from '../target/index.js';
-import { formatMiB, onCleanup, onInterrupt } from '../util/index.js';
+import { formatMiB, onCleanup, onInterrupt, terminalColumns, wrapText } from '../util/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { isolateRunner, planIsolation, type CpusetPlan } from './cpu-isolation.js';
 import type { LoadedScenario } from './load-scenario.js';
@@ -34,8 +34,10 @@ export interface RunScenarioOptions {
   progress?: Progress;
   /** Render the HTML/Markdown reports at the end (default true). */
   render?: boolean;
-  /** Where the comparison table goes (default stderr). */
-  tableStream?: NodeJS.WritableStream;
+  /** Where the comparison table goes (default stderr); it is laid out for the stream's width (terminalColumns). */
+  tableStream?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Every column of the comparison table, not only the essential ones (--wide). */
+  wide?: boolean;
   /** Expectations dropped because only some variants run (recorded and printed). */
   droppedExpectations?: string[];
   /** The CPU quota the whole run is under (--cpu-budget), recorded in results.json; null/absent = none. */
@@ -266,16 +268,26 @@ async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> 
   rmSync(join(tempRoot(), run.runId), { recursive: true, force: true });
 }
 
-/** The comparison table, and the reports rendered from the finished results.json. */
+/** A path as the user can type it: relative to the working folder when inside it. */
+function shown(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+
+/** The comparison table, and the reports rendered from the finished results.json, laid out for the console's width. */
 async function reportRun(run: ScenarioRun, opts: RunScenarioOptions, extraSections: ExtraSection[]): Promise<void> {
   const { s, runDir, results } = run;
   const out = opts.tableStream ?? process.stderr;
-  const skipped = (results.skippedVariants ?? []).map((k) => `skipped: ${k.name} (${k.reason})\n`).join('');
-  out.write(`\n${s.name}: ${results.status}, verdict ${results.verdict}, results in ${runDir}\n${comparisonTable(results)}${skipped}`);
+  const width = terminalColumns(out);
+  const say = (text: string) => out.write(`${wrapText(text, width, '', '  ').join('\n')}\n`);
+  out.write('\n');
+  say(`${s.name}: ${results.status}, verdict ${results.verdict}; results in ${shown(runDir)}`);
+  out.write(comparisonTable(results, { width, wide: opts.wide === true }));
+  for (const k of results.skippedVariants ?? []) say(`skipped: ${k.name} (${k.reason})`);
   if (opts.render !== false && !run.interrupted) {
     try {
       const { files } = await renderReports(runDir, extraSections.length ? { extraSections } : {});
-      out.write(`reports: ${files.join(', ')}\n`);
+      say(`reports in ${shown(runDir)}: ${files.map((f) => (f.startsWith(runDir) ? basename(f) : shown(f))).join(', ')}`);
     } catch (err) {
       process.stderr.write(
         `attestorm: rendering the reports failed (the data is complete; retry with attestorm report ${runDir}): ${(err as Error).message}\n`,

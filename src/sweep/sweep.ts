@@ -20,6 +20,8 @@ export interface SweepOptions {
   signal?: AbortSignal;
   /** Where every run goes. Default: this machine. */
   platform?: Platform;
+  /** Every column of each run's closing table (--wide). */
+  wide?: boolean;
 }
 
 function write(dir: string, result: SweepResult): void {
@@ -134,6 +136,7 @@ export async function runSweep(o: SweepOptions): Promise<SweepResult> {
       render: false,
       droppedExpectations: dropped,
       progress: new Progress({ tty: false, plainEverySeconds: 10 }),
+      wide: o.wide === true,
       ...(o.platform ? { platform: o.platform } : {}),
     });
     durations.push((Date.now() - started) / 1000);

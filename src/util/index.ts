@@ -1,4 +1,4 @@
-// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper, sleep, deep merge, directory listing.
+// Small helpers shared by every subsystem: units, schema glue, child processes, the reaper, sleep, deep merge, directory listing, terminal width.
 export * from './units.js';
 export * from './zod.js';
 export * from './child.js';
@@ -8,3 +8,4 @@ export * from './lru.js';
 export * from './sleep.js';
 export * from './deep-merge.js';
 export * from './fs.js';
+export * from './terminal.js';

@@ -18,6 +18,10 @@ import {
 import { baselineSectionsOf } from '../../src/ci/index.js';
 import { EXIT } from '../../src/errors.js';
 import { expectation, results, writeRunFolder } from './fixture.js';
+import { writeFixtureRun } from '../report/fixture.js';
+import { mermaidBlocks, parseXyChart } from '../support/mermaid-xychart.js';
+import type { RunResults } from '../../src/contract/index.js';
+import { parse as parseYaml } from 'yaml';
 import { findAll, parseXml } from './xml.js';
 import { configProblems } from '../support/config-problems.js';
 
@@ -98,10 +102,10 @@ describe('CiSession.fromFlags: bad input fails before anything runs', () => {
     expect(CiSession.fromFlags({ baseline: parent }, ['quick', 'other'], quiet).active).toBe(true);
   });
 
-  it('no CI flags: inactive, the run exit code passes through', () => {
+  it('no CI flags: inactive, the run exit code passes through', async () => {
     const s = CiSession.fromFlags({}, ['quick'], quiet);
     expect(s.active).toBe(false);
-    expect(s.afterRun({ runDir: '/nonexistent', results: null, exitCode: 3 })).toBe(3);
+    expect(await s.afterRun({ runDir: '/nonexistent', results: null, exitCode: 3 })).toBe(3);
   });
 });
 
@@ -124,7 +128,7 @@ describe('CiSession.afterRun', () => {
       env: {},
       log: (t) => logged.push(t),
     });
-    expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
+    expect(await s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
 
     const written = JSON.parse(await readFile(path.join(runDir, 'results.json'), 'utf8')) as { baseline: BaselineComparison; variants: unknown[] };
     expect(written.variants).toHaveLength(2);
@@ -151,8 +155,11 @@ describe('CiSession.afterRun', () => {
     expect(md.startsWith('# earlier step\n### ❌ failed — attestorm quick')).toBe(true);
     expect(md).toContain('| pre | peak memory | 100.0 MiB | 150.0 MiB | +50.0% | 10% | **REGRESSED** |');
     expect(md).toContain('11 figures unchanged within tolerance');
-    expect(md).toContain(`- report.html: \`${path.join(runDir, 'report.html')}\``);
-    expect(md).toContain(`- JUnit XML: \`${junit}\``);
+    // Paths outside the working folder are named, never given as the runner's absolute paths.
+    expect(md).toContain('- run folder: `regressed`');
+    expect(md).toContain('- report.html: `report.html`');
+    expect(md).toContain('- JUnit XML: `junit.xml`');
+    expect(md).not.toContain(tmp);
   });
 
   it('complete(): the comparison goes into the results before the runner writes them; afterRun leaves the file alone', async () => {
@@ -172,7 +179,7 @@ describe('CiSession.afterRun', () => {
     const file = path.join(runDir, 'results.json');
     const before = (await stat(file)).mtimeMs;
     const written = await readFile(file, 'utf8');
-    expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
+    expect(await s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
     expect(await readFile(file, 'utf8')).toBe(written);
     expect((await stat(file)).mtimeMs).toBe(before);
     expect(logged.join('')).toContain('1 regressed');
@@ -191,20 +198,20 @@ describe('CiSession.afterRun', () => {
     });
     const runDir = await writeRunFolder(tmp, 'improved', after);
     const s = CiSession.fromFlags({ baseline: baseDir }, ['quick'], quiet);
-    expect(s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.OK);
+    expect(await s.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.OK);
     const written = JSON.parse(await readFile(path.join(runDir, 'results.json'), 'utf8')) as { baseline: BaselineComparison };
     expect(written.baseline.improved).toBe(1);
     expect(written.baseline.regressed).toBe(0);
     // A stricter copy of the same gate fails the same run.
     const strict = CiSession.fromFlags({ baseline: baseDir, tolerance: 'peakMemory=5%' }, ['quick'], quiet);
-    expect(strict.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
+    expect(await strict.afterRun({ runDir, results: after, exitCode: EXIT.OK })).toBe(EXIT.EXPECTATIONS_FAILED);
   });
 
   it('keeps a worse run exit code (expectations failed, run failed) as it is', async () => {
     const after = results({ variants: [{ name: 'pre', peakMiB: 150 }] });
     const runDir = await writeRunFolder(tmp, 'failed', after);
     const s = CiSession.fromFlags({ baseline: baseDir }, ['quick'], quiet);
-    expect(s.afterRun({ runDir, results: after, exitCode: EXIT.RUN_FAILED })).toBe(EXIT.RUN_FAILED);
+    expect(await s.afterRun({ runDir, results: after, exitCode: EXIT.RUN_FAILED })).toBe(EXIT.RUN_FAILED);
   });
 
   it('JUnit holds every scenario of one invocation', async () => {
@@ -212,10 +219,42 @@ describe('CiSession.afterRun', () => {
     const s = CiSession.fromFlags({ junit }, ['quick', 'other'], quiet);
     const a = results({ variants: [{ name: 'pre', peakMiB: 1, expectations: [expectation('oomKilled', 'passed', 'ok')] }] });
     const b = results({ scenario: 'other', variants: [{ name: 'post', peakMiB: 1, expectations: [expectation('oomKilled', 'passed', 'ok')] }] });
-    s.afterRun({ runDir: await writeRunFolder(tmp, 'a', a), results: a, exitCode: 0 });
-    s.afterRun({ runDir: await writeRunFolder(tmp, 'b', b), results: b, exitCode: 0 });
+    await s.afterRun({ runDir: await writeRunFolder(tmp, 'a', a), results: a, exitCode: 0 });
+    await s.afterRun({ runDir: await writeRunFolder(tmp, 'b', b), results: b, exitCode: 0 });
     const doc = parseXml(await readFile(junit, 'utf8'));
     expect(findAll(doc, 'testsuite').map((x) => x.attrs['name'])).toEqual(['quick.pre', 'other.post']);
+  });
+});
+
+describe('the job summary', () => {
+  it('is written once per run, by attestorm run, with its charts as Mermaid and no absolute paths', async () => {
+    const runDir = await writeFixtureRun({ parent: tmp, name: 'charted' });
+    const r = JSON.parse(await readFile(path.join(runDir, 'results.json'), 'utf8')) as RunResults;
+    const file = path.join(tmp, 'job-summary.md');
+    await writeFile(file, '');
+    const s = CiSession.fromFlags({}, [r.scenario.name], { env: { GITHUB_STEP_SUMMARY: file }, log: () => {} });
+    await s.afterRun({ runDir, results: r, exitCode: EXIT.OK });
+    const md = await readFile(file, 'utf8');
+    expect(md.match(/^### .* — attestorm storm-fixture$/gm)).toHaveLength(1);
+    const charts = mermaidBlocks(md).map(parseXyChart);
+    expect(charts.map((c) => c.title)).toEqual(['Agent memory (MiB)', 'Calls served per second', 'Calls rejected per second']);
+    expect(md).toContain('Lines, in order: pre-attestation (green), post-attestation (orange), disabled (pink).');
+    expect(md).not.toContain(tmp);
+    expect(md).not.toContain('![');
+  });
+
+  it('the workflow leaves it to attestorm run: no step appends summary.md, a note only when the run wrote nothing', async () => {
+    const wf = parseYaml(await readFile(path.join(import.meta.dirname, '../../.github/workflows/attestorm.yml'), 'utf8')) as {
+      jobs: Record<string, { steps: Array<{ run?: string }> }>;
+    };
+    for (const job of Object.values(wf.jobs)) {
+      const writers = job.steps.filter((st) => String(st.run ?? '').includes('GITHUB_STEP_SUMMARY'));
+      expect(writers).toHaveLength(1);
+      const run = writers[0]!.run!;
+      expect(run).toContain('node bin/attestorm.js run');
+      expect(run).not.toContain('summary.md');
+      expect(run).toMatch(/\[ -s "\$GITHUB_STEP_SUMMARY" \] \|\| echo/);
+    }
   });
 });
 

@@ -195,7 +195,7 @@ describe('deltas between runs', () => {
 });
 
 describe('summary.md', () => {
-  it('spells out modeled costs and behaviours per variant as JSON, not [object Object]', async () => {
+  it('says modeled costs and behaviours per variant in words, neither JSON nor [object Object]', async () => {
     const dir = await writeFixtureRun({ parent, name: 'costs' });
     const file = path.join(dir, 'results.json');
     const results = JSON.parse(await readFile(file, 'utf8'));
@@ -204,7 +204,10 @@ describe('summary.md', () => {
     const out = path.join(parent, 'costs-out');
     await renderReports(dir, { outDir: out, formats: ['md'] });
     const md = await readFile(path.join(out, 'summary.md'), 'utf8');
-    expect(md).toContain('`pre-attestation={"cancelAbandoned":false,"podListWorkingSet":"22Mi"}`');
+    expect(md).toContain(
+      '- pre-attestation: attestations run on after their caller gave up (model.cancelAbandoned false); each parsed kubelet pod list holds 22Mi more (model.podListWorkingSet)',
+    );
+    expect(md).not.toContain('={"');
     expect(md).not.toContain('[object Object]');
   });
 });

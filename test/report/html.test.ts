@@ -68,7 +68,7 @@ describe('report.html', () => {
       .replace(/&amp;/g, '&');
     expect(parseYaml(unescaped)).toMatchObject({ name: HOSTILE, agent: { memoryLimit: '320Mi' }, load: { pods: 4, workersPerPod: 100 } });
     expect(has('real kernel OOM kills in a memory cgroup')).toBe(true);
-    expect(has('<dt>attestationWorkingSet</dt><dd>256Ki</dd>')).toBe(true);
+    expect(has('<dt>every variant</dt><dd>each attestation in flight holds 256Ki more (model.attestationWorkingSet)</dd>')).toBe(true);
     expect(has('<pre><code>attestorm run &#39;&lt;/script&gt;')).toBe(true);
   });
 

@@ -154,7 +154,7 @@ describe("an unmeasured peak (nothing could read the agent's memory)", () => {
       status: 'complete',
       verdict: 'inconclusive',
     } as never);
-    expect(table).toMatch(/\| pre-attestation \| reference pre-attestation \| 128\.0 MiB \| unmeasured +\|/);
+    expect(table).toMatch(/\npre-attestation +unmeasured\/128 +0 /);
   });
 
   it('repetitions without a reading give a null peak, not a 0; measured ones alone make the spread', () => {
