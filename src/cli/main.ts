@@ -5,6 +5,7 @@ import { hideBin } from 'yargs/helpers';
 import { ConfigError, EXIT } from '../errors.js';
 import { reportFatal } from './report-fatal.js';
 import { COMMANDS, commandName } from './commands.js';
+import { handBackCache } from './hand-back-cache.js';
 
 try {
   await yargs(hideBin(process.argv))
@@ -24,4 +25,5 @@ try {
 } catch (err) {
   process.exitCode = reportFatal(err);
 }
+handBackCache();
 if (process.exitCode === undefined) process.exitCode = EXIT.OK;

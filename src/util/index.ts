@@ -8,3 +8,4 @@ export * from './lru.js';
 export * from './sleep.js';
 export * from './deep-merge.js';
 export * from './fs.js';
+export * from './hand-back.js';
