@@ -7,7 +7,8 @@ export type ErrorCode =
   | 'ATTESTORM_ERR_CHILD' // a child process failed to start, or died when it must not
   | 'ATTESTORM_ERR_TIMEOUT' // something did not become ready in time
   | 'ATTESTORM_ERR_RUN' // a run could not be carried out
-  | 'ATTESTORM_ERR_IO'; // reading or writing a run folder failed
+  | 'ATTESTORM_ERR_IO' // reading or writing a run folder failed
+  | 'ATTESTORM_ERR_UNSAFE_PATH'; // a folder another user controls, or a symlink where a run file goes
 
 export class AttestormError extends Error {
   readonly code: ErrorCode;
@@ -62,6 +63,13 @@ export function slowStartOf(err: unknown): SlowStartError | null {
 export class RunError extends AttestormError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ATTESTORM_ERR_RUN', message, options);
+  }
+}
+
+/** A path attestorm refuses to use: another user's, writable by others, or a symlink. Exit 3, before anything starts. */
+export class UnsafePathError extends AttestormError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ATTESTORM_ERR_UNSAFE_PATH', message, options);
   }
 }
 

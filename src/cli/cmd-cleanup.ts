@@ -11,7 +11,7 @@ interface CleanupArgs {
 
 export const cleanupCommand: CommandModule<object, CleanupArgs> = {
   command: 'cleanup',
-  describe: `Remove leftovers of runs that were killed (pod processes, cgroups under attestorm/, ${tempRoot()}/<run>, stale sockets)`,
+  describe: `Remove leftovers of runs that were killed (pod processes, cgroups under attestorm/, run folders <run> in ${tempRoot()} (this user's, named like a run, their owner gone), stale sockets)`,
   builder: (y: Argv) =>
     y
       .option('dry-run', { type: 'boolean', default: false, describe: 'List what would be removed; remove nothing' })

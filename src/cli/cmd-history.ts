@@ -1,7 +1,9 @@
 // `attestorm history`: a trend report over many run folders of one scenario (nightly artifacts),
 // oldest first, marking runs a baseline gate against the previous run would have failed.
+import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { gateFailed, parseTolerances, TOLERANCE_HELP, writeHistory } from '../ci/index.js';
+import { firstMissing, handBackOwner, handBackTree } from '../util/index.js';
 
 interface HistoryArgs {
   folder: string;
@@ -25,6 +27,8 @@ export const historyCommand: CommandModule<object, HistoryArgs> = {
   handler: (args) => {
     // Flags first: a bad tolerance fails before any folder is read.
     const tolerances = parseTolerances(args.tolerance);
+    const out = args.out ?? join(args.folder, 'history');
+    const handBack = { path: firstMissing(out) ?? out, owner: handBackOwner(out) };
     const { files, model } = writeHistory(args.folder, {
       tolerances,
       toleranceText: args.tolerance?.length ? args.tolerance.join(',') : '10% (defaults)',
@@ -37,5 +41,6 @@ export const historyCommand: CommandModule<object, HistoryArgs> = {
         `${model.skipped.length ? `; ${model.skipped.length} folders left out` : ''}\n`,
     );
     for (const f of files) process.stdout.write(`${f}\n`);
+    handBackTree(handBack.path, handBack.owner);
   },
 };

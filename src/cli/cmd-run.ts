@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { EXIT } from '../errors.js';
 import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
-import { runCleanups } from '../util/index.js';
+import { firstMissing, handBackOwner, handBackTree, runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
 import { choosePlatform, platformFlagProblems, platformOptions, type PlatformArgs } from './platform-option.js';
@@ -139,6 +139,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
       loaded.map((l) => l.scenario.name),
     );
 
+    // CI files a root run writes for a user go to that user at the end (hand-back.ts).
+    const ciFiles = [args.junit, args.stepSummary].filter((f): f is string => !!f).map((f) => ({ path: firstMissing(f) ?? f, owner: handBackOwner(f) }));
     const cpuBudget = startCpuBudget(args.cpuBudget);
     let code: number = EXIT.OK;
     for (const l of loaded) {
@@ -162,6 +164,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
       if (code === EXIT.INTERRUPTED) break;
     }
     await runCleanups();
+    for (const f of ciFiles) handBackTree(f.path, f.owner);
     process.exitCode = code;
     // An interrupt ends the process from the reaper's signal handler with 130; this covers the rest.
   },

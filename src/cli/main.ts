@@ -6,6 +6,7 @@ import { ConfigError, EXIT } from '../errors.js';
 import { reportFatal } from './report-fatal.js';
 import { COMMANDS, commandName } from './commands.js';
 import { reRunInDelegatedScope } from './delegated-scope.js';
+import { handBackCache } from './hand-back-cache.js';
 
 const reRun = await reRunInDelegatedScope();
 if (reRun !== null) process.exitCode = reRun;
@@ -28,4 +29,5 @@ else
   } catch (err) {
     process.exitCode = reportFatal(err);
   }
+handBackCache();
 if (process.exitCode === undefined) process.exitCode = EXIT.OK;

@@ -2,6 +2,7 @@
 // against a real yargs instance whose option, positional, command, example and epilog calls are
 // recorded on the way through, so the reference lists exactly what `--help` does.
 import { tmpdir } from 'node:os';
+import { runtimeBase } from '../sandbox/index.js';
 import { join } from 'node:path';
 import yargs, { type Argv, type CommandModule, type Options, type PositionalOptions } from 'yargs';
 
@@ -110,6 +111,8 @@ function flagDoc(name: string, opt: Options | PositionalOptions): FlagDoc {
 // current time) is written as a placeholder, so the reference is the same on every machine.
 function stable(text: string): string {
   return text
+    .split(runtimeBase())
+    .join('<runtime dir>')
     .split(join(tmpdir(), 'attestorm'))
     .join('$TMPDIR/attestorm')
     .replace(/\d{8}T\d{6}Z/g, '<time>');

@@ -1,26 +1,42 @@
 // Leftovers of runs whose owner died without cleaning up (SIGKILL, OOM, power loss): their pod
 // processes, their cgroups in every hierarchy (and a CPU budget's quota cgroup), their temp dirs,
 // and sockets nobody listens on.
-import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, type Stats } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { removeIfEmpty, removeTree, runCgroupParents } from '../cgroup/index.js';
 import { subdirectories } from '../util/fs.js';
 import { RUN_ID_RE } from './options.js';
-import { ownerAlive, readRunOwner, tempRoot } from './run-id.js';
+import { ownerAlive, ownerPidOf, readRunOwner, tempRoot } from './run-id.js';
+import { assertOwnFolder } from './runtime-dir.js';
 
 export interface CleanupOptions {
   /** List what would be removed, remove nothing. */
   dryRun?: boolean;
-  /** Temp root to scan (default os.tmpdir()/attestorm). */
+  /** Runtime base to scan (default: runtimeBase(), this user's). */
   tempDir?: string;
 }
 
 /** A run is dead when its owner (from its owner file or run ID) no longer runs; unknown owners are kept. */
-function isDeadRun(runId: string): boolean {
+function isDeadRun(runId: string, base: string): boolean {
   if (!RUN_ID_RE.test(runId)) return false;
-  const owner = readRunOwner(runId);
+  const owner = readRunOwner(runId, base);
   return owner !== null && !ownerAlive(owner);
+}
+
+/**
+ * Only what is provably a run's own is deleted: a real folder (never a symlink), owned by this
+ * user, named like a run ID (newRunId's shape, its owner PID inside).
+ */
+function isOwnRunFolder(dir: string, name: string): boolean {
+  if (ownerPidOf(name) === null) return false;
+  let st: Stats;
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return false;
+  }
+  return st.isDirectory() && !st.isSymbolicLink() && st.uid === process.geteuid?.();
 }
 
 /** True when nothing accepts connections on the socket (ECONNREFUSED): a dead listener's file. */
@@ -100,7 +116,7 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
   const verdicts = new Map<string, boolean>();
   const dead = (runId: string) => {
     let v = verdicts.get(runId);
-    if (v === undefined) verdicts.set(runId, (v = isDeadRun(runId)));
+    if (v === undefined) verdicts.set(runId, (v = isDeadRun(runId, tmp)));
     return v;
   };
   for (const { pid, runId } of deadRunProcesses(dead)) {
@@ -139,17 +155,22 @@ export async function cleanupLeftovers(opts: CleanupOptions = {}): Promise<strin
     if (!dry) removeIfEmpty(leaf);
   }
 
-  for (const name of subdirectories(tmp)) {
-    if (!deadRuns.has(name) && !dead(name)) continue;
+  // A base another user controls is refused (UnsafePathError) rather than cleaned.
+  const baseHere = existsSync(tmp) || lstatSync(tmp, { throwIfNoEntry: false }) !== undefined;
+  if (baseHere) assertOwnFolder(tmp);
+  for (const name of baseHere ? subdirectories(tmp) : []) {
     const dir = join(tmp, name);
+    if (!isOwnRunFolder(dir, name)) continue;
+    if (!deadRuns.has(name) && !dead(name)) continue;
     found.push(dir);
+    // rm -r semantics: a symlink inside is unlinked, never followed.
     if (!dry) rmSync(dir, { recursive: true, force: true });
   }
 
-  if (existsSync(tmp) && lstatSync(tmp).isDirectory()) {
+  if (baseHere) {
     // A live run's own dir is its business: its agent may be between bind and listen right now.
     const liveRun = (name: string) => {
-      const owner = RUN_ID_RE.test(name) ? readRunOwner(name) : null;
+      const owner = RUN_ID_RE.test(name) ? readRunOwner(name, tmp) : null;
       return owner !== null && ownerAlive(owner);
     };
     for (const sock of await staleSockets(tmp, 2, liveRun)) {

@@ -19,4 +19,5 @@ export { containerCgroupRel, podCgroupRel } from './pod-cgroup-path.js';
 export type { CgroupDriver, QosClass } from './pod-cgroup-path.js';
 export { newRunId, ownerPidOf, runTempDir, tempRoot } from './run-id.js';
 export { cleanupLeftovers } from './cleanup.js';
-export { podUidProblem } from './uid-reach.js';
+export { otherPodIds, podUidProblem } from './uid-reach.js';
+export { assertOwnFolder, createRunFolder, ensureRunFolder, ensureRuntimeBase, runtimeBase, RUNTIME_DIR_ENV } from './runtime-dir.js';

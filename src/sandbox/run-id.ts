@@ -1,14 +1,14 @@
 // Run identity and ownership: a run ID embeds its owner's PID, and an owner file records the
 // owner's start time, so `attestorm cleanup` can tell a killed run's leftovers from a live run's.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statStartTime } from '../util/procfs-stat.js';
+import { assertOwnFolder, runtimeBase } from './runtime-dir.js';
 
-/** Where every run keeps its temp files (tokens, CA, sockets): os.tmpdir()/attestorm. */
+/** Where every run keeps its runtime files (tokens, CA, sockets): a base of this user's (runtime-dir.ts). */
 export function tempRoot(): string {
-  return join(tmpdir(), 'attestorm');
+  return runtimeBase();
 }
 
 export function runTempDir(runId: string): string {
@@ -61,18 +61,30 @@ export interface RunOwner {
 
 const OWNER_FILE = 'owner.json';
 
+/** The owner file in the run's folder (made beforehand, checked to be this user's), created exclusively. */
 export function writeOwnerFile(runId: string, pid = process.pid): string {
   const dir = runTempDir(runId);
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  assertOwnFolder(dir);
   const file = join(dir, OWNER_FILE);
-  writeFileSync(file, JSON.stringify({ pid, startTime: processStartTime(pid) } satisfies RunOwner));
+  // 'wx': O_EXCL, so neither an existing file nor a symlink planted in its place is written through.
+  writeFileSync(file, JSON.stringify({ pid, startTime: processStartTime(pid) } satisfies RunOwner), { flag: 'wx', mode: 0o644 });
   return file;
 }
 
-/** The run's owner from its owner file, else from its run ID; null when neither says. */
-export function readRunOwner(runId: string): RunOwner | null {
+/** A file's text, refused when the file itself is a symlink (O_NOFOLLOW). */
+function readNoFollow(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    const parsed = JSON.parse(readFileSync(join(runTempDir(runId), OWNER_FILE), 'utf8')) as Partial<RunOwner>;
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The run's owner from its owner file (in its folder in base), else from its run ID; null when neither says. */
+export function readRunOwner(runId: string, base = tempRoot()): RunOwner | null {
+  try {
+    const parsed = JSON.parse(readNoFollow(join(base, runId, OWNER_FILE))) as Partial<RunOwner>;
     if (typeof parsed.pid === 'number') return { pid: parsed.pid, startTime: typeof parsed.startTime === 'string' ? parsed.startTime : null };
   } catch {
     // No owner file: fall back to the PID in the run ID.

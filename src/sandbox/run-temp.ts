@@ -1,8 +1,9 @@
 // The run's temp folder: the owner file, the kubelet token and CA, and copies of files that pods of
 // another uid cannot reach where they are; every file the sandbox put there is removed with it.
-import { chmodSync, copyFileSync, mkdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { chmodSync, constants, copyFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { runTempDir } from './run-id.js';
+import { createRunFolder } from './runtime-dir.js';
 import { unreachableFor, type OsIds } from './uid-reach.js';
 
 export class RunTempFolder {
@@ -11,17 +12,17 @@ export class RunTempFolder {
   /** Copies of files for pods of another uid (share), by original path. */
   readonly #shared = new Map<string, string>();
 
-  constructor(runId: string) {
-    this.dir = runTempDir(runId);
+  /** dir: the run's folder in the runtime base (runTempDir), or elsewhere in a test. */
+  constructor(runId: string, dir = runTempDir(runId)) {
+    this.dir = dir;
   }
 
-  /** Makes the folder, open to pods of another uid whatever the umask. */
-  create(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o755 });
-    // Whatever the umask: pods of another uid load their bundles from here (shareWithPods). The
-    // shared temp root too, where this user made it (a umask of 077 would close it).
-    chmodSync(this.dir, 0o755);
-    if (statSync(dirname(this.dir)).uid === process.getuid?.()) chmodSync(dirname(this.dir), 0o755);
+  /**
+   * Makes the folder, new (never an existing one, nor through a symlink) in the checked runtime
+   * base: 0700, or 0711 when pods of another uid (open) load their bundles from here by name.
+   */
+  create(open = false): void {
+    createRunFolder(this.dir, open);
   }
 
   /** A file made elsewhere in the folder, to be removed with it. */
@@ -31,8 +32,9 @@ export class RunTempFolder {
 
   write(name: string, content: string): string {
     const file = join(this.dir, name);
-    // World-readable: an agent under test may run as another user and must read the token and CA.
-    writeFileSync(file, content, { mode: 0o644 });
+    // World-readable: an agent under test may run as another user and must read the token and CA
+    // (the folder is traverse-only for others). 'wx': never through something already there.
+    writeFileSync(file, content, { mode: 0o644, flag: 'wx' });
     this.#files.push(file);
     return file;
   }
@@ -46,7 +48,7 @@ export class RunTempFolder {
     let copy = this.#shared.get(file);
     if (!copy) {
       copy = join(this.dir, basename(file));
-      copyFileSync(file, copy);
+      copyFileSync(file, copy, constants.COPYFILE_EXCL);
       chmodSync(copy, 0o644);
       this.#files.push(copy);
       this.#shared.set(file, copy);

@@ -153,7 +153,7 @@ class LocalSandbox extends EventEmitter implements Sandbox {
   async init(): Promise<void> {
     const otherUids = this.#otherIds !== null;
     if (otherUids && this.#cg?.host.version === 'v2') this.#setpriv = requireSetpriv();
-    this.#temp.create();
+    this.#temp.create(otherUids);
     const problem = podUidProblem(this.#uidSettings, this.#temp.dir);
     if (problem) throw new PlatformError(`sandbox.${problem}`);
     this.#temp.track(writeOwnerFile(this.runId));

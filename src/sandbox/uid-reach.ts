@@ -99,6 +99,6 @@ export function podUidProblem(s: PodUidSettings, tempDir: string): string | null
   while (!existsSync(existing) && existing !== dirname(existing)) existing = dirname(existing);
   const temp = unreachableFor(existing, ids);
   if (temp)
-    return `${setting}: pod processes run as uid ${ids.uid}, which cannot reach the run's temp folder ${tempDir}: ${temp}; set TMPDIR to a folder every user can enter`;
+    return `${setting}: pod processes run as uid ${ids.uid}, which cannot reach the run's temp folder ${tempDir}: ${temp}; set ATTESTORM_TMPDIR to a folder of yours below folders every user can enter`;
   return null;
 }

@@ -3,14 +3,14 @@
 // the first moment, is rewritten after each variant run, and ends `complete`, `interrupted` or
 // `failed`; expectations are judged at the end.
 import { rmSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
 import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
-import { newRunId, tempRoot } from '../sandbox/index.js';
+import { createRunFolder, ensureRuntimeBase, newRunId, otherPodIds, runTempDir } from '../sandbox/index.js';
 import { prepareTargets, targetKind, type TargetMaker } from '../target/index.js';
-import { formatMiB, onCleanup, onInterrupt, terminalColumns, wrapText } from '../util/index.js';
+import { firstMissing, formatMiB, handBackOwner, handBackTree, onCleanup, onInterrupt, terminalColumns, wrapText, type OsOwner } from '../util/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { isolateRunner, planIsolation, type CpusetPlan } from './cpu-isolation.js';
 import type { LoadedScenario } from './load-scenario.js';
@@ -88,6 +88,8 @@ interface ScenarioRun {
   abort: AbortController;
   interrupted: boolean;
   throttledAtStart: number | null;
+  /** What this run creates in the user's space (the run folder, or a parent it made) and who it goes to (hand-back.ts). */
+  handBack: { path: string; owner: OsOwner | null };
 }
 
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
@@ -126,6 +128,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   finish();
   offCleanup();
   await reportRun(run, opts, sections);
+  handBackRun(run);
   return { runDir, results, exitCode: exitCodeOf(results) };
 }
 
@@ -136,6 +139,9 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   opts.load.validate(opts.loaded.scenario, platform.loadHere ? 'local' : 'cluster');
   const problems = platform.problems(opts.loaded.scenario);
   if (problems.length) throw new ConfigError([...new Set(problems)]);
+  // A runtime base another user controls (or others may write) is refused here, before anything
+  // is written or started (UnsafePathError, exit 3).
+  if (platform.loadHere) ensureRuntimeBase();
   // What each variant's kind needs from the machine (a SPIRE variant's binaries); variants without them are skipped.
   const preflight = await preflightVariants(opts.loaded.scenario);
   const s = preflight.scenario;
@@ -146,8 +152,12 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   // What each kind needs once per run (the reference agent's bundle), before the first repetition.
   const targets = await prepareTargets(s.variants.map((v) => v.agent));
   const runId = newRunId(s.name.slice(0, 20));
+  // The agents' sockets go here: made new, traverse-only for pods of another uid.
+  if (platform.loadHere) createRunFolder(runTempDir(runId), otherPodIds({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }) !== null);
   const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
-  const runDir = createRunDir(opts.outDir ?? defaultRunDir(s.name));
+  const wanted = opts.outDir ?? defaultRunDir(s.name);
+  const handBack = { path: firstMissing(wanted) ?? wanted, owner: handBackOwner(wanted) };
+  const runDir = createRunDir(wanted);
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
 
@@ -187,6 +197,7 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
     abort: new AbortController(),
     interrupted: false,
     throttledAtStart,
+    handBack,
   };
 }
 
@@ -265,7 +276,18 @@ async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> 
     // The shared parent goes too once no other run uses it.
     removeIfEmpty(join(base, 'attestorm'));
   }
-  rmSync(join(tempRoot(), run.runId), { recursive: true, force: true });
+  rmSync(runTempDir(run.runId), { recursive: true, force: true });
+}
+
+/** A root run's files in the user's space (run folder, reports, reports/latest) handed to the user (sudo caller, folder owner). */
+function handBackRun(run: ScenarioRun): void {
+  const { path, owner } = run.handBack;
+  try {
+    handBackTree(path, owner);
+    handBackTree(join(dirname(run.runDir), 'latest'), owner);
+  } catch (err) {
+    process.stderr.write(`attestorm: cannot hand ${path} back to uid ${owner?.uid}: ${(err as Error).message}\n`);
+  }
 }
 
 /** A path as the user can type it: relative to the working folder when inside it. */

@@ -2,15 +2,13 @@
 // samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
 // marked on the timeline, and every agent death carries the phase it happened in.
 import { deathRecord } from './death-record.js';
-import { mkdirSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import type { CgroupHost } from '../cgroup/index.js';
 import type { DeathRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
-import { createSandbox, newRunId, tempRoot, type Sandbox } from '../sandbox/index.js';
+import { createSandbox, ensureRunFolder, newRunId, otherPodIds, runTempDir, type Sandbox } from '../sandbox/index.js';
 import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../target/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
@@ -92,7 +90,7 @@ function openRepetition(ctx: VariantRunContext): Repetition {
   return {
     ...record,
     ctx,
-    tmpDir: join(tempRoot(), ctx.runId),
+    tmpDir: runTempDir(ctx.runId),
     deaths: [],
     rejections: new RejectionTotals(),
     sandbox: null,
@@ -134,7 +132,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
       : {}),
   }));
   ctx.onSandbox?.(sandbox);
-  mkdirSync(r.tmpDir, { recursive: true, mode: 0o755 });
+  ensureRunFolder(r.tmpDir, otherPodIds({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }) !== null);
   const onDeath = (v: DeathVerdict) => {
     if (v.cause === 'stopped') return;
     r.deaths.push(deathRecord({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail }, s.oomKillsOutsideLoad));

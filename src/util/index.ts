@@ -9,3 +9,4 @@ export * from './sleep.js';
 export * from './deep-merge.js';
 export * from './fs.js';
 export * from './terminal.js';
+export * from './hand-back.js';

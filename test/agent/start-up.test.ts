@@ -1,7 +1,7 @@
 // What startAgent checks and cleans before it serves: stale socket files from a crashed agent,
 // a socket another agent still serves, paths the kernel cannot bind, ports already taken.
 import { spawn } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,6 +65,27 @@ describe('agent start-up', () => {
     const err = await startAgent(parseAgentConfig({ socket })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as Error).message).toMatch(/not a Unix socket/);
+  });
+
+  it('refuses a symlink at the socket path, and binds nothing through it', async () => {
+    const d = dir();
+    const outside = join(d, 'outside');
+    mkdirSync(outside);
+    const target = join(outside, 'elsewhere.sock');
+    const socket = join(d, 'agent.sock');
+    symlinkSync(target, socket);
+    const err = await startAgent(parseAgentConfig({ socket })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/not a Unix socket/);
+    expect(lstatSync(socket).isSymbolicLink()).toBe(true);
+    expect(readdirSync(outside)).toEqual([]);
+    // A symlink to a file: the file is neither replaced nor written.
+    const file = join(outside, 'precious');
+    writeFileSync(file, 'keep');
+    rmSync(socket);
+    symlinkSync(file, socket);
+    await expect(startAgent(parseAgentConfig({ socket }))).rejects.toThrow(/not a Unix socket/);
+    expect(readFileSync(file, 'utf8')).toBe('keep');
   });
 
   it('refuses a socket path longer than sun_path, naming the limit, before creating anything', async () => {

@@ -85,7 +85,7 @@ describe.skipIf(skipReason !== null)('a run from a checkout below a 0700 folder'
     mkdirSync(tmp);
     chmodSync(tmp, 0o700);
     const out = join(closed, 'refused');
-    const r = run(out, { TMPDIR: tmp });
+    const r = run(out, { ATTESTORM_TMPDIR: join(tmp, 'attestorm') });
     expect(r.status).toBe(3);
     expect(r.stderr).toContain(`load.uidMode "per-pod": pod processes run as uid 20000, which cannot reach the run's temp folder`);
     expect(r.stderr).toContain(`${closed} is mode 0700`);

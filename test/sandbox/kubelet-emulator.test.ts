@@ -182,6 +182,13 @@ describe('kubelet emulator', () => {
     expect(k.stats().maxQueueWaitMs).toBe(0);
   });
 
+  it('listens on loopback only, by default and as asked', async () => {
+    const k = await start({ podSource: () => [], fillerPods: 1 });
+    expect(new URL(k.url).hostname).toBe('127.0.0.1');
+    const v6 = await start({ podSource: () => [], fillerPods: 1, listen: '[::1]:0' }).catch(() => null);
+    if (v6) expect(new URL(v6.url).hostname).toBe('[::1]');
+  });
+
   it('requires the bearer token when one is set', async () => {
     const k = await start({ podSource: () => [], fillerPods: 1, token: 's3cret-token' });
     expect((await getPods(k)).status).toBe(401);

@@ -66,7 +66,7 @@ describe('podUidProblem', () => {
       const p = podUidProblem({ uidMode: 'same', bystandersUid: 'own' }, join(dir, 'attestorm', 'run-1'));
       expect(p).toContain('bystanders.uid "own": pod processes run as uid 30000, which cannot reach the run\'s temp folder');
       expect(p).toContain(`${dir} is mode 0700`);
-      expect(p).toContain('set TMPDIR to a folder every user can enter');
+      expect(p).toContain('set ATTESTORM_TMPDIR to a folder of yours below folders every user can enter');
       expect(podUidProblem({ uidMode: 'per-pod' }, join(dir, 'x'))).toContain('uidMode "per-pod": pod processes run as uid 20000');
       expect(podUidProblem({ uidMode: 'per-pod' }, join(root, 'not-yet'))).toBeNull();
     },
