@@ -86,7 +86,7 @@ describe.skipIf(!host)(`scenario e2e (${reason})`, () => {
 
     // Nothing left behind: no process naming this run's folder or sockets, no cgroup of the run.
     const agentYaml = readFileSync(join(outcome.runDir, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
-    const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
+    const runTmp = /socket: (\/\S+?\/attestorm(?:-\d+)?\/[^/]+)\//.exec(agentYaml)![1]!;
     const runId = runTmp.split('/').pop()!;
     expect(processesMentioning(outcome.runDir)).toEqual([]);
     expect(processesMentioning(runTmp)).toEqual([]);

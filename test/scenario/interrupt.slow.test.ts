@@ -61,7 +61,7 @@ function attestorm(...args: string[]): string {
  */
 function expectReaped(out: string): { runTmp: string; runId: string } {
   const agentYaml = readFileSync(join(out, 'pre-attestation.r1', 'agent.yaml'), 'utf8');
-  const runTmp = /socket: (\/tmp\/attestorm\/[^/]+)\//.exec(agentYaml)![1]!;
+  const runTmp = /socket: (\/\S+?\/attestorm(?:-\d+)?\/[^/]+)\//.exec(agentYaml)![1]!;
   const runId = runTmp.split('/').pop()!;
   const ps = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n');
   expect(ps.filter((l) => (l.includes(out) || l.includes(runTmp)) && !l.includes('ps -eo'))).toEqual([]);
