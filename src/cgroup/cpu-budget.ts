@@ -6,7 +6,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, PlatformError } from '../errors.js';
 import { enableControllers, RUNNER_LEAF } from './delegation.js';
-import { detectCgroupHost, parseSelfCgroup, writable } from './host.js';
+import { detectCgroupHost, parseSelfCgroup, unifiedMount, writable } from './host.js';
 
 export const CPU_PERIOD_US = 100_000;
 
@@ -72,8 +72,7 @@ function budgetV2(cores: number, quota: string, pid: number): CpuBudget {
   if (!host || host.version !== 'v2') throw new PlatformError(`--cpu-budget needs a cgroup v2 subtree with the cpu controller: ${reason}`);
   // Where the runner is now (detectCgroupHost may just have moved it into its leaf): where it returns to.
   const own = parseSelfCgroup(readFileSync('/proc/self/cgroup', 'utf8')).get('') ?? '/';
-  const mount = existsSync('/sys/fs/cgroup/cgroup.controllers') ? '/sys/fs/cgroup' : '/sys/fs/cgroup/unified';
-  const back = join(mount, own);
+  const back = join(unifiedMount(), own);
   const parent = join(host.memoryBase, 'attestorm');
   const dir = join(parent, `budget-${pid}`);
   const leaf = join(dir, RUNNER_LEAF);

@@ -48,6 +48,11 @@ export function writable(dir: string): boolean {
   }
 }
 
+/** Where the unified (v2) hierarchy is mounted: the cgroup root itself, or `unified` below it on a hybrid host. */
+export function unifiedMount(root = '/sys/fs/cgroup'): string {
+  return existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+}
+
 /** Own cgroup path per controller from /proc/self/cgroup text; '' key is the v2 unified entry. */
 export function parseSelfCgroup(text: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -88,7 +93,7 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
     }
   }
   const unifiedPath = self.get('');
-  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  const mount = unifiedMount(root);
   if (unifiedPath !== undefined && existsSync(join(mount, unifiedPath, 'cgroup.controllers'))) {
     // A hybrid host's unified mount carries no controllers: nothing to delegate, so nothing is moved.
     if (/\bmemory\b/.test(readFileSync(join(mount, unifiedPath, 'cgroup.controllers'), 'utf8'))) return detectV2(mount, unifiedPath);
@@ -177,7 +182,7 @@ export function planCgroupSetup(argv: readonly string[] = process.argv): CgroupS
     return { version: 'v1', base: join(root, 'memory', memPath), reason: 'cgroup v1 memory hierarchy is writable' };
   }
   const own = self.get('');
-  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  const mount = unifiedMount(root);
   if (
     own === undefined ||
     !existsSync(join(mount, own, 'cgroup.controllers')) ||
@@ -197,7 +202,7 @@ export function planCgroupSetup(argv: readonly string[] = process.argv): CgroupS
  * leaves and probe cgroups that runners killed before they could remove them left on v2.
  */
 export function runCgroupParents(root = '/sys/fs/cgroup'): { parents: string[]; strayLeaves: string[] } {
-  const mount = existsSync(join(root, 'cgroup.controllers')) ? root : join(root, 'unified');
+  const mount = unifiedMount(root);
   const setup = planCgroupSetup();
   if (setup.version === 'v1') {
     const { host } = detectCgroupHost({ root });

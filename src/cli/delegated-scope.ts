@@ -29,9 +29,10 @@ export async function reRunInDelegatedScope(argv: readonly string[] = process.ar
   const uid = process.getuid?.() ?? 0;
   // Without a manager to ask, the run goes on and its cgroup check names the way that would work.
   if (!managerReachable(uid)) return null;
+  const [program, ...args] = setup.plan.command;
   const unit = setup.plan.command.find((a) => a.startsWith('--unit='))!.slice('--unit='.length);
   process.stderr.write(`attestorm: ${setup.plan.detail}\n`);
-  const child = spawn(setup.plan.command[0]!, setup.plan.command.slice(1), { stdio: 'inherit', env: { ...process.env, [DELEGATED_SCOPE_ENV]: unit } });
+  const child = spawn(program!, args, { stdio: 'inherit', env: { ...process.env, [DELEGATED_SCOPE_ENV]: unit } });
   // Ctrl-C reaches both processes (one process group): this one only waits. A signal sent to this
   // process alone (kill, a service manager) is passed on, so the run inside ends as it would.
   const pass = (signal: NodeJS.Signals) => () => child.kill(signal);
@@ -40,7 +41,7 @@ export async function reRunInDelegatedScope(argv: readonly string[] = process.ar
   process.on('SIGHUP', pass('SIGHUP'));
   return await new Promise<number>((resolve) => {
     child.on('error', (err) => {
-      process.stderr.write(`attestorm: cannot start ${setup.plan.action === 'reexec' ? setup.plan.command[0] : ''}: ${err.message}\n`);
+      process.stderr.write(`attestorm: cannot start ${program}: ${err.message}\n`);
       resolve(3);
     });
     child.on('exit', (code, signal) => resolve(code ?? 128 + (signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : 2)));
