@@ -6,7 +6,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['src/proto/gen/', 'manifests/', 'reports/', 'test-artifacts/']),
+  globalIgnores(['src/proto/gen/', 'manifests/', 'reports/', 'test-artifacts/', 'dist/']),
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {

@@ -7,17 +7,21 @@ import { clusterCommand } from './cmd-cluster.js';
 import { debugCommand } from './cmd-debug.js';
 import { exportCommand } from './cmd-export.js';
 import { historyCommand } from './cmd-history.js';
+import { initCommand } from './cmd-init.js';
 import { kindCommand } from './cmd-kind.js';
 import { loadCommand } from './cmd-load.js';
 import { reportCommand } from './cmd-report.js';
 import { runCommand } from './cmd-run.js';
 import { stabilityCommand } from './cmd-stability.js';
 import { sweepCommand } from './cmd-sweep.js';
+import { validateCommand } from './cmd-validate.js';
 
 // Each command has its own argument type; yargs' `command()` takes any of them.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const COMMANDS: readonly CommandModule<any, any>[] = [
   runCommand,
+  initCommand,
+  validateCommand,
   agentCommand,
   loadCommand,
   reportCommand,

@@ -1,6 +1,6 @@
 // The pod-process and worker entries, bundled once into plain JavaScript so that hundreds of
 // workers start with plain node: no TypeScript loader in each of them, one file to parse.
-import { bundleEntry } from '../util/index.js';
+import { bundleSpec, type BundleSpec } from '../util/index.js';
 import { buildNativeWorker, type NativeBuildOptions } from './native/build.js';
 import type { LoadClient } from './worker/messages.js';
 
@@ -16,10 +16,15 @@ export interface LoadBundles {
 
 // One worker entry per client, so an h2 worker's bundle holds no grpc-js (nor protobufjs, which
 // grpc-js pulls in): the source of every module bundled stays in each worker's heap.
-const WORKER_ENTRIES: Record<Exclude<LoadClient, 'native'>, string> = {
-  h2: 'src/load/worker/worker-main-h2.ts',
-  'grpc-js': 'src/load/worker/worker-main-grpc-js.ts',
+// Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle worker
+// PSS 17.4 → 15.4 MiB). CommonJS: each of hundreds of processes skips initialising node's ESM loader.
+const POD_BUNDLE: BundleSpec = { entry: 'src/load/worker/pod-main.ts', minify: true, format: 'cjs' };
+const WORKER_BUNDLES: Record<Exclude<LoadClient, 'native'>, BundleSpec> = {
+  h2: { entry: 'src/load/worker/worker-main-h2.ts', minify: true, format: 'cjs' },
+  'grpc-js': { entry: 'src/load/worker/worker-main-grpc-js.ts', minify: true, format: 'cjs' },
 };
+/** Every bundle the load generator starts (an installed package ships them prebuilt). */
+export const LOAD_BUNDLES: readonly BundleSpec[] = [POD_BUNDLE, ...Object.values(WORKER_BUNDLES)];
 
 const cached = new Map<LoadClient, Promise<LoadBundles>>();
 
@@ -37,13 +42,7 @@ export function loadBundles(client: LoadClient): Promise<LoadBundles> {
   if (client === 'native') return loadNativeBundles();
   let p = cached.get(client);
   if (!p) {
-    // Minified: hundreds of workers each keep the bundle's source in their heap (measured: idle
-    // worker PSS 17.4 → 15.4 MiB).
-    // CommonJS: each of hundreds of processes skips initialising node's ESM loader at start-up.
-    p = Promise.all([
-      bundleEntry('src/load/worker/pod-main.ts', { minify: true, format: 'cjs' }),
-      bundleEntry(WORKER_ENTRIES[client], { minify: true, format: 'cjs' }),
-    ]).then(
+    p = Promise.all([bundleSpec(POD_BUNDLE), bundleSpec(WORKER_BUNDLES[client])]).then(
       ([pod, worker]) => ({ pod, worker, client }),
       (err: unknown) => {
         cached.delete(client);

@@ -26,7 +26,7 @@ export type { LoadPod, PodHost } from './pod-host.js';
 export type { PodTotals } from './aggregator.js';
 export { readCpuSeconds, readPssAndPrivate, samplePss } from './memory.js';
 // For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
-export { loadBundles, WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE } from './bundle.js';
+export { loadBundles, LOAD_BUNDLES, WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE } from './bundle.js';
 export type { LoadBundles } from './bundle.js';
 export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';

@@ -9,6 +9,7 @@ export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '..
 export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
+export { schemaRefFrom, starterScenario, STARTER_FILE } from './starter.js';
 export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
 export { aggregateVariant, median, range } from './aggregate.js';
 export type { RepMeasurement, LatencySummarizer } from './aggregate.js';

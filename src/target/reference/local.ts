@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cgroup } from '../../cgroup/index.js';
 import { createSampler, type Sampler } from '../../sample/index.js';
-import { bundleEntry, PROJECT_ROOT } from '../../util/index.js';
+import { bundleSpec, type BundleSpec } from '../../util/index.js';
 import { memorySampler } from '../memory-sampler.js';
 import { agentCgroupFor, releaseStartedAgent, superviseStartedAgent } from '../started-agent.js';
 import type { AgentLauncher, AgentReady, AgentSupervisor } from '../agent-supervisor.js';
@@ -15,10 +15,11 @@ import type { ReferenceAgent } from './schema.js';
 
 /** The program the reference agent runs as, relative to the project. */
 const AGENT_ENTRY = 'src/target/agent-entry.ts';
+export const REFERENCE_AGENT_BUNDLE: BundleSpec = { entry: AGENT_ENTRY };
 
 /** Bundles the agent to plain JavaScript, once per run: bundling is slow and shared by every repetition. */
 export function bundleReferenceAgent(): Promise<string> {
-  return bundleEntry(join(PROJECT_ROOT, AGENT_ENTRY));
+  return bundleSpec(REFERENCE_AGENT_BUNDLE);
 }
 
 /** Starts `node <bundle> <config>` and waits for its JSON ready line. */
