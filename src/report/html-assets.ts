@@ -143,6 +143,7 @@ export const PAGE_SCRIPT = `
   Chart.register(${OFF_SCALE_LABELS_SOURCE});
 
   var canZoom = typeof Chart.registry.plugins.get('zoom') !== 'undefined';
+  var hasHammer = typeof Hammer !== 'undefined';
   specs.forEach(function (spec) {
     var canvas = document.getElementById('chart-' + spec.id);
     if (!canvas) return;
@@ -180,6 +181,9 @@ export const PAGE_SCRIPT = `
         };
       }
     }
+    // The plugin gives every chart a Hammer manager as the chart is made. The time charts pan and zoom
+    // along x only: a vertical swipe over one still scrolls the page on a phone.
+    if (hasHammer) Hammer.defaults.touchAction = spec.time ? 'pan-y' : 'compute';
     var chart = new Chart(canvas, config);
     if (spec.time) {
       chart.$timeCursor = null;

@@ -351,6 +351,10 @@ describe.skipIf(!haveChromium)('report.html in Chromium', () => {
     });
     expect(widths.doc).toBeLessThanOrEqual(390);
     for (const w of widths.canvases) expect(w).toBeLessThanOrEqual(390);
+    // A vertical swipe over a time chart scrolls the page; a sideways one pans the chart.
+    const touch = await page.$$eval('figure.time-chart canvas', (cs) => cs.map((c) => (c as unknown as { style: { touchAction: string } }).style.touchAction));
+    expect(touch.length).toBeGreaterThan(0);
+    expect(new Set(touch)).toEqual(new Set(['pan-y']));
     const canvases = await drawnPixels(page);
     for (const c of canvases) expect(c.painted).toBeGreaterThan(1000);
     expect(errors).toEqual([]);
