@@ -2,26 +2,58 @@
 // hands them to Chart.js in the browser, the PNG renderer to Chart.js on a Node canvas. They are
 // plain JSON (no callbacks) so the page can embed them verbatim.
 import type { ChartConfiguration } from 'chart.js';
-import type { ReportData } from './report-model.js';
+import type { ReportData, SeriesLine } from './report-model.js';
 import { memoryChart } from './chart-memory.js';
-import { FALLBACK_COLORS, lineDataset, OUTCOME_COLORS, timeOptions, variantPalette, type ChartSpec, type ColorOf } from './chart-kit.js';
+import { perSecondText, plottedValues, rateAxis, spikesAbove } from './chart-axis.js';
+import { FALLBACK_COLORS, lineDataset, offScaleDataset, timeOptions, variantPalette, withPointLegend, type ChartSpec, type ColorOf } from './chart-kit.js';
 
-/** Calls per second by outcome. */
+/** The rate lines of the calls-per-second chart, each with its dataset options by outcome. */
+function rateLines(series: ReportData['series']): { line: SeriesLine; extra: Record<string, unknown> }[] {
+  const dashed = (dash: number[]) => ({ borderDash: dash, borderWidth: 1.5 });
+  return [
+    ...series.okRps.map((s) => ({ line: { ...s, label: `${s.label} ok` }, extra: {} })),
+    ...series.rejectedRps.map((s) => ({ line: { ...s, label: `${s.label} rate-limited` }, extra: dashed([3, 3]) })),
+    ...series.deadlineExceededRps.map((s) => ({ line: { ...s, label: `${s.label} deadline exceeded` }, extra: dashed([10, 4]) })),
+    ...series.errorRps.map((s) => ({ line: { ...s, label: `${s.label} other errors` }, extra: dashed([10, 3, 2, 3]) })),
+  ];
+}
+
+/**
+ * Calls per second by outcome, on an axis no single variant's spike can take over (rateAxis): a
+ * spike runs off the top edge, where a ▲ in its line's colour carries its peak value.
+ */
 function rpsChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
   if (series.okRps.length === 0) return null;
-  const datasets = [
-    ...series.okRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} ok` })),
-    ...series.rejectedRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} rate-limited` }, { borderDash: [3, 3], borderWidth: 1.5 })),
-    ...series.deadlineExceededRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} deadline exceeded` }, { borderDash: [10, 4], borderWidth: 1.5 })),
-    ...series.errorRps.map((s) => lineDataset(colorOf, { ...s, label: `${s.label} other errors` }, { borderDash: [10, 3, 2, 3], borderWidth: 1.5 })),
-  ];
+  const lines = rateLines(series);
+  const axis = rateAxis(plottedValues(lines.map((l) => l.line)));
+  const datasets: unknown[] = lines.map((l) => lineDataset(colorOf, l.line, l.extra));
+  const spiked: string[] = [];
+  for (const { line } of lines) {
+    const spikes = spikesAbove(line.points, axis.max);
+    if (spikes.length === 0) continue;
+    spiked.push(`${line.label} (up to ${perSecondText(Math.max(...spikes.map((p) => p.value)))})`);
+    const points = spikes.map((p) => ({ ...p, text: perSecondText(p.value) }));
+    datasets.push(offScaleDataset({ label: `${line.label} ↑ (above the axis)`, color: colorOf(line.variant), top: axis.max, points }));
+  }
+  const title = 'Calls per second by outcome';
+  const options = withPointLegend(timeOptions(title, 'calls/s', series.xRange));
+  const subtitle = 'Axis fitted to most seconds: ▲ marks a spike above it, with its peak.';
+  const clipNote = spiked.length > 0 ? `The axis is fitted to most seconds; above it (▲, with the peak): ${spiked.join(', ')}.` : '';
   return {
     id: 'rps',
-    title: 'Calls per second by outcome',
+    title,
     unit: 'calls/s',
-    description:
-      'Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.',
-    config: { type: 'line', data: { datasets }, options: timeOptions('Calls per second by outcome', 'calls/s', series.xRange) } as ChartConfiguration,
+    time: true,
+    description: `Per variant: successful calls (solid), rate-limited (dotted), deadline exceeded (dashed) and other errors (dash-dot) per second; an outcome that never happened has no line. x = 0 is when the calls started; negative x is pod start-up and warm-up.${clipNote ? ` ${clipNote}` : ''}`,
+    config: {
+      type: 'line',
+      data: { datasets },
+      options: {
+        ...options,
+        plugins: { ...options.plugins, ...(clipNote ? { subtitle: { display: true, text: subtitle } } : {}) },
+        scales: { ...options.scales, y: { ...options.scales.y, min: 0, max: axis.max } },
+      },
+    } as ChartConfiguration,
   };
 }
 
@@ -30,6 +62,7 @@ function bystandersChart(series: ReportData['series'], colorOf: ColorOf): ChartS
   if (series.bystanderSuccess.length === 0) return null;
   return {
     id: 'bystanders',
+    time: true,
     title: 'Bystanders served per second',
     unit: '',
     description:
@@ -46,12 +79,12 @@ function bystandersChart(series: ReportData['series'], colorOf: ColorOf): ChartS
   };
 }
 
-/** Attestations in flight, from the agent metrics. */
 /** Storm workers calling per second: drawn only when the storm's size changed (burst, churn, a crash). */
 function stormChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
   if (series.stormWorkers.length === 0) return null;
   return {
     id: 'storm',
+    time: true,
     title: 'Storm workers calling',
     unit: 'workers',
     description:
@@ -64,10 +97,12 @@ function stormChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec |
   };
 }
 
+/** Attestations in flight, from the agent metrics. */
 function inflightChart(series: ReportData['series'], colorOf: ColorOf): ChartSpec | null {
   if (series.inflight.length === 0) return null;
   return {
     id: 'inflight',
+    time: true,
     title: 'Attestations in flight',
     unit: 'attestations',
     description: 'Workload attestations running concurrently inside the agent, from its metrics endpoint.',
@@ -75,41 +110,6 @@ function inflightChart(series: ReportData['series'], colorOf: ColorOf): ChartSpe
       type: 'line',
       data: { datasets: series.inflight.map((s) => lineDataset(colorOf, s, { stepped: true })) },
       options: timeOptions('Attestations in flight', 'attestations', series.xRange),
-    } as ChartConfiguration,
-  };
-}
-
-/** Latency percentiles per variant and outcome. */
-function latencyChart(data: ReportData, several: boolean): ChartSpec | null {
-  const latency = data.runs.flatMap((r) => r.latency);
-  if (latency.length === 0) return null;
-  const labels = latency.map((l) => `${several ? `${l.run} · ` : ''}${l.variant} · ${l.outcome}`);
-  const pct = [
-    ['p50', 'p50Ms'],
-    ['p90', 'p90Ms'],
-    ['p99', 'p99Ms'],
-    ['p99.9', 'p999Ms'],
-    ['max', 'maxMs'],
-  ] as const;
-  const datasets = pct.map(([name, key], i) => ({
-    label: name,
-    data: latency.map((l) => l[key]),
-    backgroundColor: OUTCOME_COLORS[i],
-    borderColor: OUTCOME_COLORS[i],
-  }));
-  return {
-    id: 'latency',
-    title: 'Latency percentiles per outcome',
-    unit: 'ms',
-    description: 'Call latency percentiles over the load phase, per variant and outcome (log scale).',
-    config: {
-      type: 'bar',
-      data: { labels, datasets },
-      options: {
-        interaction: { mode: 'index', intersect: false },
-        plugins: { title: { display: true, text: 'Latency percentiles per outcome' }, legend: { position: 'bottom' } },
-        scales: { y: { type: 'logarithmic', title: { display: true, text: 'ms (log scale)' } } },
-      },
     } as ChartConfiguration,
   };
 }
@@ -127,6 +127,7 @@ function rejectionsChart(data: ReportData, several: boolean): ChartSpec | null {
   }));
   return {
     id: 'rejections',
+    time: false,
     title: 'Rate-limit rejections by key type',
     unit: 'calls',
     description:
@@ -153,7 +154,6 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
     bystandersChart(series, colorOf),
     stormChart(series, colorOf),
     inflightChart(series, colorOf),
-    latencyChart(data, several),
     rejectionsChart(data, several),
   ];
   return specs.filter((c): c is ChartSpec => c !== null);

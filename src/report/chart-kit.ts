@@ -3,7 +3,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import type { SeriesLine } from './report-model.js';
 
-export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'latency' | 'rejections';
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'rejections';
 
 export interface ChartSpec {
   id: ChartId;
@@ -13,6 +13,8 @@ export interface ChartSpec {
   /** What the chart shows, in words, for figcaptions, alt text and readers without JavaScript. */
   description: string;
   config: ChartConfiguration;
+  /** x is time (seconds since the calls started): the page lets these zoom together and share a cursor. */
+  time: boolean;
 }
 
 // Colour-blind-safe hues (Okabe–Ito), one per placement so a variant named after a placement keeps its colour on every chart.
@@ -24,7 +26,6 @@ const PLACEMENT_COLORS: Record<string, string> = {
 export const FALLBACK_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000'];
 // Variants named otherwise take these in order of appearance (the rest of Okabe–Ito, then Tol's muted).
 const VARIANT_COLORS = ['#0072B2', '#D55E00', '#56B4E9', '#000000', '#882255', '#44AA99', '#999933', '#F0E442', '#332288', '#AA4499'];
-export const OUTCOME_COLORS = ['#0072B2', '#E69F00', '#D55E00', '#999999', '#009E73'];
 /** Later runs in a comparison are dashed so that runs differ while variants keep their hue. */
 const RUN_DASHES: number[][] = [[], [8, 4], [2, 3], [12, 3, 2, 3]];
 
@@ -101,6 +102,28 @@ export function timeOptions(title: string, yTitle: string, range: { min: number;
     interaction: { mode: 'nearest', axis: 'x', intersect: false },
     plugins: { title: { display: true, text: title }, legend: { position: 'bottom' } },
     scales: { x, y: { beginAtZero: true, title: { display: true, text: yTitle } } },
+  };
+}
+
+/**
+ * Values above a chart's y-axis, marked ▲ at the top edge in the line's colour. offScale holds the
+ * real values (the page's tooltip shows them) and offScaleLabels their text, which the off-scale
+ * label plugin writes beside each mark.
+ */
+export function offScaleDataset(o: { label: string; color: string; top: number; points: { x: number; value: number; text: string }[] }) {
+  return {
+    type: 'scatter',
+    label: o.label,
+    data: o.points.map((p) => ({ x: p.x, y: o.top })),
+    offScale: o.points.map((p) => p.value),
+    offScaleLabels: o.points.map((p) => p.text),
+    borderColor: o.color,
+    backgroundColor: o.color,
+    pointStyle: 'triangle',
+    pointRadius: 7,
+    pointHoverRadius: 8,
+    clip: false,
+    showLine: false,
   };
 }
 

@@ -2,7 +2,8 @@
 // faults drawn over it, on a scale that keeps a collapsing agent's peak in view.
 import type { ChartConfiguration } from 'chart.js';
 import type { ReportData, Point } from './report-model.js';
-import { lineDataset, timeOptions, withPointLegend, type ChartSpec, type ColorOf } from './chart-kit.js';
+import { roundUp } from './chart-axis.js';
+import { lineDataset, offScaleDataset, timeOptions, withPointLegend, type ChartSpec, type ColorOf } from './chart-kit.js';
 
 /**
  * The memory axis: fitted to what was measured (every sample, OOM kill and baseline peak), so the
@@ -32,14 +33,6 @@ function memoryScale(series: ReportData['series']): MemoryScale {
   return { max: roundUp(1.05 * Math.max(measured, ...inRange.map((l) => l.mib))), inRange, above };
 }
 
-/** The next multiple of a 1-2-2.5-5 step that gives about eight ticks: 606 → 700, 134 → 140. */
-function roundUp(value: number): number {
-  const raw = value / 8;
-  const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw)!;
-  return Math.ceil(value / step) * step;
-}
-
 /** The memory chart's reference lines: limits, baseline peaks, fault windows and phase marks. */
 function memoryOverlays(series: ReportData['series'], colorOf: ColorOf, scale: MemoryScale): unknown[] {
   const range = series.xRange;
@@ -61,21 +54,16 @@ function memoryOverlays(series: ReportData['series'], colorOf: ColorOf, scale: M
     });
   }
   // A limit above the axis: an arrow at the top edge, left where the curves are still low, named in
-  // the legend. offScaleMiB lets the page's tooltip show the limit rather than the arrow's height.
+  // the legend and labelled with the limit.
   for (const limit of scale.above) {
-    datasets.push({
-      type: 'scatter',
-      label: `${limit.label} ↑ (above the axis)`,
-      offScaleMiB: limit.mib,
-      data: [{ x: range.min, y: scale.max }],
-      borderColor: '#D00000',
-      backgroundColor: '#D00000',
-      pointStyle: 'triangle',
-      pointRadius: 7,
-      pointHoverRadius: 8,
-      clip: false,
-      showLine: false,
-    });
+    datasets.push(
+      offScaleDataset({
+        label: `${limit.label} ↑ (above the axis)`,
+        color: '#D00000',
+        top: scale.max,
+        points: [{ x: range.min, value: limit.mib, text: limit.label.replace(/^limit /, '') }],
+      }),
+    );
   }
   for (const b of series.baselinePeaks) {
     datasets.push({
@@ -159,6 +147,7 @@ export function memoryChart(series: ReportData['series'], colorOf: ColorOf): Cha
   };
   return {
     id: 'memory',
+    time: true,
     title: 'Agent memory over time',
     unit: 'MiB',
     description: `Agent memory (cgroup usage, or RSS when emulated) per variant, with the memory limit and OOM kills (×)${above ? `; the axis is fitted to the measured memory, and the limit of ${above}, far above it, is marked ▲ at the top edge` : ''}. x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,

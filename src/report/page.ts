@@ -1,5 +1,6 @@
 // The shell every self-contained page shares (run report, history, sweep): a CSP that forbids any
-// request, the page's CSS, the body, the data as JSON in a script element, and Chart.js inlined.
+// request, the page's CSS, the body, the data as JSON in a script element, and Chart.js (with its zoom
+// plugin, where a page asks for it) inlined.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -20,6 +21,22 @@ export function chartJs(): string {
   return chartJsSource;
 }
 
+let zoomSource: string | null = null;
+
+/**
+ * chartjs-plugin-zoom's UMD build, with Hammer.js before it (the plugin's pan and pinch need it): it
+ * registers itself with the global Chart. Both are read from the installed packages, like Chart.js.
+ */
+export function chartZoomJs(): string {
+  if (zoomSource === null) {
+    const require = createRequire(import.meta.url);
+    const hammer = readFileSync(path.join(path.dirname(require.resolve('hammerjs')), 'hammer.min.js'), 'utf8');
+    const zoom = readFileSync(path.join(path.dirname(require.resolve('chartjs-plugin-zoom')), 'chartjs-plugin-zoom.min.js'), 'utf8');
+    zoomSource = scriptForInline(`${hammer}\n${zoom}`);
+  }
+  return zoomSource;
+}
+
 export interface PageParts {
   title: string;
   /** HTML inside <main>, already escaped. */
@@ -28,6 +45,8 @@ export interface PageParts {
   data: { id: string; value: unknown };
   /** The page's own script, run after Chart.js. */
   script: string;
+  /** Inline chartjs-plugin-zoom (and Hammer.js) after Chart.js. */
+  zoom?: boolean;
 }
 
 export function selfContainedPage(p: PageParts): string {
@@ -46,7 +65,7 @@ ${p.body}
 </main>
 <script type="application/json" id="${escapeHtml(p.data.id)}">${jsonForScript(p.data.value)}</script>
 <script>${chartJs()}</script>
-<script>${p.script}</script>
+${p.zoom ? `<script>${chartZoomJs()}</script>\n` : ''}<script>${p.script}</script>
 </body>
 </html>
 `;

@@ -10,7 +10,7 @@ import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, SUMMARY_COLUMNS, detailColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, SUMMARY_COLUMNS, detailColumns, latencyColumns, type Column } from './table-columns.js';
 
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
@@ -39,15 +39,29 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
   body.push('<div class="charts">');
   for (const c of charts) {
     body.push(
-      `<figure><div class="chart-box"><canvas id="chart-${escapeHtml(c.id)}" role="img" aria-label="${escapeHtml(c.description)}"></canvas></div>` +
+      `<figure${c.time ? ' class="time-chart"' : ''}><div class="chart-box"><canvas id="chart-${escapeHtml(c.id)}" role="img" aria-label="${escapeHtml(c.description)}"></canvas></div>` +
         `<figcaption>${escapeHtml(c.description)}</figcaption></figure>`,
     );
   }
   body.push('</div>');
+  body.push(latencySection(data));
 
   for (const run of data.runs) body.push(runDetails(run, several));
 
-  return selfContainedPage({ title, body: body.join('\n'), data: { id: 'attestorm-charts', value: charts }, script: PAGE_SCRIPT });
+  return selfContainedPage({ title, body: body.join('\n'), data: { id: 'attestorm-charts', value: charts }, script: PAGE_SCRIPT, zoom: true });
+}
+
+/** Latency percentiles per variant and outcome: a table, where a chart of them was a wall of bars. */
+function latencySection(data: ReportData): string {
+  const rows = data.runs.flatMap((r) => r.latency);
+  if (rows.length === 0) return '';
+  const merged = rows.some((r) => r.source === 'samples');
+  return [
+    '<h3 id="latency">Latency per outcome</h3>',
+    '<p>Call latency over the load phase, per variant and outcome (warm-up and drain left out).</p>',
+    table(latencyColumns(data.runs.length > 1), rows, () => '', 'latency'),
+    merged ? "<p>Some variants' figures are merged from the per-second histograms in the samples: results.json lacks them.</p>" : '',
+  ].join('\n');
 }
 
 function metaLine(data: ReportData): string {

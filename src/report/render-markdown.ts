@@ -4,7 +4,7 @@ import { modeledCostsSentences } from '../contract/index.js';
 import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
 import { renderMermaidCharts } from './render-mermaid.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, tableColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, tableColumns, type Column } from './table-columns.js';
 
 function cell(text: string): string {
   // A pipe would split the cell and a newline would end the row.
@@ -49,6 +49,8 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
   if (data.comparison && data.comparison.length > 0) {
     out.push('', `### Against the baseline (${data.runs[0]!.label})`, '', mdTable(DELTA_COLUMNS, data.comparison));
   }
+  const latency = data.runs.flatMap((r) => r.latency);
+  if (latency.length > 0) out.push('', '### Latency per outcome', '', mdTable(latencyColumns(several), latency));
   const charts = renderMermaidCharts(data);
   if (charts.length > 0 || pngs.length > 0) out.push('', '### Charts');
   if (charts.length > 0) out.push('', ...charts);

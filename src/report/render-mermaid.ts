@@ -3,6 +3,7 @@
 // HTML and PNG charts; each line resampled onto one shared grid of at most 60 points, since
 // xychart spreads a line's values evenly over the x range. Mermaid draws no legend: the sentence
 // under each chart names the lines in order, by colour.
+import { perSecondText, rateAxis, roundUp, spikesAbove } from './chart-axis.js';
 import type { ChartId } from './chart-kit.js';
 import { colorName, variantPalette, type ColorOf } from './chart-kit.js';
 import { formatLimit } from './derive-table.js';
@@ -20,6 +21,8 @@ interface Measure {
   reduce: 'max' | 'mean';
   /** What the value means where the step holds only gaps (the agent down). */
   note: string;
+  /** Rates take the rate axis (one variant's spike is cut at the top, as on the page and the PNGs); others fit their highest value. */
+  axis: 'fit' | 'rate';
 }
 
 /** x of each grid point: `n` points from min to max, evenly spaced, as xychart places a line's values. */
@@ -57,15 +60,6 @@ export function resample(points: Point[], xs: number[], reduce: 'max' | 'mean'):
   });
 }
 
-/** A round axis top just above the data: 606 → 700, 134 → 140. */
-function niceMax(value: number): number {
-  if (value <= 0) return 1;
-  const raw = (value * 1.05) / 8;
-  const magnitude = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 2.5, 5, 10].map((m) => m * magnitude).find((s) => s >= raw)!;
-  return Math.ceil((value * 1.05) / step) * step;
-}
-
 /** Mermaid strings are quoted; a quote inside would end them. */
 const quoted = (text: string) => `"${text.replace(/"/g, "'")}"`;
 
@@ -73,8 +67,18 @@ function chart(m: Measure, range: { min: number; max: number }, colorOf: ColorOf
   const span = range.max - range.min;
   const n = Math.max(2, Math.min(MERMAID_MAX_POINTS, Math.floor(span) + 1));
   const xs = grid(range.min, range.max, n);
-  const values = m.lines.map((l) => resample(l.points, xs, m.reduce));
-  const top = niceMax(Math.max(0, ...values.flat()));
+  let values = m.lines.map((l) => resample(l.points, xs, m.reduce));
+  const top = m.axis === 'rate' ? rateAxis(values.flat()).max : roundUp(1.05 * Math.max(0, ...values.flat()));
+  // xychart would draw a value above the axis off the chart: cut it at the top, and say so below.
+  const cut = m.lines.flatMap((l, i) => {
+    const spikes = spikesAbove(
+      values[i]!.map((y, k) => ({ x: xs[k]!, y })),
+      top,
+    );
+    return spikes.length === 0 ? [] : [`${l.label} up to ${perSecondText(Math.max(...spikes.map((p) => p.value)))}`];
+  });
+  values = values.map((v) => v.map((y) => Math.min(y, top)));
+  const cutNote = cut.length > 0 ? ` Cut at the top of the axis (a spike would flatten the other lines): ${cut.join(', ')}.` : '';
   const palette = m.lines.map((l) => colorOf(l.variant)).join(', ');
   const step = span / (n - 1);
   const order = m.lines.map((l) => `${l.label} (${colorName(colorOf(l.variant))})`).join(', ');
@@ -88,7 +92,7 @@ function chart(m: Measure, range: { min: number; max: number }, colorOf: ColorOf
     ...values.map((v) => `  line [${v.join(', ')}]`),
     '```',
     '',
-    `Lines, in order: ${order}. ${m.reduce === 'max' ? 'The highest' : 'The mean'} value in each step of ${step.toFixed(step < 10 ? 1 : 0)} s; ${m.note}.${repNote}`,
+    `Lines, in order: ${order}. ${m.reduce === 'max' ? 'The highest' : 'The mean'} value in each step of ${step.toFixed(step < 10 ? 1 : 0)} s; ${m.note}.${cutNote}${repNote}`,
   ];
 }
 
@@ -116,15 +120,25 @@ export function renderMermaidCharts(data: ReportData): string[] {
       yTitle: 'MiB',
       lines: first(series.memory),
       reduce: 'max',
+      axis: 'fit',
       note: `0 while the agent was down (OOM-killed) or not yet started${limitNote ? `. Memory limits: ${limitNote}` : ''}`,
     },
-    { id: 'rps', title: 'Calls served per second', yTitle: 'calls/s', lines: first(series.okRps), reduce: 'mean', note: 'storm calls that succeeded' },
+    {
+      id: 'rps',
+      title: 'Calls served per second',
+      yTitle: 'calls/s',
+      lines: first(series.okRps),
+      reduce: 'mean',
+      axis: 'rate',
+      note: 'storm calls that succeeded',
+    },
     {
       id: 'rps',
       title: 'Calls rejected per second',
       yTitle: 'calls/s',
       lines: first(series.rejectedRps),
       reduce: 'mean',
+      axis: 'rate',
       note: 'storm calls the rate limiter rejected; variants that rejected none have no line',
     },
   ];

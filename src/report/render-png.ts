@@ -3,6 +3,7 @@
 import { createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { Chart, registerables, type ChartConfiguration, type Plugin } from 'chart.js';
 import type { ChartSpec } from './chart-kit.js';
+import { offScaleLabels } from './chart-plugin-off-scale.js';
 
 export const PNG_WIDTH = 1200;
 export const PNG_HEIGHT = 600;
@@ -38,7 +39,7 @@ export async function renderPng(spec: ChartSpec): Promise<Buffer> {
   // Copy: Chart.js mutates the config it is given, and the same spec also goes into the HTML.
   const config = structuredClone(spec.config) as ChartConfiguration;
   config.options = { ...config.options, responsive: false, animation: false, devicePixelRatio: 1 };
-  config.plugins = [...(config.plugins ?? []), whiteBackground];
+  config.plugins = [...(config.plugins ?? []), whiteBackground, offScaleLabels()];
   // Chart.js accepts any object with the 2d-context API; @napi-rs/canvas provides one.
   const chart = new Chart(canvas.getContext('2d') as unknown as ConstructorParameters<typeof Chart>[0], config);
   try {

@@ -1,5 +1,6 @@
 // The comparison table's columns, declared once so the HTML and Markdown tables cannot drift apart.
-import type { Delta, DeltaRow, TableRow, FaultRow } from './report-model.js';
+import type { Outcome } from '../contract/index.js';
+import type { Delta, DeltaRow, TableRow, FaultRow, LatencyBar } from './report-model.js';
 
 export interface Column<R> {
   header: string;
@@ -198,3 +199,25 @@ export const DELTA_COLUMNS: Column<DeltaRow>[] = [
   { header: 'ok/s', cell: (r) => fmtDelta(r.okRps, 1), numeric: true },
   { header: 'ok p99 (ms)', cell: (r) => fmtDelta(r.okP99Ms, 2), numeric: true },
 ];
+
+/** Outcomes in the words of the calls-per-second chart's legend. */
+const OUTCOME_WORDS: Record<Outcome, string> = { ok: 'ok', rateLimited: 'rate-limited', deadlineExceeded: 'deadline exceeded', error: 'other errors' };
+
+/** Latency percentiles per variant and outcome; with several runs each variant is named with its run. */
+export function latencyColumns(several: boolean): Column<LatencyBar>[] {
+  const pct = (header: string, key: 'p50Ms' | 'p90Ms' | 'p99Ms' | 'p999Ms' | 'maxMs'): Column<LatencyBar> => ({
+    header: `${header} (ms)`,
+    cell: (r) => fmtMs(r[key]),
+    numeric: true,
+  });
+  return [
+    { header: 'variant', cell: (r) => (several ? `${r.run} · ${r.variant}` : r.variant), numeric: false, nowrap: true },
+    { header: 'outcome', cell: (r) => OUTCOME_WORDS[r.outcome] ?? r.outcome, numeric: false, nowrap: true },
+    { header: 'calls', cell: (r) => String(r.count), numeric: true },
+    pct('p50', 'p50Ms'),
+    pct('p90', 'p90Ms'),
+    pct('p99', 'p99Ms'),
+    pct('p99.9', 'p999Ms'),
+    pct('max', 'maxMs'),
+  ];
+}

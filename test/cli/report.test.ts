@@ -36,7 +36,7 @@ describe('attestorm report', () => {
     const { code, stdout, stderr } = await cli(['report', dir]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const expected = ['memory.png', 'rps.png', 'inflight.png', 'latency.png', 'rejections.png', 'report.html', 'summary.md', 'report.json'];
+    const expected = ['memory.png', 'rps.png', 'inflight.png', 'rejections.png', 'report.html', 'summary.md', 'report.json'];
     expect(stdout.trim().split('\n')).toEqual(expected.map((f) => path.join(dir, f)));
     for (const f of expected) expect((await stat(path.join(dir, f))).size).toBeGreaterThan(100);
     const json = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8'));

@@ -38,6 +38,8 @@ export interface FixtureOptions {
   placements?: FixturePlacement[];
   /** Leave the last samples.ndjson line half-written, as an interrupted run does. */
   truncateLastLine?: boolean;
+  /** Failed calls per second while an OOM-killed agent is down (default 300): a real agent's restart can bring thousands. */
+  downErrorsPerSecond?: number;
   seed?: number;
 }
 
@@ -86,7 +88,7 @@ interface Generated {
   result: VariantResult;
 }
 
-function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: number, random: () => number): Generated {
+function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: number, random: () => number, downErrors = 300): Generated {
   const prof = PROFILE[p.name];
   const samples: SampleLine[] = [];
   const limit = limitMiB * MiB;
@@ -160,7 +162,7 @@ function generatePlacement(p: FixturePlacement, limitMiB: number, loadSeconds: n
     const jitter = () => 0.9 + 0.2 * random();
     const ok = down ? 0 : Math.round(prof.ok * jitter());
     const limited = down ? 0 : Math.round(prof.limited * jitter());
-    const error = down ? Math.round(300 * jitter()) : 0;
+    const error = down ? Math.round(downErrors * jitter()) : 0;
     const per: Partial<Record<Outcome, string>> = {};
     const record = (outcome: 'ok' | 'rateLimited' | 'error', n: number, [lo, hi]: [number, number]) => {
       if (n === 0) return;
@@ -254,7 +256,7 @@ export async function writeFixtureRun(opts: FixtureOptions = {}): Promise<string
   const placements: VariantResult[] = [];
   const expect: Record<string, ExpectInput> = {};
   for (const p of opts.placements ?? DEFAULT_PLACEMENTS) {
-    const { samples, result } = generatePlacement(p, limitMiB, loadSeconds, random);
+    const { samples, result } = generatePlacement(p, limitMiB, loadSeconds, random, opts.downErrorsPerSecond);
     const repDir = path.join(dir, result.runDirs[0]!);
     await mkdir(repDir, { recursive: true });
     let text = samples.map((s) => JSON.stringify(s)).join('\n') + '\n';

@@ -37,9 +37,9 @@ describe('report.html', () => {
   it('escapes run data: no injected element survives', () => {
     expect(has('<script>alert(1)')).toBe(false);
     expect(has('&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;')).toBe(true);
-    // Exactly the three script elements the page consists of: chart data, Chart.js, the bootstrap.
-    expect(html.match(/<script[\s>]/g)?.length).toBe(3);
-    expect(html.match(/<\/script>/g)?.length).toBe(3);
+    // Exactly the four script elements the page consists of: chart data, Chart.js, the zoom plugin, the bootstrap.
+    expect(html.match(/<script[\s>]/g)?.length).toBe(4);
+    expect(html.match(/<\/script>/g)?.length).toBe(4);
   });
 
   it('embeds the chart definitions as JSON that reads back unchanged', async () => {
@@ -48,14 +48,16 @@ describe('report.html', () => {
     const embedded = JSON.parse(m![1]!);
     const expected = buildChartSpecs(deriveReport([await loadRun(dir)]));
     expect(embedded).toEqual(JSON.parse(JSON.stringify(expected)));
-    expect(embedded.map((s: { id: string }) => s.id)).toEqual(['memory', 'rps', 'inflight', 'latency', 'rejections']);
+    expect(embedded.map((s: { id: string }) => s.id)).toEqual(['memory', 'rps', 'inflight', 'rejections']);
   });
 
-  it('forbids every request with a CSP and inlines Chart.js instead of linking it', () => {
+  it('forbids every request with a CSP and inlines Chart.js and its zoom plugin instead of linking them', () => {
     const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(html)![1]!.replace(/&#39;/g, "'");
     expect(csp).toBe("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:");
     expect(/<(script|link|img|iframe)[^>]+(src|href)=/i.test(html)).toBe(false);
     expect(/Chart\.js v4\.\d+\.\d+/.test(html)).toBe(true);
+    expect(has('chartjs-plugin-zoom v2.2.0')).toBe(true);
+    expect(has('Hammer.JS - v2.0.7')).toBe(true);
   });
 
   it('shows the scenario as YAML, the fidelity, the modeled costs and the rerun command', () => {

@@ -19,15 +19,15 @@ afterAll(async () => {
 });
 
 describe('PNG charts', () => {
-  it('writes the five charts and names them in summary.md, without embedding images GitHub could not show', async () => {
+  it('writes the four charts and names them in summary.md, without embedding images GitHub could not show', async () => {
     const names = files.map((f) => path.basename(f));
-    expect(names).toEqual(['memory.png', 'rps.png', 'inflight.png', 'latency.png', 'rejections.png', 'summary.md']);
+    expect(names).toEqual(['memory.png', 'rps.png', 'inflight.png', 'rejections.png', 'summary.md']);
     const md = await readFile(files.at(-1)!, 'utf8');
-    for (const png of names.slice(0, 5)) expect(md).toContain(`\`${png}\``);
+    for (const png of names.slice(0, 4)) expect(md).toContain(`\`${png}\``);
     expect(md).not.toContain('![');
   });
 
-  it.each(['memory', 'rps', 'inflight', 'latency', 'rejections'])('%s.png is a 1200×600 image on white with a drawn chart', async (id) => {
+  it.each(['memory', 'rps', 'inflight', 'rejections'])('%s.png is a 1200×600 image on white with a drawn chart', async (id) => {
     const file = files.find((f) => path.basename(f) === `${id}.png`)!;
     const image = await loadImage(await readFile(file));
     expect([image.width, image.height]).toEqual([PNG_WIDTH, PNG_HEIGHT]);
