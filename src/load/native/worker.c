@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fatal.h"
 #include "hpack.h"
 #include "record.h"
 
@@ -60,6 +61,16 @@ static struct {
 } cfg = {.deadline_ms = 1000, .max_calls = -1};
 
 static int ipc_fd = -1;
+
+/* An allocation the worker cannot go on without failed: say so to the pod process (and stderr, where
+ * there is no channel) and exit non-zero, which the pod process counts as a crash. */
+void native_out_of_memory(const char *what) {
+  char line[160];
+  int n = snprintf(line, sizeof line, "{\"type\":\"fatal\",\"message\":\"native worker: out of memory (%s)\"}\n", what);
+  if (n > 0 && ipc_fd >= 0) (void)!write(ipc_fd, line, (size_t)n);
+  fprintf(stderr, "attestorm native worker: out of memory (%s)\n", what);
+  _exit(3);
+}
 
 /* ---------- clocks ---------- */
 static double mono_ms(void) {
@@ -112,9 +123,11 @@ struct bytes {
 };
 static void bput(struct bytes *b, const void *src, size_t n) {
   if (b->n + n > b->cap) {
-    b->cap = (b->n + n) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-    if (!b->p) abort();
+    size_t cap = (b->n + n) * 2 + 64;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) native_out_of_memory("request or response buffer");
+    b->p = p;
+    b->cap = cap;
   }
   memcpy(b->p + b->n, src, n);
   b->n += n;
@@ -887,21 +900,27 @@ static int parse_args(int argc, char **argv) {
 static int self_test(int argc, char **argv) {
   if (!strcmp(argv[1], "--encode-histogram")) {
     uint64_t *v = calloc((size_t)argc, sizeof *v);
+    if (!v) native_out_of_memory("histogram values");
     for (int i = 2; i < argc; i++) v[i - 2] = strtoull(argv[i], NULL, 10);
     record_init();
     printf("%s\n", record_encode_values(v, (size_t)(argc - 2)));
+    free(v);
     return 0;
   }
   if (!strcmp(argv[1], "--decode-huffman") && argc == 3) {
     size_t n = strlen(argv[2]) / 2;
     uint8_t *in = malloc(n + 1);
     char *out = malloc(n * 2 + 1);
+    if (!in || !out) native_out_of_memory("Huffman test buffers");
     for (size_t i = 0; i < n; i++) in[i] = (uint8_t)(hex(argv[2][2 * i]) << 4 | hex(argv[2][2 * i + 1]));
     long m = hpack_huffman_decode(in, n, out, n * 2);
-    if (m < 0) return 1;
-    fwrite(out, 1, (size_t)m, stdout);
-    printf("\n");
-    return 0;
+    if (m >= 0) {
+      fwrite(out, 1, (size_t)m, stdout);
+      printf("\n");
+    }
+    free(in);
+    free(out);
+    return m < 0;
   }
   return 2;
 }
