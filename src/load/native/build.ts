@@ -15,7 +15,8 @@ export const NATIVE_CACHE_DIR = join(PROJECT_ROOT, 'node_modules', '.cache', 'at
 // for the generator's processes by name finds native workers too.
 export const NATIVE_BINARY_PREFIX = 'load-worker-worker-main-native-';
 
-const BASE_FLAGS = ['-O2', '-std=gnu11', '-Wall', '-fno-plt'];
+/** The flags of every real build (tests build variants on top of them). */
+export const NATIVE_BASE_FLAGS: readonly string[] = ['-O2', '-std=gnu11', '-Wall', '-fno-plt'];
 // Static first: no dynamic loader at exec (each of thousands of workers starts faster) and no
 // shared-library relocations to copy; where no static libc is installed, dynamic linking.
 const LINKS: string[][] = [['-static'], []];
@@ -69,7 +70,7 @@ export function nativeSources(sourceDir = NATIVE_SOURCE_DIR): string[] {
 
 /** The cache key: sources, flags and the compiler's identity. */
 export function nativeBuildKey(sources: readonly string[], compilerVersion: string): string {
-  const h = createHash('sha256').update(compilerVersion).update('\0').update(BASE_FLAGS.join(' ')).update('\0').update(JSON.stringify(LINKS));
+  const h = createHash('sha256').update(compilerVersion).update('\0').update(NATIVE_BASE_FLAGS.join(' ')).update('\0').update(JSON.stringify(LINKS));
   for (const s of sources) h.update(s.split('/').pop()!).update('\0').update(readFileSync(s)).update('\0');
   return h.digest('hex').slice(0, 12);
 }
@@ -115,7 +116,7 @@ async function build(env: NodeJS.ProcessEnv, cacheDir: string, sourceDir: string
     const linkage = i === 0 ? 'static' : 'dynamic';
     // Built under a name of its own and renamed into place: concurrent first runs never exec a half-written file.
     const tmp = `${binary}.tmp-${process.pid}-${i}`;
-    const res = await run(cc, [...BASE_FLAGS, ...link, '-o', tmp, ...cSources, '-lm'], env);
+    const res = await run(cc, [...NATIVE_BASE_FLAGS, ...link, '-o', tmp, ...cSources, '-lm'], env);
     if (res.code === 0) {
       renameSync(tmp, binary);
       // The marker says how it was linked (and that the rename finished).

@@ -111,12 +111,14 @@ void hpack_free(struct hpack_decoder *d) {
   d->size = 0;
 }
 
-static void table_add(struct hpack_decoder *d, const char *name, size_t nl, const char *value, size_t vl) {
+/* Returns -1 when the entry cannot be stored: dropping it would shift every later index by one, so
+ * the caller must give the connection up rather than read other fields' names and values. */
+static int table_add(struct hpack_decoder *d, const char *name, size_t nl, const char *value, size_t vl) {
   size_t need = 32 + nl + vl;
   while (d->count && d->size + need > d->max_size) evict_oldest(d);
-  if (need > d->max_size) return; /* larger than the table: it empties it and is not kept */
+  if (need > d->max_size) return 0; /* larger than the table: it empties it and is not kept */
   char *buf = malloc(nl + vl + 1);
-  if (!buf) return;
+  if (!buf) return -1;
   memcpy(buf, name, nl);
   memcpy(buf + nl, value, vl);
   d->head = (d->head + HPACK_MAX_ENTRIES - 1) % HPACK_MAX_ENTRIES;
@@ -127,6 +129,7 @@ static void table_add(struct hpack_decoder *d, const char *name, size_t nl, cons
   e->value_len = vl;
   d->count++;
   d->size += need;
+  return 0;
 }
 
 /* Index 1..61: static table; 62..: dynamic, newest first. */
@@ -201,30 +204,30 @@ int hpack_decode(struct hpack_decoder *d, const uint8_t *p, size_t n, hpack_fiel
     size_t nl, vl;
     uint64_t index;
     if (b & 0x80) { /* indexed field */
-      if (read_int(&p, end, 7, &index) < 0 || lookup(d, index, &name, &nl, &value, &vl) < 0) return -1;
+      if (read_int(&p, end, 7, &index) < 0 || lookup(d, index, &name, &nl, &value, &vl) < 0) return HPACK_COMPRESSION_ERROR;
       fn(ctx, name, nl, value, vl);
     } else if ((b & 0xe0) == 0x20) { /* dynamic table size update: only before the first field */
-      if (fields || read_int(&p, end, 5, &index) < 0 || index > HPACK_TABLE_BYTES) return -1;
+      if (fields || read_int(&p, end, 5, &index) < 0 || index > HPACK_TABLE_BYTES) return HPACK_COMPRESSION_ERROR;
       d->max_size = (size_t)index;
       while (d->count && d->size > d->max_size) evict_oldest(d);
       continue;
     } else { /* literal: with incremental indexing (01), without (0000) or never indexed (0001) */
       int incremental = (b & 0xc0) == 0x40;
-      if (read_int(&p, end, incremental ? 6 : 4, &index) < 0) return -1;
+      if (read_int(&p, end, incremental ? 6 : 4, &index) < 0) return HPACK_COMPRESSION_ERROR;
       if (index) {
         const char *v0;
         size_t v0l;
-        if (lookup(d, index, &name, &nl, &v0, &v0l) < 0) return -1;
+        if (lookup(d, index, &name, &nl, &v0, &v0l) < 0) return HPACK_COMPRESSION_ERROR;
         /* The dynamic entry may be evicted by the add below: keep the name in scratch. */
-        if (nl > SCRATCH_BYTES) return -1;
+        if (nl > SCRATCH_BYTES) return HPACK_COMPRESSION_ERROR;
         memcpy(name_scratch, name, nl);
         name = name_scratch;
       } else if (read_string(&p, end, name_scratch, SCRATCH_BYTES, &name, &nl) < 0) {
-        return -1;
+        return HPACK_COMPRESSION_ERROR;
       }
-      if (read_string(&p, end, value_scratch, SCRATCH_BYTES, &value, &vl) < 0) return -1;
+      if (read_string(&p, end, value_scratch, SCRATCH_BYTES, &value, &vl) < 0) return HPACK_COMPRESSION_ERROR;
       fn(ctx, name, nl, value, vl);
-      if (incremental) table_add(d, name, nl, value, vl);
+      if (incremental && table_add(d, name, nl, value, vl) < 0) return HPACK_OUT_OF_MEMORY;
     }
     fields++;
   }

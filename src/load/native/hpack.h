@@ -28,8 +28,11 @@ typedef void (*hpack_field_fn)(void *ctx, const char *name, size_t name_len, con
 
 void hpack_init(struct hpack_decoder *d);
 void hpack_free(struct hpack_decoder *d);
-/* Decodes one complete header block; returns 0, or -1 on a compression error (the connection is then
- * unusable: HTTP/2 calls that COMPRESSION_ERROR). */
+/* What hpack_decode returns besides 0. Either way the connection is unusable: the dynamic table can
+ * no longer match the server's. */
+enum { HPACK_COMPRESSION_ERROR = -1, HPACK_OUT_OF_MEMORY = -2 };
+/* Decodes one complete header block; returns 0, HPACK_COMPRESSION_ERROR on a malformed block
+ * (HTTP/2's COMPRESSION_ERROR) or HPACK_OUT_OF_MEMORY when an entry could not be stored. */
 int hpack_decode(struct hpack_decoder *d, const uint8_t *p, size_t n, hpack_field_fn fn, void *ctx);
 /* Huffman-decodes n bytes into out (capacity cap); returns the length, or -1. */
 long hpack_huffman_decode(const uint8_t *p, size_t n, char *out, size_t cap);

@@ -5,6 +5,8 @@
  * exactly as it merges a Node worker's. */
 #include "record.h"
 
+#include "fatal.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +40,11 @@ static struct line out, scratch;
 
 static void put(struct line *l, const void *p, size_t n) {
   if (l->n + n + 1 > l->cap) {
-    l->cap = (l->n + n + 1) * 2;
-    l->p = realloc(l->p, l->cap);
-    if (!l->p) abort();
+    size_t cap = (l->n + n + 1) * 2;
+    char *p = realloc(l->p, cap);
+    if (!p) native_out_of_memory("interval line");
+    l->p = p;
+    l->cap = cap;
   }
   memcpy(l->p + l->n, p, n);
   l->n += n;
@@ -68,8 +72,9 @@ static void hist_record(struct histogram *h, uint64_t v) {
   if (i >= h->len) {
     size_t n = h->len ? h->len : 4096;
     while (n <= i) n *= 2;
-    h->counts = realloc(h->counts, n * sizeof *h->counts);
-    if (!h->counts) abort();
+    uint32_t *counts = realloc(h->counts, n * sizeof *h->counts);
+    if (!counts) native_out_of_memory("latency histogram");
+    h->counts = counts;
     memset(h->counts + h->len, 0, (n - h->len) * sizeof *h->counts);
     h->len = n;
   }

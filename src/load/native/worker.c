@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fatal.h"
 #include "hpack.h"
 #include "record.h"
 
@@ -30,7 +31,9 @@ enum { OK = 0, CANCELLED = 1, UNKNOWN = 2, DEADLINE_EXCEEDED = 4, PERMISSION_DEN
 enum { F_DATA = 0, F_HEADERS = 1, F_RST_STREAM = 3, F_SETTINGS = 4, F_PUSH_PROMISE = 5, F_PING = 6, F_GOAWAY = 7,
        F_WINDOW_UPDATE = 8, F_CONTINUATION = 9 };
 enum { FL_END_STREAM = 0x1, FL_ACK = 0x1, FL_END_HEADERS = 0x4, FL_PADDED = 0x8, FL_PRIORITY = 0x20 };
-enum { H2_NO_ERROR = 0, H2_REFUSED_STREAM = 7, H2_CANCEL = 8, H2_ENHANCE_YOUR_CALM = 11, H2_INADEQUATE_SECURITY = 12 };
+enum { H2_NO_ERROR = 0, H2_PROTOCOL_ERROR = 1, H2_INTERNAL_ERROR = 2, H2_FLOW_CONTROL_ERROR = 3, H2_FRAME_SIZE_ERROR = 6,
+       H2_REFUSED_STREAM = 7, H2_CANCEL = 8, H2_COMPRESSION_ERROR = 9, H2_ENHANCE_YOUR_CALM = 11, H2_INADEQUATE_SECURITY = 12 };
+enum { S_ENABLE_PUSH = 2, S_INITIAL_WINDOW_SIZE = 4, S_MAX_FRAME_SIZE = 5 };
 
 enum method { FETCH_JWT_SVID, FETCH_X509_SVID, FETCH_X509_BUNDLES, FETCH_JWT_BUNDLES, VALIDATE_JWT_SVID, METHODS };
 static const char *const METHOD_NAMES[METHODS] = {"FetchJWTSVID", "FetchX509SVID", "FetchX509Bundles", "FetchJWTBundles", "ValidateJWTSVID"};
@@ -41,6 +44,8 @@ enum mode { PER_CALL, PER_WORKER, PER_RETRY };
 #define BACKOFF_CAP_MS 5000.0
 /* Advertised per-stream window: a first message of any Workload API response fits without updates. */
 #define STREAM_WINDOW (1 << 20)
+/* SETTINGS_MAX_FRAME_SIZE: the worker advertises none, so the protocol's default bounds what it reads. */
+#define MAX_FRAME_SIZE 16384
 #define INBUF_BYTES (64 * 1024)
 #define HEADER_BLOCK_MAX (64 * 1024)
 #define MAX_STREAM_ID 0x7fffffff
@@ -60,6 +65,16 @@ static struct {
 } cfg = {.deadline_ms = 1000, .max_calls = -1};
 
 static int ipc_fd = -1;
+
+/* An allocation the worker cannot go on without failed: say so to the pod process (and stderr, where
+ * there is no channel) and exit non-zero, which the pod process counts as a crash. */
+void native_out_of_memory(const char *what) {
+  char line[160];
+  int n = snprintf(line, sizeof line, "{\"type\":\"fatal\",\"message\":\"native worker: out of memory (%s)\"}\n", what);
+  if (n > 0 && ipc_fd >= 0) (void)!write(ipc_fd, line, (size_t)n);
+  fprintf(stderr, "attestorm native worker: out of memory (%s)\n", what);
+  _exit(3);
+}
 
 /* ---------- clocks ---------- */
 static double mono_ms(void) {
@@ -112,9 +127,11 @@ struct bytes {
 };
 static void bput(struct bytes *b, const void *src, size_t n) {
   if (b->n + n > b->cap) {
-    b->cap = (b->n + n) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-    if (!b->p) abort();
+    size_t cap = (b->n + n) * 2 + 64;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) native_out_of_memory("request or response buffer");
+    b->p = p;
+    b->cap = cap;
   }
   memcpy(b->p + b->n, src, n);
   b->n += n;
@@ -629,10 +646,13 @@ static void take_status(struct block_ctx *ctx) {
   }
 }
 
-/* Returns -1 on a connection error (compression error). */
+/* Returns 0, or the HTTP/2 error code of a connection error. Every block is decoded, whoever's
+ * stream it is, so the dynamic table stays the server's. */
 static int on_header_block(void) {
   struct block_ctx ctx = {.for_call = call.active && conn.block_stream == call.stream, .status = -1, .grpc_status = -2};
-  if (hpack_decode(&conn.hpack, conn.block, conn.block_len, on_field, &ctx) < 0) return -1;
+  int err = hpack_decode(&conn.hpack, conn.block, conn.block_len, on_field, &ctx);
+  if (err == HPACK_OUT_OF_MEMORY) return H2_INTERNAL_ERROR;
+  if (err < 0) return H2_COMPRESSION_ERROR;
   if (!ctx.for_call) return 0;
   if (!call.headers_seen) {
     call.headers_seen = 1;
@@ -695,38 +715,58 @@ static void on_data(const uint8_t *p, size_t n) {
   }
 }
 
-/* Returns -1 when the connection is to be dropped. */
+static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+
+/* The server's SETTINGS, checked as RFC 9113 §6.5.2 asks. None changes what the worker sends: one
+ * small request per stream, fields without indexing. Returns 0 or the connection error's code. */
+static int check_settings(const uint8_t *p, size_t len) {
+  if (len % 6) return H2_FRAME_SIZE_ERROR;
+  for (size_t i = 0; i < len; i += 6) {
+    int id = p[i] << 8 | p[i + 1];
+    uint32_t v = be32(p + i + 2);
+    if (id == S_ENABLE_PUSH && v != 0) return H2_PROTOCOL_ERROR; /* a server may only say 0 */
+    if (id == S_INITIAL_WINDOW_SIZE && v > 0x7fffffff) return H2_FLOW_CONTROL_ERROR;
+    if (id == S_MAX_FRAME_SIZE && (v < 16384 || v > 0xffffff)) return H2_PROTOCOL_ERROR;
+  }
+  return 0;
+}
+
+/* Returns 0, or the HTTP/2 error code of a connection error (RFC 9113 §5.4.1). */
 static int on_frame(int type, int flags, uint32_t stream, const uint8_t *p, size_t len) {
+  /* A header block is one unit: between its HEADERS and its last CONTINUATION nothing else may come. */
+  if (conn.in_block && (type != F_CONTINUATION || stream != conn.block_stream)) return H2_PROTOCOL_ERROR;
   int ours = call.active && stream == call.stream;
   switch (type) {
     case F_DATA: {
+      if (stream == 0) return H2_PROTOCOL_ERROR;
       conn.unacked += (uint32_t)len;
       if (conn.unacked >= 32768) {
         uint8_t wu[4] = {(uint8_t)(conn.unacked >> 24), (uint8_t)(conn.unacked >> 16), (uint8_t)(conn.unacked >> 8), (uint8_t)conn.unacked};
         queue_frame(F_WINDOW_UPDATE, 0, 0, wu, 4);
         conn.unacked = 0;
       }
-      if (!ours) return 0;
       size_t pad = 0;
       if (flags & FL_PADDED) {
-        if (len < 1 || p[0] >= len) return -1;
+        if (len < 1 || p[0] >= len) return H2_PROTOCOL_ERROR;
         pad = p[0];
         p++;
         len--;
       }
+      if (!ours) return 0;
       on_data(p, len - pad);
       if ((flags & FL_END_STREAM) && call.active && stream == call.stream) on_close(0, 0, 0);
       return 0;
     }
     case F_HEADERS: {
+      if (stream == 0) return H2_PROTOCOL_ERROR;
       size_t skip = 0, pad = 0;
       if (flags & FL_PADDED) {
-        if (len < 1) return -1;
+        if (len < 1) return H2_PROTOCOL_ERROR;
         pad = p[0];
         skip = 1;
       }
       if (flags & FL_PRIORITY) skip += 5;
-      if (skip + pad > len) return -1;
+      if (skip + pad > len) return H2_PROTOCOL_ERROR;
       conn.block_len = 0;
       conn.block_stream = stream;
       conn.block_end_stream = flags & FL_END_STREAM;
@@ -737,7 +777,9 @@ static int on_frame(int type, int flags, uint32_t stream, const uint8_t *p, size
       /* the fragment, as a CONTINUATION carries it */
       __attribute__((fallthrough));
     case F_CONTINUATION:
-      if (!conn.in_block || stream != conn.block_stream || conn.block_len + len > HEADER_BLOCK_MAX) return -1;
+      if (!conn.in_block) return H2_PROTOCOL_ERROR;
+      /* A header block beyond what the worker keeps: a limit of its own, not the server's fault. */
+      if (conn.block_len + len > HEADER_BLOCK_MAX) return H2_INTERNAL_ERROR;
       memcpy(conn.block + conn.block_len, p, len);
       conn.block_len += len;
       if (flags & FL_END_HEADERS) {
@@ -746,29 +788,56 @@ static int on_frame(int type, int flags, uint32_t stream, const uint8_t *p, size
       }
       return 0;
     case F_RST_STREAM:
-      if (ours && len >= 4) on_close(1, (int)((uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]), 0);
+      if (stream == 0) return H2_PROTOCOL_ERROR;
+      if (len != 4) return H2_FRAME_SIZE_ERROR;
+      if (ours) on_close(1, (int)be32(p), 0);
       return 0;
-    case F_SETTINGS:
-      if (!(flags & FL_ACK)) queue_frame(F_SETTINGS, FL_ACK, 0, NULL, 0);
+    case F_SETTINGS: {
+      if (stream != 0) return H2_PROTOCOL_ERROR;
+      if (flags & FL_ACK) return len ? H2_FRAME_SIZE_ERROR : 0;
+      int err = check_settings(p, len);
+      if (err) return err;
+      /* Queued behind everything sent so far and ahead of all that follows, as §6.5.3 asks. */
+      queue_frame(F_SETTINGS, FL_ACK, 0, NULL, 0);
       return 0;
+    }
+    case F_PUSH_PROMISE:
+      return H2_PROTOCOL_ERROR; /* push is off in the worker's SETTINGS */
     case F_PING:
-      if (!(flags & FL_ACK) && len == 8) queue_frame(F_PING, FL_ACK, 0, p, 8);
+      if (stream != 0) return H2_PROTOCOL_ERROR;
+      if (len != 8) return H2_FRAME_SIZE_ERROR;
+      if (!(flags & FL_ACK)) queue_frame(F_PING, FL_ACK, 0, p, 8);
       return 0;
     case F_GOAWAY:
-      if (len >= 8) {
-        conn.goaway = 1;
-        conn.goaway_last = ((uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]) & 0x7fffffff;
-        /* A stream above the last one the server will process was never seen by it. */
-        if (call.active && call.stream > conn.goaway_last) {
-          call.code = UNAVAILABLE;
-          snprintf(call.details, sizeof call.details, "GOAWAY received");
-          on_close(0, 0, 1);
-        }
+      if (stream != 0) return H2_PROTOCOL_ERROR;
+      if (len < 8) return H2_FRAME_SIZE_ERROR;
+      conn.goaway = 1;
+      conn.goaway_last = be32(p) & 0x7fffffff;
+      /* A stream above the last one the server will process was never seen by it. */
+      if (call.active && call.stream > conn.goaway_last) {
+        call.code = UNAVAILABLE;
+        snprintf(call.details, sizeof call.details, "GOAWAY received");
+        on_close(0, 0, 1);
       }
       return 0;
+    case F_WINDOW_UPDATE:
+      return len != 4 ? H2_FRAME_SIZE_ERROR : 0; /* one small request never waits for a window */
     default:
-      return 0; /* WINDOW_UPDATE, PRIORITY, unknown: nothing to do for one small request */
+      return 0; /* PRIORITY, unknown types: ignored, as §4.1 and §5.5 say */
   }
+}
+
+/* Ends the connection: with a GOAWAY carrying `h2_error` (0: the connection failed under us, nothing
+ * to tell), then the call in flight, if any, is UNAVAILABLE as grpc-js words a dropped connection. */
+static void conn_fail(int h2_error) {
+  if (h2_error) {
+    /* Last stream 0: the worker accepts no streams of the server's. */
+    uint8_t goaway[8] = {0, 0, 0, 0, (uint8_t)(h2_error >> 24), (uint8_t)(h2_error >> 16), (uint8_t)(h2_error >> 8), (uint8_t)h2_error};
+    queue_frame(F_GOAWAY, 0, 0, goaway, 8);
+    conn_flush();
+  }
+  conn_close();
+  if (call.active) on_close(0, 0, 1);
 }
 
 static void conn_readable(void) {
@@ -776,10 +845,8 @@ static void conn_readable(void) {
     ssize_t r = read(conn.fd, conn.in + conn.in_len, sizeof conn.in - conn.in_len);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (r <= 0) {
-      /* EOF or error: the connection went away under the stream. */
-      conn_close();
-      if (call.active) on_close(0, 0, 1);
+    if (r <= 0) { /* EOF or error: the connection went away under the stream */
+      conn_fail(0);
       return;
     }
     conn.in_len += (size_t)r;
@@ -787,22 +854,21 @@ static void conn_readable(void) {
     while (conn.in_len - off >= 9) {
       const uint8_t *h = conn.in + off;
       size_t len = (size_t)h[0] << 16 | (size_t)h[1] << 8 | h[2];
-      if (len > INBUF_BYTES) goto broken; /* above our SETTINGS_MAX_FRAME_SIZE default */
-      if (conn.in_len - off < 9 + len) break;
-      uint32_t stream = ((uint32_t)h[5] << 24 | h[6] << 16 | h[7] << 8 | h[8]) & 0x7fffffff;
+      int err = len > MAX_FRAME_SIZE ? H2_FRAME_SIZE_ERROR : 0;
+      if (!err && conn.in_len - off < 9 + len) break;
       int fd_before = conn.fd;
-      if (on_frame(h[3], h[4], stream, h + 9, len) < 0) goto broken;
+      if (!err) err = on_frame(h[3], h[4], be32(h + 5) & 0x7fffffff, h + 9, len);
+      if (err) {
+        conn_fail(err);
+        return;
+      }
       if (conn.fd != fd_before || conn.fd < 0) return; /* the call settled and closed the connection */
       off += 9 + len;
     }
     memmove(conn.in, conn.in + off, conn.in_len - off);
     conn.in_len -= off;
   }
-  if (conn.fd >= 0 && conn_flush() < 0) goto broken;
-  return;
-broken:
-  conn_close();
-  if (call.active) on_close(0, 0, 1);
+  if (conn.fd >= 0 && conn_flush() < 0) conn_fail(0);
 }
 
 /* ---------- IPC input: 'go' and 'stop' ---------- */
@@ -887,21 +953,27 @@ static int parse_args(int argc, char **argv) {
 static int self_test(int argc, char **argv) {
   if (!strcmp(argv[1], "--encode-histogram")) {
     uint64_t *v = calloc((size_t)argc, sizeof *v);
+    if (!v) native_out_of_memory("histogram values");
     for (int i = 2; i < argc; i++) v[i - 2] = strtoull(argv[i], NULL, 10);
     record_init();
     printf("%s\n", record_encode_values(v, (size_t)(argc - 2)));
+    free(v);
     return 0;
   }
   if (!strcmp(argv[1], "--decode-huffman") && argc == 3) {
     size_t n = strlen(argv[2]) / 2;
     uint8_t *in = malloc(n + 1);
     char *out = malloc(n * 2 + 1);
+    if (!in || !out) native_out_of_memory("Huffman test buffers");
     for (size_t i = 0; i < n; i++) in[i] = (uint8_t)(hex(argv[2][2 * i]) << 4 | hex(argv[2][2 * i + 1]));
     long m = hpack_huffman_decode(in, n, out, n * 2);
-    if (m < 0) return 1;
-    fwrite(out, 1, (size_t)m, stdout);
-    printf("\n");
-    return 0;
+    if (m >= 0) {
+      fwrite(out, 1, (size_t)m, stdout);
+      printf("\n");
+    }
+    free(in);
+    free(out);
+    return m < 0;
   }
   return 2;
 }
