@@ -26,8 +26,12 @@ export function upgradeResults(raw: Record<string, unknown>): RunResults {
 
 /** Version 2 recorded the kernel's high-water mark of cgroup usage (VmHWM when emulated) as the peak. */
 function fromV2(v2: V2Results): RunResults {
+  const resolved = v2.scenario?.resolved;
   return {
     ...v2,
+    // Its scenario had no memoryMeasure, and measured usage: said there too, so a run without
+    // variants, or repetitions read from their samples alone, are taken as usage as well.
+    ...(resolved && typeof resolved === 'object' ? { scenario: { ...v2.scenario, resolved: { memoryMeasure: 'usage', ...resolved } } } : {}),
     schemaVersion: 3,
     variants: (v2.variants ?? []).map((v) => ({
       ...v,

@@ -203,6 +203,8 @@ describe('older results', () => {
     expect(r.schemaVersion).toBe(3);
     expect(r.variants[0]).toMatchObject({ memoryMeasure: 'usage', peakMemoryBytes: 300 * MiB, peaks: { usageBytes: 300 * MiB, workingSetBytes: null } });
     expect(runMemoryMeasure(r)).toBe('usage');
+    // A run without variants yet (its runner died in the first) is a usage run too.
+    expect(runMemoryMeasure(upgradeResults({ ...v2, variants: [] }))).toBe('usage');
     expect(runMemoryMeasure({ scenario: { resolved: { memoryMeasure: 'rss' } }, variants: [] })).toBe('rss');
   });
 });
