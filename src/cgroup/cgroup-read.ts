@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AttestormError } from '../errors.js';
 import type { CgroupVersion } from './host.js';
+import { inactiveFileBytes, statRssBytes, workingSetBytes } from './memory-stat.js';
 
 export interface MemoryReading {
   /** Current charge (v1 memory.usage_in_bytes, v2 memory.current). */
@@ -16,6 +17,8 @@ export interface MemoryReading {
   oomKills: number;
   /** RSS charged to the cgroup (v1 memory.stat total_rss, v2 memory.stat anon). */
   rssBytes: number | null;
+  /** usage − inactive file pages (v1 memory.stat total_inactive_file, v2 inactive_file), as kubectl top counts it; null without memory.stat. */
+  workingSetBytes: number | null;
 }
 
 const UNLIMITED_V1 = 2 ** 62;
@@ -109,12 +112,20 @@ export function readMemoryFiles(version: CgroupVersion, dir: string): MemoryRead
       peakBytes: readOptionalNum(file('memory.max_usage_in_bytes')),
       limitBytes: limit === null || limit >= UNLIMITED_V1 ? null : limit,
       oomKills,
-      rssBytes: stat.get('total_rss') ?? stat.get('rss') ?? null,
+      rssBytes: statRssBytes('v1', stat),
+      workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v1', stat)),
     };
   }
   const usageBytes = readCount(file('memory.current'));
   const limitBytes = readRequiredNum(file('memory.max'));
   const oomKills = parseFlatKeyed(readRequired(file('memory.events'))).get('oom_kill') ?? 0;
   const stat = readKeyed(file('memory.stat'));
-  return { usageBytes, peakBytes: readOptionalNum(file('memory.peak')), limitBytes, oomKills, rssBytes: stat.get('anon') ?? null };
+  return {
+    usageBytes,
+    peakBytes: readOptionalNum(file('memory.peak')),
+    limitBytes,
+    oomKills,
+    rssBytes: statRssBytes('v2', stat),
+    workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v2', stat)),
+  };
 }

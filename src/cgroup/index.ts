@@ -4,8 +4,9 @@ export type { CgroupHost, CgroupSetup, CgroupVersion, DetectOptions } from './ho
 export { DELEGATED_SCOPE_ENV, planDelegation, RUNNER_LEAF } from './delegation.js';
 export type { Delegation, DelegationKind, DelegationPlan, DelegationView } from './delegation.js';
 export { Cgroup } from './cgroup.js';
-export { CgroupReadError, parseFlatKeyed } from './cgroup-read.js';
+export { CgroupReadError, parseFlatKeyed, readKeyed } from './cgroup-read.js';
 export type { MemoryReading } from './cgroup-read.js';
+export { inactiveFileBytes, statRssBytes, workingSetBytes } from './memory-stat.js';
 export { removeIfEmpty, removeTree } from './cgroup-remove.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
 export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList } from './cpuset.js';

@@ -1,7 +1,7 @@
 // The baseline gate: a new run compared with a stored one, figure by figure, direction-aware and
 // noise-aware. A figure regresses only when the ranges over repetitions say so (see RULE).
 import { ConfigError } from '../errors.js';
-import { RESULTS_SCHEMA_VERSION, type Range, type RunResults, type VariantAgentRecord, type VariantResult } from '../contract/index.js';
+import { MEASURE_WORDS, RESULTS_SCHEMA_VERSION, type Range, type RunResults, type VariantAgentRecord, type VariantResult } from '../contract/index.js';
 import { FIGURES, type FigureDef, type FigureId } from './figures.js';
 import { provenanceOf } from './provenance.js';
 import { parseTolerances, type Tolerances } from './tolerance.js';
@@ -116,7 +116,14 @@ export function compareWithBaseline(
     }
     const flag = agentDifference(b.agent, a.agent);
     if (flag) notes.push(`variant ${a.name}: the agent differs from the baseline's (${flag}); compared anyway, flagged`);
+    // Peaks in different measures (a scenario that changed memoryMeasure) are not one figure.
+    const otherMeasure = a.memoryMeasure !== b.memoryMeasure;
+    if (otherMeasure)
+      notes.push(
+        `variant ${a.name}: peak memory not compared: the baseline's is its ${MEASURE_WORDS[b.memoryMeasure]}, this run's its ${MEASURE_WORDS[a.memoryMeasure]}`,
+      );
     for (const def of FIGURES) {
+      if (otherMeasure && def.id === 'peakMemory') continue;
       const fig = compareFigure(def, b, a, tolerances);
       if (!fig) continue;
       if (flag) fig.flag = `agent differs: ${flag}`;

@@ -55,6 +55,7 @@ export const FIGURES: readonly FigureDef[] = [
     better: 'lower',
     kind: 'relative',
     floor: 1 * 2 ** 20,
+    // In the run's memoryMeasure (working set unless the scenario chose another); the gate compares only equal measures.
     read: (v) => v.spread.peakMemoryBytes ?? point(v.peakMemoryBytes),
     format: (b) => `${(b / 2 ** 20).toFixed(1)} MiB`,
   },

@@ -106,7 +106,7 @@ export function loadHistory(folder: string, opts: HistoryOptions = {}): HistoryM
       // Older folders join the trend converted (as `attestorm report` reads them); they are not gated across the change.
       const upgradedFrom = raw.schemaVersion === RESULTS_SCHEMA_VERSION ? null : raw.schemaVersion;
       if (upgradedFrom !== null && !(READABLE_SCHEMA_VERSIONS as readonly number[]).includes(upgradedFrom)) {
-        skipped.push(`${rel}: results schemaVersion ${upgradedFrom}, this report reads ${READABLE_SCHEMA_VERSIONS.join(' and ')}`);
+        skipped.push(`${rel}: results schemaVersion ${upgradedFrom}, this report reads ${READABLE_SCHEMA_VERSIONS.join(', ')}`);
         continue;
       }
       const results = upgradedFrom === null ? raw : upgradeResults(raw as unknown as Record<string, unknown>);

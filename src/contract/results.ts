@@ -13,9 +13,9 @@
 import type { Verdict } from './terms.js';
 import type { VariantResult } from './variant-result.js';
 
-export const RESULTS_SCHEMA_VERSION = 2;
+export const RESULTS_SCHEMA_VERSION = 3;
 /** Older folders `attestorm report` still reads (converted on load). */
-export const READABLE_SCHEMA_VERSIONS = [1, 2] as const;
+export const READABLE_SCHEMA_VERSIONS = [1, 2, 3] as const;
 
 /** running until the runner ends; incomplete when a reader finds the runner gone while it says running. */
 export type RunStatus = 'running' | 'complete' | 'interrupted' | 'failed' | 'incomplete';

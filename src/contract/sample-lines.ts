@@ -11,6 +11,13 @@ export interface MemorySample {
   t: number;
   /** cgroup usage (memory.usage_in_bytes / memory.current), or RSS when emulated. */
   usageBytes: number;
+  /**
+   * usage − inactive file pages (v1 memory.stat total_inactive_file, v2 inactive_file), floored at 0:
+   * what kubectl top counts. RSS when emulated (no page cache is charged to a process's RSS). null
+   * where memory.stat could not be read; absent in folders of schemaVersion 2 and older.
+   */
+  workingSetBytes?: number | null;
+  /** RSS charged to the cgroup (memory.stat total_rss / anon), VmRSS when emulated; null where not read (clusters' older samplers). */
   rssBytes: number | null;
   /** Kernel high-water mark since the placement started (max_usage_in_bytes / memory.peak / VmHWM). */
   peakBytes: number;

@@ -1,5 +1,6 @@
 // One variant's record in results.json (RunResults.variants): what ran, its memory, deaths, rates,
 // latency, faults, storm, bystanders and expectations, summed or taken as medians across repetitions.
+import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
 import type { Outcome, Phase, Verdict } from './terms.js';
 
 export interface LatencySummary {
@@ -186,12 +187,20 @@ export interface VariantResult {
   runDirs: string[];
   memoryLimitBytes: number;
   /**
-   * The kernel's high-water mark of the agent's memory cgroup (v1 memory.max_usage_in_bytes, v2
-   * memory.peak; VmHWM when emulated), read for each agent start up to and including its death;
-   * median across repetitions (spread.peakMemoryBytes has min and max). null: unmeasured — no
-   * repetition could read the agent's memory (a cluster without a working memory sampler); never 0 for that.
+   * The peak of the agent's memory in `memoryMeasure` (the scenario's; working set by default),
+   * over every agent start up to and including its death; median across repetitions
+   * (spread.peakMemoryBytes has min and max). null: unmeasured — no repetition could read the
+   * agent's memory in that measure (a cluster without a working memory sampler); never 0 for that.
    */
   peakMemoryBytes: number | null;
+  /** The measure peakMemoryBytes, its spread, ratios and expectations are in. Folders of schemaVersion 2 and older: usage. */
+  memoryMeasure: MemoryMeasure;
+  /**
+   * The peak of every measure, median across repetitions: working set (the highest 100 ms reading;
+   * an OOM-killed repetition's is its usage at the kill), usage (the kernel's high-water mark:
+   * v1 memory.max_usage_in_bytes, v2 memory.peak; VmHWM when emulated), RSS (the highest reading).
+   */
+  peaks: MemoryPeaks;
   /** Counted OOM kills, summed over repetitions. */
   oomKills: number;
   /** Restarts performed (the agent was started again), summed over repetitions. */

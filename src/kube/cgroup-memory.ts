@@ -1,13 +1,19 @@
-// One memory cgroup directory read as the agent's memory: usage, the kernel's high-water mark, the
-// limit, OOM kills and CPU seconds, on cgroup v1 or v2. Read from this host (a kind node's cgroup)
+// One memory cgroup directory read as the agent's memory: usage, the working set (usage less
+// inactive file pages, as the kubelet counts it), RSS, the kernel's high-water mark, the limit, OOM
+// kills and CPU seconds, on cgroup v1 or v2. Read from this host (a kind node's cgroup)
 // and from inside the memory-sampler pod (its node's /sys/fs/cgroup) alike.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inactiveFileBytes, readKeyed, statRssBytes, workingSetBytes } from '../cgroup/index.js';
 
 export type CgroupFlavour = 'v1' | 'v2';
 
 export interface CgroupMemory {
   usageBytes: number;
+  /** usage − inactive file (memory.stat), what kubectl top shows; null when memory.stat could not be read. */
+  workingSetBytes: number | null;
+  /** Anonymous memory (memory.stat v1 total_rss, v2 anon); null when memory.stat could not be read. */
+  rssBytes: number | null;
   /** High-water mark (v2 memory.peak, v1 max_usage_in_bytes); null when the kernel has none (v2 < 5.19). */
   peakBytes: number | null;
   limitBytes: number | null;
@@ -39,8 +45,11 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
     const usage = readNumber(join(dir, 'memory.current'));
     if (usage === null) return null;
     const usec = flatKey(join(dir, 'cpu.stat'), 'usage_usec');
+    const stat = readKeyed(join(dir, 'memory.stat'));
     return {
       usageBytes: usage,
+      workingSetBytes: workingSetBytes(usage, inactiveFileBytes('v2', stat)),
+      rssBytes: statRssBytes('v2', stat),
       peakBytes: readNumber(join(dir, 'memory.peak')),
       limitBytes: readNumber(join(dir, 'memory.max')),
       oomKills: flatKey(join(dir, 'memory.events'), 'oom_kill') ?? 0,
@@ -50,8 +59,11 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
   const usage = readNumber(join(dir, 'memory.usage_in_bytes'));
   if (usage === null) return null;
   const limit = readNumber(join(dir, 'memory.limit_in_bytes'));
+  const stat = readKeyed(join(dir, 'memory.stat'));
   return {
     usageBytes: usage,
+    workingSetBytes: workingSetBytes(usage, inactiveFileBytes('v1', stat)),
+    rssBytes: statRssBytes('v1', stat),
     peakBytes: readNumber(join(dir, 'memory.max_usage_in_bytes')),
     // v1 reports "no limit" as a huge page-rounded number.
     limitBytes: limit !== null && limit < 2 ** 62 ? limit : null,

@@ -1,6 +1,7 @@
 // The memory chart: each variant's agent memory against its limit, with the limits, OOM kills and
 // faults drawn over it, on a scale that keeps a collapsing agent's peak in view.
 import type { ChartConfiguration } from 'chart.js';
+import { MEASURE_WORDS } from '../contract/index.js';
 import type { ReportData, Point } from './report-model.js';
 import { roundUp } from './chart-axis.js';
 import { lineDataset, offScaleDataset, timeOptions, withPointLegend, type ChartSpec, type ColorOf } from './chart-kit.js';
@@ -25,6 +26,7 @@ function memoryScale(series: ReportData['series']): MemoryScale {
   const measured = Math.max(
     1,
     ...series.memory.flatMap((m) => m.points.map((p) => p.y ?? 0)),
+    ...series.memoryUsage.flatMap((m) => m.points.map((p) => p.y ?? 0)),
     ...series.oomKills.flatMap((k) => k.points.map((p) => p.y ?? 0)),
     ...series.baselinePeaks.map((b) => b.mib),
   );
@@ -123,6 +125,9 @@ export function memoryChart(series: ReportData['series'], colorOf: ColorOf): Cha
   if (series.memory.length === 0) return null;
   const scale = memoryScale(series);
   const datasets: unknown[] = series.memory.map((s) => lineDataset(colorOf, s));
+  // Usage beside the working set: thin and dotted in the variant's colour, so the gap between them
+  // (page cache the kernel would reclaim) shows without competing with the measure itself.
+  datasets.push(...series.memoryUsage.map((s) => lineDataset(colorOf, s, { borderWidth: 1, borderDash: [2, 3] })));
   datasets.push(...memoryOverlays(series, colorOf, scale));
   for (const s of series.oomKills) {
     datasets.push({
@@ -138,7 +143,8 @@ export function memoryChart(series: ReportData['series'], colorOf: ColorOf): Cha
       showLine: false,
     });
   }
-  const options = withPointLegend(timeOptions('Agent memory over time', 'agent memory (MiB)', series.xRange));
+  const words = MEASURE_WORDS[series.memoryMeasure];
+  const options = withPointLegend(timeOptions(`Agent memory (${words}) over time`, `agent ${words} (MiB)`, series.xRange));
   const y = { ...options.scales.y, min: 0, max: scale.max };
   const above = scale.above.map((l) => l.label.replace(/^limit /, '')).join(', ');
   const plugins = {
@@ -148,9 +154,9 @@ export function memoryChart(series: ReportData['series'], colorOf: ColorOf): Cha
   return {
     id: 'memory',
     time: true,
-    title: 'Agent memory over time',
+    title: `Agent memory (${words}) over time`,
     unit: 'MiB',
-    description: `Agent memory (cgroup usage, or RSS when emulated) per variant, with the memory limit and OOM kills (×)${above ? `; the axis is fitted to the measured memory, and the limit of ${above}, far above it, is marked ▲ at the top edge` : ''}. x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,
+    description: `Agent memory per variant as its ${words}${series.memoryMeasure === 'working-set' ? ' (cgroup usage minus inactive file pages, as kubectl top counts it; RSS when emulated)' : ''}${series.memoryUsage.length ? ', with cgroup usage as a thin dotted line' : ''}, with the memory limit and OOM kills (×)${above ? `; the axis is fitted to the measured memory, and the limit of ${above}, far above it, is marked ▲ at the top edge` : ''}. x = 0 is when the calls started (pods up): negative x is pod start-up and warm-up${series.loadEnd !== null ? `; after ${series.loadEnd.toFixed(0)} s the load drains and the agent is stopped` : ''}.`,
     config: { type: 'line', data: { datasets }, options: { ...options, plugins, scales: { ...options.scales, y } } } as ChartConfiguration,
   };
 }

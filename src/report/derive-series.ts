@@ -1,6 +1,6 @@
 // Time series for the charts, read from the samples: memory, calls/s, attestations in flight and the
 // OOM-kill instants. x is seconds since each variant's load start, so variants line up.
-import type { SampleLine } from '../contract/index.js';
+import { runMemoryMeasure, sampleIn, type MemoryMeasure, type SampleLine } from '../contract/index.js';
 import { downsampleMax } from './downsample.js';
 import type { LoadedRun } from './load-run.js';
 import type { Point, TimeSeries } from './report-model.js';
@@ -12,7 +12,10 @@ const MAX_MEMORY_POINTS = 1500;
 
 /** The lines of one repetition, each in ascending x. */
 interface RepLines {
+  /** The run's memory measure (working set unless the scenario chose another). */
   memory: Point[];
+  /** cgroup usage, drawn thin beside a measure that is not usage. */
+  usage: Point[];
   ok: Point[];
   rejected: Point[];
   deadline: Point[];
@@ -31,7 +34,9 @@ interface RepLines {
 
 export function deriveSeries(runs: LoadedRun[]): TimeSeries {
   const out: TimeSeries = {
+    memoryMeasure: runs[0] ? runMemoryMeasure(runs[0].results) : 'working-set',
     memory: [],
+    memoryUsage: [],
     limits: [],
     oomKills: [],
     okRps: [],
@@ -61,7 +66,7 @@ export function deriveSeries(runs: LoadedRun[]): TimeSeries {
         let label: string = variant.name;
         if (reps.length > 1) label += ` r${rep}`;
         if (several) label = `${run.label} · ${label}`;
-        const lines = repLines(run.samples.get(repDir) ?? [], variant.memoryLimitBytes);
+        const lines = repLines(run.samples.get(repDir) ?? [], variant.memoryLimitBytes, variant.memoryMeasure);
         addRepLines(out, { label, run: run.label, runIndex, variant: variant.name, rep }, lines);
         for (const l of lines.limits) limits.add(l);
         min = Math.min(min, lines.min);
@@ -95,9 +100,10 @@ function faultWindows(runs: LoadedRun[]): TimeSeries['faultWindows'] {
 }
 
 /** One repetition's samples as chart lines; x = 0 is the moment its calls started. */
-function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
+function repLines(samples: SampleLine[], memoryLimitBytes: number, measure: MemoryMeasure): RepLines {
   const l: RepLines = {
     memory: [],
+    usage: [],
     ok: [],
     rejected: [],
     deadline: [],
@@ -121,8 +127,11 @@ function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
   for (const s of samples) {
     const x = (s.t - zero) / 1000;
     if (s.kind === 'memory') {
-      l.memory.push({ x, y: s.usageBytes / MiB });
-      lastUsage = s.usageBytes;
+      // A sample without the measure (memory.stat unreadable) is a gap, never usage passed off as it.
+      const y = sampleIn(s, measure);
+      l.memory.push({ x, y: y === null ? null : y / MiB });
+      if (measure !== 'usage') l.usage.push({ x, y: s.usageBytes / MiB });
+      lastUsage = y ?? s.usageBytes;
       if (s.limitBytes > 0 && Number.isFinite(s.limitBytes)) l.limits.push(s.limitBytes);
     } else if (s.kind === 'load') {
       addLoadSecond(l, x, s);
@@ -135,6 +144,7 @@ function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
       // (Only after the line has started: an agent that failed before its first sample leaves nothing to break.)
       if (s.type === 'oom-kill' || s.type === 'agent-exit') {
         if (l.memory.length > 0) l.memory.push({ x, y: null });
+        if (l.usage.length > 0) l.usage.push({ x, y: null });
         if (l.inflight.length > 0) l.inflight.push({ x, y: null });
       }
     }
@@ -145,7 +155,8 @@ function repLines(samples: SampleLine[], memoryLimitBytes: number): RepLines {
   }
   // Lines need ascending x (the charts declare their data normalized); a samples file can hold
   // lines out of order, e.g. events of a failed first agent start logged before the retry's.
-  for (const list of [l.memory, l.ok, l.rejected, l.deadline, l.failed, l.bystanders, l.inflight, l.stormWorkers, l.kills]) list.sort((a, b) => a.x - b.x);
+  for (const list of [l.memory, l.usage, l.ok, l.rejected, l.deadline, l.failed, l.bystanders, l.inflight, l.stormWorkers, l.kills])
+    list.sort((a, b) => a.x - b.x);
   return l;
 }
 
@@ -169,6 +180,7 @@ function addRepLines(out: TimeSeries, base: Omit<TimeSeries['memory'][number], '
   if (new Set(l.stormWorkers.map((p) => p.y)).size > 1) out.stormWorkers.push({ ...base, points: l.stormWorkers });
   if (l.bystanders.some((p) => p.y !== null)) out.bystanderSuccess.push({ ...base, points: l.bystanders });
   if (l.memory.length > 0) out.memory.push({ ...base, points: downsampleMax(l.memory, MAX_MEMORY_POINTS) });
+  if (l.usage.length > 0) out.memoryUsage.push({ ...base, label: `usage · ${base.label}`, points: downsampleMax(l.usage, MAX_MEMORY_POINTS) });
   if (l.ok.length > 0) {
     out.okRps.push({ ...base, points: l.ok });
     // A variant that never rejected (disabled) would only add a flat line at zero.

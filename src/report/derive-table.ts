@@ -1,6 +1,6 @@
 // The comparison table and the verdict line: one row per variant, in the brief's shape, and the
 // sentence that says which variants survived and how their peaks compare with the unlimited agent.
-import type { RunResults, VariantResult } from '../contract/index.js';
+import { MEASURE_WORDS, type RunResults, type VariantResult } from '../contract/index.js';
 import { bystandersServedSentence } from '../load/index.js';
 import type { TableRow, Verdict } from './report-model.js';
 
@@ -23,7 +23,9 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     variant: v.name,
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
+    memoryMeasure: v.memoryMeasure,
     peakMemoryMiB: v.peakMemoryBytes === null ? null : v.peakMemoryBytes / MiB,
+    peakUsageMiB: v.memoryMeasure !== 'usage' && v.peaks.usageBytes !== null ? v.peaks.usageBytes / MiB : null,
     peakRangeMiB: spread && v.runDirs.length > 1 ? { min: spread.min / MiB, max: spread.max / MiB } : null,
     repetitions: v.runDirs.length,
     deathPhases: (v.deaths ?? []).map((d) => d.phase),
@@ -93,7 +95,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   if (ratios.postToDisabled !== null)
     ratioText.push(`post/disabled ${ratios.postToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.postToDisabled.toFixed(2)})`);
   if (ratioText.length > 0) {
-    text += ` Peak memory ratios (to ${disabled!.variant}): ${ratioText.join(', ')}`;
+    text += ` Peak ${MEASURE_WORDS[disabled!.memoryMeasure]} ratios (to ${disabled!.variant}): ${ratioText.join(', ')}`;
     // An OOM-killed agent never got to show its true peak: dividing by its limit overstates the ratio.
     text += ratios.disabledCapped
       ? ` — disabled was OOM-killed, so its true peak is unknown (at least its limit): these ratios are upper bounds, not measurements, and are not comparable with the published ones.`
@@ -116,10 +118,12 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
 
 function describeRow(row: TableRow): string {
   if (row.error !== null) return `${row.variant} could not run (${row.error})`;
-  const peak = row.peakMemoryMiB === null ? 'peak memory unmeasured' : `peak ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
+  const words = MEASURE_WORDS[row.memoryMeasure];
+  const peak = row.peakMemoryMiB === null ? `peak ${words} unmeasured` : `peak ${words} ${row.oomKills > 0 ? '≥ ' : ''}${row.peakMemoryMiB.toFixed(1)} MiB`;
   const ofLimit =
     row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
-  if (row.oomKills === 0) return `${row.variant} survived (${peak}${ofLimit})`;
+  const usage = row.peakUsageMiB !== null ? `; usage ${row.peakUsageMiB.toFixed(1)} MiB` : '';
+  if (row.oomKills === 0) return `${row.variant} survived (${peak}${ofLimit}${usage})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;
   const phases = [...new Set(row.deathPhases)];
   const during = phases.length && !(phases.length === 1 && phases[0] === 'load') ? `, during ${phases.join(', ')}` : '';

@@ -6,7 +6,7 @@ import { deriveRows, deriveVerdict } from './derive-table.js';
 import { deriveSeries, rejectionsFromSamples } from './derive-series.js';
 import { deriveComparison } from './derive-compare.js';
 import { latencyFromSamples } from './latency.js';
-import type { LatencySummary, Outcome, SampleLine } from '../contract/index.js';
+import { runMemoryMeasure, type LatencySummary, type Outcome, type SampleLine } from '../contract/index.js';
 
 export function deriveReport(runs: LoadedRun[]): ReportData {
   const reports = runs.map(deriveRun);
@@ -51,6 +51,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     startedAt: results.startedAt,
     endedAt: results.endedAt,
     tool: `${results.tool?.name ?? 'attestorm'} ${results.tool?.version ?? ''}`.trim(),
+    memoryMeasure: runMemoryMeasure(results),
     rows,
     verdict: deriveVerdict(rows, results),
     latency,

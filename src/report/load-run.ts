@@ -4,7 +4,19 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { READABLE_SCHEMA_VERSIONS, runnerState, upgradeResults, type RunResults, type SampleLine, type VariantResult } from '../contract/index.js';
+import {
+  PeakTracker,
+  peakIn,
+  peaksAtOomKill,
+  READABLE_SCHEMA_VERSIONS,
+  runMemoryMeasure,
+  runnerState,
+  upgradeResults,
+  type MemoryMeasure,
+  type RunResults,
+  type SampleLine,
+  type VariantResult,
+} from '../contract/index.js';
 
 export interface LoadedRun {
   /** Absolute path of the run folder. */
@@ -30,10 +42,11 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
   const samples = new Map<string, SampleLine[]>();
   const warnings: string[] = [];
   if (results.status === 'incomplete' || results.status === 'interrupted') {
+    const measure = runMemoryMeasure(results);
     for (const rep of unlistedRepetitions(dir, results, await readdir(dir))) {
       const file = path.join(dir, rep, 'samples.ndjson');
       const lines = parseSamples(await readFile(file, 'utf8'), file, warnings);
-      results.variants.push(variantFromSamples(rep, lines));
+      results.variants.push(variantFromSamples(rep, lines, measure));
       warnings.push(`${rep} is not in results.json (its runner died mid-run): shown from its samples`);
     }
   }
@@ -74,7 +87,7 @@ async function readResults(dir: string, given: string): Promise<RunResults> {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConfigError(`${file} must hold a JSON object`);
   if (!(READABLE_SCHEMA_VERSIONS as readonly unknown[]).includes(raw.schemaVersion)) {
     throw new ConfigError(
-      `${file} has schemaVersion ${JSON.stringify(raw.schemaVersion)}, this attestorm reads schemaVersion ${READABLE_SCHEMA_VERSIONS.join(' and ')}`,
+      `${file} has schemaVersion ${JSON.stringify(raw.schemaVersion)}, this attestorm reads schemaVersion ${READABLE_SCHEMA_VERSIONS.join(', ')}`,
     );
   }
   const list = raw.schemaVersion === 1 ? raw.placements : raw.variants;
@@ -111,15 +124,15 @@ export function unlistedRepetitions(dir: string, results: RunResults, names: str
 }
 
 /** A variant result from one repetition's samples only (the runner died before writing it). */
-export function variantFromSamples(repDir: string, samples: SampleLine[]): VariantResult {
-  let peak = 0;
+export function variantFromSamples(repDir: string, samples: SampleLine[], measure: MemoryMeasure): VariantResult {
+  const tracker = new PeakTracker();
   let limit = 0;
   let oomKills = 0;
   const counts = { ok: 0, rateLimited: 0, deadlineExceeded: 0, error: 0 };
   const seconds = new Set<number>();
   for (const s of samples) {
     if (s.kind === 'memory') {
-      peak = Math.max(peak, s.peakBytes);
+      tracker.add(s);
       limit = Math.max(limit, s.limitBytes);
     } else if (s.kind === 'event' && s.type === 'oom-kill') oomKills++;
     else if (s.kind === 'load') {
@@ -131,6 +144,7 @@ export function variantFromSamples(repDir: string, samples: SampleLine[]): Varia
     }
   }
   const secs = Math.max(1, seconds.size);
+  const peaks = oomKills > 0 ? peaksAtOomKill(tracker.peaks()) : tracker.peaks();
   const name = repDir.replace(/\.r\d+$/, '');
   return {
     name,
@@ -141,7 +155,9 @@ export function variantFromSamples(repDir: string, samples: SampleLine[]): Varia
     },
     runDirs: [repDir],
     memoryLimitBytes: limit,
-    peakMemoryBytes: peak,
+    peakMemoryBytes: peakIn(peaks, measure),
+    memoryMeasure: measure,
+    peaks,
     oomKills,
     restarts: 0,
     downtimeSeconds: 0,

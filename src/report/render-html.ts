@@ -10,7 +10,7 @@ import { escapeHtml } from './html-escape.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, SUMMARY_COLUMNS, detailColumns, latencyColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, detailColumns, latencyColumns, measureNote, summaryColumns, type Column } from './table-columns.js';
 
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
@@ -74,10 +74,11 @@ function runSummary(run: RunReport, several: boolean): string {
   if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
   const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
-  out.push(table(SUMMARY_COLUMNS, run.rows, rowClass, 'variants'));
+  out.push(table(summaryColumns(run.memoryMeasure), run.rows, rowClass, 'variants'));
+  out.push(`<p class="meta" data-testid="memory-measure">${escapeHtml(measureNote(run.memoryMeasure))}</p>`);
   out.push(expectationsList(run.rows));
   out.push(`<details class="more"><summary>More figures per variant: agent, restarts, downtime, load generator CPU, latency</summary>`);
-  out.push(table(detailColumns(run.rows), run.rows, rowClass, 'variant-details'), '</details>');
+  out.push(table(detailColumns(run.rows, run.memoryMeasure), run.rows, rowClass, 'variant-details'), '</details>');
   if (run.faults.length > 0) {
     out.push(
       '<h3>Faults</h3>',

@@ -4,7 +4,7 @@ import { modeledCostsSentences } from '../contract/index.js';
 import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
 import { renderMermaidCharts } from './render-mermaid.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, tableColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, measureNote, tableColumns, type Column } from './table-columns.js';
 
 function cell(text: string): string {
   // A pipe would split the cell and a newline would end the row.
@@ -29,7 +29,7 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     // Nothing that did not run, or did not finish, may pass; an inconclusive verdict is not a pass either.
     const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
-    out.push(mdTable(tableColumns(false), run.rows));
+    out.push(mdTable(tableColumns(false, run.memoryMeasure), run.rows), '', measureNote(run.memoryMeasure));
     if (run.faults.length > 0)
       out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
     const delegation = run.environment['cgroupDelegation'] as { kind?: string } | undefined;

@@ -1,7 +1,7 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
+import type { MemoryMeasure, Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
 
 /** A variant's name (the placements shorthand names variants after placements). */
 type VariantName = string;
@@ -15,8 +15,12 @@ export interface TableRow {
   variant: VariantName;
   agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
+  /** The measure of peakMemoryMiB, its range and percentage. */
+  memoryMeasure: MemoryMeasure;
   /** null: unmeasured (nothing could read the agent's memory). */
   peakMemoryMiB: number | null;
+  /** The peak of cgroup usage (the kernel's high-water mark), beside a measure that is not usage; null otherwise or unmeasured. */
+  peakUsageMiB: number | null;
   /** min–max of the peak across repetitions, when there were several. */
   peakRangeMiB: { min: number; max: number } | null;
   /** Repetitions measured. */
@@ -105,8 +109,12 @@ export interface SeriesLine {
 }
 
 export interface TimeSeries {
-  /** Agent memory in MiB. */
+  /** The measure of `memory` (the first run's; working set unless its scenario chose another). */
+  memoryMeasure: MemoryMeasure;
+  /** Agent memory in MiB, in each run's memory measure. */
   memory: SeriesLine[];
+  /** cgroup usage in MiB, beside a measure that is not usage (drawn thin and dashed). */
+  memoryUsage: SeriesLine[];
   /** One horizontal line per distinct memory limit (MiB). */
   limits: { label: string; mib: number }[];
   /** OOM kills: x = time, y = the agent's memory just before (MiB). */
@@ -166,6 +174,8 @@ export interface RunReport {
   modeledCosts: Record<string, unknown>;
   command: string;
   environment: Record<string, unknown>;
+  /** The measure of the run's peaks (working set unless its scenario chose another; usage for older folders). */
+  memoryMeasure: MemoryMeasure;
   startedAt: string;
   endedAt: string | null;
   tool: string;

@@ -1,5 +1,5 @@
 // The comparison table's columns, declared once so the HTML and Markdown tables cannot drift apart.
-import type { Outcome } from '../contract/index.js';
+import { MEASURE_EXPLAINED, MEASURE_WORDS, type MemoryMeasure, type Outcome } from '../contract/index.js';
 import type { Delta, DeltaRow, TableRow, FaultRow, LatencyBar } from './report-model.js';
 
 export interface Column<R> {
@@ -43,9 +43,7 @@ const C = {
   variant: { header: 'variant', cell: (r) => (r.error !== null ? `${r.variant} (not run)` : r.variant), numeric: false },
   agent: { header: 'agent', cell: agentCell, numeric: false },
   limit: { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
-  peak: { header: 'peak memory (MiB)', cell: (r) => `${peakCell(r)}${rangeCell(r) ? ` [${rangeCell(r)}]` : ''}`, numeric: true },
-  peakShort: { header: 'peak memory (MiB)', cell: peakCell, numeric: true },
-  peakRange: { header: 'peak memory over repetitions (MiB)', cell: (r) => rangeCell(r) ?? '—', numeric: true },
+  peakUsage: { header: 'peak usage, page cache included (MiB)', cell: (r) => fmt(r.peakUsageMiB), numeric: true },
   oomKills: { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
   restarts: { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
   downtime: { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
@@ -101,6 +99,16 @@ const C = {
   expectationsShort: { header: 'expectations', cell: expectationsCount, numeric: false },
 } satisfies Record<string, Column<TableRow>>;
 
+/** The peak columns, headed by the run's measure: "peak working set (MiB)". */
+function peakColumns(m: MemoryMeasure) {
+  const w = MEASURE_WORDS[m];
+  return {
+    peak: { header: `peak ${w} (MiB)`, cell: (r) => `${peakCell(r)}${rangeCell(r) ? ` [${rangeCell(r)}]` : ''}`, numeric: true },
+    peakShort: { header: `peak ${w} (MiB)`, cell: peakCell, numeric: true },
+    peakRange: { header: `peak ${w} over repetitions (MiB)`, cell: (r) => rangeCell(r) ?? '—', numeric: true },
+  } satisfies Record<string, Column<TableRow>>;
+}
+
 function peakCell(r: TableRow): string {
   if (r.peakMemoryMiB === null) return 'unmeasured';
   return `${r.oomKills > 0 ? '≥ ' : ''}${fmt(r.peakMemoryMiB)}${r.peakPercentOfLimit === null ? '' : ` (${Math.round(r.peakPercentOfLimit)}%)`}`;
@@ -122,12 +130,12 @@ export function expectationsCount(row: TableRow): string {
 }
 
 /** Every column, for the Markdown summary (a job summary scrolls sideways; a page should not). */
-export function tableColumns(withRun: boolean): Column<TableRow>[] {
+export function tableColumns(withRun: boolean, measure: MemoryMeasure): Column<TableRow>[] {
   const cols: Column<TableRow>[] = [
     C.variant,
     C.agent,
     C.limit,
-    C.peak,
+    peakColumns(measure).peak,
     C.oomKills,
     C.restarts,
     C.downtime,
@@ -147,10 +155,10 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
 
 /** The page's comparison table: what decides between the variants, narrow enough for a laptop. */
 const perSecond = (c: Column<TableRow>, header: string): Column<TableRow> => ({ ...c, header, group: 'storm calls/s' });
-export const SUMMARY_COLUMNS: Column<TableRow>[] = [
+export const summaryColumns = (measure: MemoryMeasure): Column<TableRow>[] => [
   C.variant,
   C.limit,
-  C.peakShort,
+  peakColumns(measure).peakShort,
   C.oomKills,
   C.bystandersShort,
   perSecond(C.offeredShort, 'offered → answered'),
@@ -163,9 +171,10 @@ export const SUMMARY_COLUMNS: Column<TableRow>[] = [
 ];
 
 /** The rest of each variant's figures, in a second table the reader opens. */
-export function detailColumns(rows: TableRow[]): Column<TableRow>[] {
+export function detailColumns(rows: TableRow[], measure: MemoryMeasure): Column<TableRow>[] {
   const cols: Column<TableRow>[] = [C.variant, C.agent, C.restarts, C.downtime, C.generatorCpu, C.bystanderGap, C.bystanderP99, C.p50, C.inflight];
-  if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, C.peakRange);
+  if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, peakColumns(measure).peakRange);
+  if (rows.some((r) => r.peakUsageMiB !== null)) cols.splice(2, 0, C.peakUsage);
   return cols;
 }
 
@@ -220,4 +229,9 @@ export function latencyColumns(several: boolean): Column<LatencyBar>[] {
     pct('p99.9', 'p999Ms'),
     pct('max', 'maxMs'),
   ];
+}
+
+/** The sentence under a run's table: which measure its peaks are, and what the verdict on survival rests on. */
+export function measureNote(m: MemoryMeasure): string {
+  return `Peak memory is the ${MEASURE_WORDS[m]}: ${MEASURE_EXPLAINED[m]}. Survival is the kernel's OOM kill, whatever the peak.`;
 }

@@ -1,5 +1,5 @@
-// Agent memory from its memory cgroup: usage, RSS, the kernel's high-water mark (so a spike
-// between two 100 ms samples still counts) and CPU seconds.
+// Agent memory from its memory cgroup: usage, the working set (usage less inactive file pages), RSS,
+// the kernel's high-water mark of usage (so a spike between two 100 ms samples still counts) and CPU seconds.
 import type { MemorySample } from '../contract/index.js';
 import { CpuAccumulator, readCgroupCpuSeconds, readProcessCpuSeconds } from './procfs-memory.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
@@ -30,6 +30,7 @@ export function cgroupMemorySampler(target: SamplerTarget, opts: { intervalMs?: 
         kind: 'memory',
         t,
         usageBytes: m.usageBytes,
+        workingSetBytes: m.workingSetBytes,
         rssBytes: m.rssBytes,
         peakBytes: peak,
         limitBytes: m.limitBytes ?? target.limitBytes ?? 0,

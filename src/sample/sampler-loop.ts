@@ -1,6 +1,6 @@
 // Runs a set of samplers, each on its own interval, writing every line through one NDJSON writer
 // and handing it to listeners (the OOM detector, the progress display) as it is taken.
-import type { SampleLine } from '../contract/index.js';
+import { PeakTracker, type MemoryPeaks, type SampleLine } from '../contract/index.js';
 import type { NdjsonWriter } from './ndjson-writer.js';
 import type { Sampler } from './sampler.js';
 
@@ -12,7 +12,8 @@ export class SamplerLoop {
   readonly #timers: NodeJS.Timeout[] = [];
   readonly #busy = new Set<Sampler>();
   readonly #errors = new Map<string, { count: number; first: string }>();
-  #maxPeak: number | null = null;
+  readonly #peaks = new PeakTracker();
+  #memoryLines = 0;
 
   /** `clock` gives t in ms on the run's timeline. */
   constructor(samplers: Sampler[], writer: NdjsonWriter, clock: () => number) {
@@ -28,7 +29,10 @@ export class SamplerLoop {
 
   /** Writes a line that did not come from a sampler (events, load seconds) on the same file. */
   emit(line: SampleLine): void {
-    if (line.kind === 'memory') this.#maxPeak = Math.max(this.#maxPeak ?? 0, line.peakBytes);
+    if (line.kind === 'memory') {
+      this.#peaks.add(line);
+      this.#memoryLines++;
+    }
     this.#writer.write(line);
     for (const fn of this.#listeners) fn(line);
   }
@@ -61,9 +65,9 @@ export class SamplerLoop {
     }
   }
 
-  /** The highest memory high-water mark any memory line carried; null when none was taken. */
-  maxPeakBytes(): number | null {
-    return this.#maxPeak;
+  /** The peaks of every measure the memory lines carried; null when none was taken. */
+  peaks(): MemoryPeaks | null {
+    return this.#memoryLines > 0 ? this.#peaks.peaks() : null;
   }
 
   /** Failed readings per sampler: how many, and the first error's message. */

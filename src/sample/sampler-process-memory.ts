@@ -23,6 +23,8 @@ export function processMemorySampler(target: SamplerTarget, opts: { intervalMs?:
         kind: 'memory',
         t,
         usageBytes: m.rssBytes,
+        // No page cache is charged to a process's RSS: without a cgroup, all three figures are its RSS.
+        workingSetBytes: m.rssBytes,
         rssBytes: m.rssBytes,
         peakBytes: peak,
         limitBytes: target.limitBytes ?? 0,

@@ -3,6 +3,7 @@
 // merged across repetitions.
 import { mergeBystanderRuns, type BystanderRun } from '../load/index.js';
 import { stormLimit } from '../sample/index.js';
+import { DEFAULT_MEMORY_MEASURE, peakIn, peaksAtOomKill, type MemoryMeasure, type MemoryPeaks } from '../contract/index.js';
 import type {
   AgentPeaks,
   DeathRecord,
@@ -21,8 +22,11 @@ import type {
 export interface RepMeasurement {
   runDir: string;
   memoryLimitBytes: number;
-  /** The kernel's high-water mark over the repetition (peakSource says where it came from); null when nothing could read it. */
-  peakMemoryBytes: number | null;
+  /**
+   * The repetition's peak in every measure: usage the kernel's high-water mark (peakSource says
+   * where it came from), working set and RSS the highest samples; null where nothing could read it.
+   */
+  peaks: MemoryPeaks;
   peakSource?: 'kernel' | 'samples' | 'unmeasured';
   oomKills: number;
   restarts: number;
@@ -100,7 +104,18 @@ export function range(xs: readonly number[]): Range | null {
   return { min: Math.min(...xs), median: median(xs), max: Math.max(...xs) };
 }
 
-export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: RepMeasurement[], summarize: LatencySummarizer): VariantResult {
+/** A repetition's peaks as judged: an OOM-killed one's working set is its usage at the kill. */
+function repPeaks(r: RepMeasurement): MemoryPeaks {
+  return r.oomKills > 0 ? peaksAtOomKill(r.peaks) : r.peaks;
+}
+
+export function aggregateVariant(
+  name: string,
+  agent: VariantAgentRecord,
+  reps: RepMeasurement[],
+  summarize: LatencySummarizer,
+  measure: MemoryMeasure = DEFAULT_MEMORY_MEASURE,
+): VariantResult {
   const measured = reps.filter((r) => !r.error && r.loadSeconds > 0);
   const spread: Partial<Record<SpreadFigure, Range>> = {};
   const put = (figure: SpreadFigure, xs: number[]) => {
@@ -108,12 +123,14 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     if (r) spread[figure] = { min: round(r.min), median: round(r.median), max: round(r.max) };
   };
   // Peaks and deaths count for every repetition that started an agent, even one cut short.
-  const started = reps.filter((r) => (r.peakMemoryBytes ?? 0) > 0 || r.oomKills > 0);
+  const started = reps.filter((r) => (r.peaks.usageBytes ?? 0) > 0 || (r.peaks.workingSetBytes ?? 0) > 0 || r.oomKills > 0);
   // Only measured peaks: an unmeasured one (null) is left out, and none measured leaves the figure null.
-  put(
-    'peakMemoryBytes',
-    started.flatMap((r) => (r.peakMemoryBytes === null ? [] : [r.peakMemoryBytes])),
-  );
+  const peaksOf = (m: MemoryMeasure) => started.flatMap((r) => [peakIn(repPeaks(r), m)].filter((x): x is number => x !== null));
+  put('peakMemoryBytes', peaksOf(measure));
+  const medianPeak = (m: MemoryMeasure) => {
+    const xs = peaksOf(m);
+    return xs.length ? round(median(xs)) : null;
+  };
   put(
     'oomKills',
     started.map((r) => r.oomKills),
@@ -155,6 +172,8 @@ export function aggregateVariant(name: string, agent: VariantAgentRecord, reps: 
     memoryLimitBytes: Math.max(0, ...reps.map((r) => r.memoryLimitBytes)),
     // null when no repetition measured it (unmeasured), never a 0 standing in for it.
     peakMemoryBytes: spread.peakMemoryBytes?.median ?? null,
+    memoryMeasure: measure,
+    peaks: { workingSetBytes: medianPeak('working-set'), usageBytes: medianPeak('usage'), rssBytes: medianPeak('rss') },
     // Each repetition counted its own kills from its deaths (phase rules applied there).
     oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),

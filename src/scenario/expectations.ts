@@ -2,7 +2,8 @@
 // one ExpectationResult: passed, failed, or inconclusive. An OOM-killed agent's recorded peak is the
 // kernel's high-water mark at its limit, so its true demand is only known to be at least that: a
 // bound. A bound that decides a rule passes or fails it; one that cannot decide it is inconclusive.
-import type { ExpectationResult, Verdict, VariantResult } from '../contract/index.js';
+// Peaks are in the scenario's memoryMeasure (working set by default), named so in every message.
+import { MEASURE_WORDS, type ExpectationResult, type Verdict, type VariantResult } from '../contract/index.js';
 import { evaluateBystanderExpectations } from '../load/index.js';
 import { formatMiB, parseBytes } from '../util/index.js';
 import { result, rps } from './expectation-result.js';
@@ -15,6 +16,8 @@ const mib = (b: number) => formatMiB(b);
 
 /** A peak is exact unless the agent was OOM-killed: then it only bounds the demand from below. */
 const isBound = (p: Pick<VariantResult, 'oomKills'>) => p.oomKills > 0;
+/** "peak working set": what the figure is, as the scenario's memoryMeasure chose it. */
+const peakName = (p: Pick<VariantResult, 'memoryMeasure'>) => `peak ${MEASURE_WORDS[p.memoryMeasure]}`;
 const peakText = (p: VariantResult) =>
   p.peakMemoryBytes === null ? 'unmeasured' : isBound(p) ? `≥ ${mib(p.peakMemoryBytes)} (OOM-killed)` : mib(p.peakMemoryBytes);
 
@@ -43,13 +46,15 @@ function ratioVerdict(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: Var
       null,
       'inconclusive',
       'none',
-      `${self.peakMemoryBytes === null ? 'this variant' : r.to}'s peak memory is unmeasured in this run, so the ratio cannot be judged`,
+      `${self.peakMemoryBytes === null ? 'this variant' : r.to}'s ${peakName(self)} is unmeasured in this run, so the ratio cannot be judged`,
     );
   }
-  if (other.peakMemoryBytes <= 0) return result(kind, r, null, 'failed', 'none', `${r.to} has no peak memory to compare with (its memory was not sampled)`);
+  if (other.peakMemoryBytes <= 0)
+    return result(kind, r, null, 'failed', 'none', `${r.to} has no ${peakName(self)} to compare with (its memory was not sampled)`);
   const ratio = self.peakMemoryBytes / other.peakMemoryBytes;
   const actual = +ratio.toFixed(4);
   const shown = `${ratio.toFixed(2)}× ${r.to} (${peakText(self)} / ${peakText(other)})`;
+  const peak = peakName(self);
   const selfBound = isBound(self);
   const otherBound = isBound(other);
   const basis = selfBound || otherBound ? 'bound' : 'measured';
@@ -62,31 +67,31 @@ function ratioVerdict(kind: 'maxPeakRatio' | 'minPeakRatio', r: Ratio, self: Var
         actual,
         'passed',
         basis,
-        `peak ${shown} <= ${r.value}×${otherBound ? ` (${r.to}'s true peak is at least its recorded one, so this holds)` : ''}`,
+        `${peak} ${shown} <= ${r.value}×${otherBound ? ` (${r.to}'s true peak is at least its recorded one, so this holds)` : ''}`,
       );
     if (!otherBound && ratio > r.value)
-      return result(kind, r, actual, 'failed', basis, `peak ${shown} > ${r.value}×${selfBound ? ' (and its true peak is higher still)' : ''}`);
+      return result(kind, r, actual, 'failed', basis, `${peak} ${shown} > ${r.value}×${selfBound ? ' (and its true peak is higher still)' : ''}`);
     return result(
       kind,
       r,
       actual,
       'inconclusive',
       basis,
-      `peak ${shown}: cannot tell whether <= ${r.value}× — ${selfBound ? 'this variant' : r.to} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
+      `${peak} ${shown}: cannot tell whether <= ${r.value}× — ${selfBound ? 'this variant' : r.to} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
     );
   }
   // minPeakRatio: self_true ≥ v × other_true?
   if (!otherBound && ratio >= r.value)
-    return result(kind, r, actual, 'passed', basis, `peak ${shown} >= ${r.value}×${selfBound ? ' (its true peak is higher still)' : ''}`);
+    return result(kind, r, actual, 'passed', basis, `${peak} ${shown} >= ${r.value}×${selfBound ? ' (its true peak is higher still)' : ''}`);
   if (!selfBound && ratio < r.value)
-    return result(kind, r, actual, 'failed', basis, `peak ${shown} < ${r.value}×${otherBound ? ` (and ${r.to}'s true peak is higher still)` : ''}`);
+    return result(kind, r, actual, 'failed', basis, `${peak} ${shown} < ${r.value}×${otherBound ? ` (and ${r.to}'s true peak is higher still)` : ''}`);
   return result(
     kind,
     r,
     actual,
     'inconclusive',
     basis,
-    `peak ${shown}: cannot tell whether >= ${r.value}× — ${otherBound ? r.to : 'this variant'} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
+    `${peak} ${shown}: cannot tell whether >= ${r.value}× — ${otherBound ? r.to : 'this variant'} was OOM-killed, so its true peak is unknown (run it unconstrained to measure it)`,
   );
 }
 
@@ -132,20 +137,21 @@ function memoryChecks(self: VariantResult, expect: ExpectInput): ExpectationResu
     );
   }
   const peak = self.peakMemoryBytes;
+  const name = peakName(self);
   if (peak === null) {
     for (const key of ['maxPeakMemory', 'minPeakMemory'] as const) {
       if (expect[key] !== undefined)
-        out.push(result(key, expect[key], null, 'inconclusive', 'none', "peak memory unmeasured: nothing could read the agent's memory in this run"));
+        out.push(result(key, expect[key], null, 'inconclusive', 'none', `${peakName(self)} unmeasured: nothing could read the agent's memory in this run`));
     }
   } else if (expect.maxPeakMemory !== undefined) {
     const limit = parseBytes(expect.maxPeakMemory)!;
     const over = peak > limit;
     const verdict: Verdict = over ? 'failed' : isBound(self) ? 'inconclusive' : 'passed';
     const msg = over
-      ? `peak memory ${peakText(self)} > ${mib(limit)}`
+      ? `${name} ${peakText(self)} > ${mib(limit)}`
       : isBound(self)
-        ? `peak memory ${peakText(self)}: the true peak may exceed ${mib(limit)}`
-        : `peak memory ${mib(peak)} <= ${mib(limit)}`;
+        ? `${name} ${peakText(self)}: the true peak may exceed ${mib(limit)}`
+        : `${name} ${mib(peak)} <= ${mib(limit)}`;
     out.push(result('maxPeakMemory', expect.maxPeakMemory, peak, verdict, isBound(self) ? 'bound' : 'measured', msg));
   }
   if (peak !== null && expect.minPeakMemory !== undefined) {
@@ -159,7 +165,7 @@ function memoryChecks(self: VariantResult, expect: ExpectInput): ExpectationResu
         peak,
         verdict,
         isBound(self) ? 'bound' : 'measured',
-        `peak memory ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`,
+        `${name} ${peakText(self)} ${ok ? '>=' : '<'} ${mib(min)}`,
       ),
     );
   }

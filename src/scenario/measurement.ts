@@ -1,6 +1,6 @@
 // What one repetition measures starts the same on every platform: an empty RepMeasurement, and
 // the fault scheduler's records stamped with the repetition they happened in.
-import type { FaultRecord } from '../contract/index.js';
+import { NO_PEAKS, type FaultRecord } from '../contract/index.js';
 import type { RepMeasurement } from './aggregate.js';
 
 /** Nothing measured yet: no peak (null, never 0), no kills, no calls. */
@@ -8,7 +8,7 @@ export function newMeasurement(dirName: string, limitBytes: number): RepMeasurem
   return {
     runDir: dirName,
     memoryLimitBytes: limitBytes,
-    peakMemoryBytes: null,
+    peaks: { ...NO_PEAKS },
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,

@@ -86,7 +86,7 @@ export class VariantTally {
       .filter((v) => this.#reps.get(v.name)!.length)
       .map((v) => {
         const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(this.#described.get(v.name) ?? {}) };
-        return aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc));
+        return aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc), this.s.memoryMeasure);
       });
   }
 }

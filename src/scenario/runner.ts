@@ -5,7 +5,7 @@
 import { rmSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
-import type { RunResults } from '../contract/index.js';
+import { MEASURE_WORDS, peakIn, type MemoryMeasure, type RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
 import { createRunFolder, ensureRuntimeBase, newRunId, otherPodIds, runTempDir } from '../sandbox/index.js';
@@ -246,18 +246,19 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
         },
       });
       run.tally.add(variant.name, m);
-      progress.placementEnd(repetitionLine(m));
+      progress.placementEnd(repetitionLine(m, s.memoryMeasure));
       results.variants = run.tally.summarize();
       writeResults(run.runDir, results);
     }
   }
 }
 
-function repetitionLine(m: RepMeasurement): string {
+function repetitionLine(m: RepMeasurement, measure: MemoryMeasure): string {
   if (m.error) return `failed: ${m.error}`;
   if (m.notJudged) return `not judged: ${m.notJudged}`;
-  const peak = m.peakMemoryBytes === null ? 'unmeasured' : formatMiB(m.peakMemoryBytes);
-  return `peak ${peak} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`;
+  const p = peakIn(m.peaks, measure);
+  const usage = measure !== 'usage' && m.peaks.usageBytes !== null ? ` (usage ${formatMiB(m.peaks.usageBytes)})` : '';
+  return `peak ${MEASURE_WORDS[measure]} ${p === null ? 'unmeasured' : formatMiB(p)}${usage} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`;
 }
 
 /** Back to the runner's own cpuset; the run's cgroups and temp folder removed: a finished run leaves none. */

@@ -30,6 +30,7 @@ import {
   type VariantAgent,
 } from '../target/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../util/index.js';
+import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES } from '../contract/index.js';
 
 const pinnableKinds = () =>
   TARGET_KINDS.filter((k) => k.pinnable)
@@ -109,8 +110,8 @@ const expectSchema = z
   .strictObject({
     ...bystanderExpectShape,
     oomKilled: z.boolean().optional().describe('Whether the agent must (true) or must not (false) be OOM-killed'),
-    maxPeakMemory: zSizeAsWritten.optional().describe('Peak memory at most this'),
-    minPeakMemory: zSizeAsWritten.optional().describe('Peak memory at least this'),
+    maxPeakMemory: zSizeAsWritten.optional().describe("Peak memory at most this, in the scenario's memoryMeasure (working set unless set)"),
+    minPeakMemory: zSizeAsWritten.optional().describe("Peak memory at least this, in the scenario's memoryMeasure (working set unless set)"),
     minOfferedRps: z
       .number()
       .positive('must be a positive number of calls per second')
@@ -213,6 +214,12 @@ const scenarioShape = {
     .boolean()
     .default(false)
     .describe('Fail the run (exit 1) when an expectation is inconclusive (only a bound was measured, e.g. the peak of an OOM-killed agent)'),
+  memoryMeasure: z
+    .enum(MEMORY_MEASURES)
+    .default(DEFAULT_MEMORY_MEASURE)
+    .describe(
+      "The agent's memory figure that peaks, peak ratios, maxPeakMemory/minPeakMemory, sweeps and baselines use: working-set (cgroup usage minus inactive file pages, what kubectl top and the kubelet's eviction count), usage (the cgroup's whole charge, page cache included; the kernel's high-water mark) or rss (anonymous memory). Every run records all three; survival is always the kernel's OOM kill",
+    ),
   oomKillsOutsideLoad: z
     .enum(['count', 'ignore'])
     .default('count')

@@ -4,7 +4,7 @@
 import { deathRecord } from './death-record.js';
 import { cpus } from 'node:os';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { DeathRecord, MetricsSample, RunEnvironment, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import { NO_PEAKS, type DeathRecord, type MetricsSample, type RunEnvironment, type SampleLine, type VariantAgentRecord } from '../contract/index.js';
 import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
 import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
@@ -283,22 +283,23 @@ async function finishRepetition(r: Repetition): Promise<void> {
   await target?.release?.();
 }
 
-/** Restarts and the peak: the kernel's high-water mark, else the samples, never an invented 0. */
+/** Restarts and the peaks: usage from the kernel's high-water mark, else the samples; never an invented 0. */
 function recordAgentFigures(r: Repetition, target: AgentTarget): void {
   const { m, timeline, loop } = r;
   m.restarts = target.restarts;
-  // One peak from one source: the kernel's high-water mark over every agent start, deaths included.
+  // Usage from one source: the kernel's high-water mark over every agent start, deaths included.
+  // The working set and RSS have no kernel mark: their highest samples.
   let kernelPeak: number | null = null;
   try {
     kernelPeak = target.peakBytes();
   } catch (err) {
     timeline.event('note', `the kernel's memory high-water mark could not be read: ${(err as Error).message}`);
   }
-  const sampledPeak = loop?.maxPeakBytes() ?? null;
-  m.peakMemoryBytes = kernelPeak ?? sampledPeak ?? null;
-  m.peakSource = kernelPeak !== null ? 'kernel' : sampledPeak !== null ? 'samples' : 'unmeasured';
+  const sampled = loop?.peaks() ?? null;
+  m.peaks = { ...(sampled ?? NO_PEAKS), usageBytes: kernelPeak ?? sampled?.usageBytes ?? null };
+  m.peakSource = kernelPeak !== null ? 'kernel' : sampled !== null ? 'samples' : 'unmeasured';
   // No reading at all is no measurement, not a peak of 0 that would pass maxPeakMemory.
-  if (kernelPeak === null && sampledPeak === null && m.loadSeconds > 0) {
+  if (kernelPeak === null && sampled === null && m.loadSeconds > 0) {
     const why = Object.entries(m.samplerErrors ?? {}).map(([n, e]) => `${n}: ${e.first}`);
     m.error ??= `no memory reading of the agent was taken${why.length ? ` (${why.join('; ')})` : ''}`;
   }

@@ -2,7 +2,7 @@
 // emulator, SPIRE's limiter) once; each start passes a fresh join token on the command line, so
 // a supervisor can restart it like any other agent. startSpireAgent runs one instance on its own.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnInCgroup, type Cgroup } from '../cgroup/index.js';
 import { ChildProcessError, ConfigError, RunError } from '../errors.js';
@@ -250,19 +250,21 @@ function fileSize(file: string): number {
   }
 }
 
-/** Spawns the agent (SPIRE writes straight into logFile), waits for /ready, checks the limiter announced itself. */
+/** Spawns the agent (its output drained into logFile by this process), waits for /ready, checks the limiter announced itself. */
 export async function startSpireAgent(plan: SpireAgentPlan, o: StartSpireAgentOptions): Promise<RunningSpireAgent> {
   plan.resetDataDir();
   const { command, args, env } = plan.command(o.token);
   const logStart = fileSize(o.logFile);
-  const fd = openSync(o.logFile, 'a');
-  let child: ChildProcess;
-  try {
-    const spawnOpts = { stdio: ['ignore', fd, fd] as ['ignore', number, number], detached: true, env };
-    child = o.cgroup ? spawnInCgroup(o.cgroup, command, args, spawnOpts) : spawn(command, args, spawnOpts);
-  } finally {
-    closeSync(fd);
-  }
+  // This process, not the agent, writes the log: pages a process writes are charged to its own
+  // memory cgroup, so an agent writing agent.log itself would fill its cgroup with page cache that
+  // counts in the usage measured against its limit. Through pipes the cache is the runner's.
+  const log = createWriteStream(o.logFile, { flags: 'a' });
+  const spawnOpts = { stdio: ['ignore', 'pipe', 'pipe'] as ['ignore', 'pipe', 'pipe'], detached: true, env };
+  const child: ChildProcess = o.cgroup ? spawnInCgroup(o.cgroup, command, args, spawnOpts) : spawn(command, args, spawnOpts);
+  child.stdout!.pipe(log, { end: false });
+  child.stderr!.pipe(log, { end: false });
+  child.once('close', () => log.end());
+  child.once('error', () => log.end());
   await new Promise<void>((resolve, reject) => {
     child.once('spawn', resolve);
     child.once('error', (err) => reject(new ChildProcessError(`cannot start ${command}: ${err.message}`, { cause: err })));

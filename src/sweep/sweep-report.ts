@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { escapeHtml, selfContainedPage } from '../report/index.js';
+import { MEASURE_WORDS } from '../contract/index.js';
 import type { SweepPoint, SweepResult } from './sweep-result.js';
 import { sweepOrder } from './sweep-result.js';
 import { numericValue } from './vary.js';
@@ -70,7 +71,10 @@ function chartSpecs(r: SweepResult): unknown[] {
         data: { datasets },
         options: {
           parsing: false,
-          plugins: { title: { display: true, text: `Peak memory against ${r.key}` }, legend: { position: 'bottom', labels: { usePointStyle: true } } },
+          plugins: {
+            title: { display: true, text: `Peak ${sweepMeasureWords(r)} against ${r.key}` },
+            legend: { position: 'bottom', labels: { usePointStyle: true } },
+          },
           scales: {
             x: { type: 'linear', ticks: { stepSize: 1, callback: `__labels__` }, title: { display: true, text: r.key } },
             y: { beginAtZero: true, title: { display: true, text: 'MiB' } },
@@ -154,7 +158,7 @@ export function renderSweepHtml(r: SweepResult): string {
 <h2>Charts</h2>
 <div class="charts">${specs.map((s) => `<figure><div class="chart-box"><canvas id="chart-${escapeHtml((s as { id: string }).id)}"></canvas></div></figure>`).join('')}</div>
 <h2>Points</h2>
-<div class="table-wrap"><table data-testid="sweep-points"><thead><tr><th>${escapeHtml(r.key)}</th><th>variant</th><th>peak MiB</th><th>limit MiB</th><th>OOM kills</th><th>ok/s</th><th>bystanders</th><th>verdict</th><th>run folder</th></tr></thead><tbody>
+<div class="table-wrap"><table data-testid="sweep-points"><thead><tr><th>${escapeHtml(r.key)}</th><th>variant</th><th>peak ${escapeHtml(sweepMeasureWords(r))} MiB</th><th>limit MiB</th><th>OOM kills</th><th>ok/s</th><th>bystanders</th><th>verdict</th><th>run folder</th></tr></thead><tbody>
 ${rows}
 </tbody></table></div>`;
   return selfContainedPage({
@@ -169,4 +173,9 @@ export function writeSweepReport(dir: string, r: SweepResult): string {
   const file = join(dir, 'report.html');
   writeFileSync(file, renderSweepHtml(r));
   return file;
+}
+
+/** The measure of a sweep's peaks in words: its points' (older sweep.json files recorded usage). */
+function sweepMeasureWords(r: SweepResult): string {
+  return MEASURE_WORDS[r.points.find((p) => p.memoryMeasure)?.memoryMeasure ?? 'usage'];
 }

@@ -1,6 +1,6 @@
 // sweep.json: one point per value × variant, and where each variant first died. Written after every
 // point, so an interrupted sweep keeps what it finished.
-import type { RunResults } from '../contract/index.js';
+import type { MemoryMeasure, RunResults } from '../contract/index.js';
 
 export const SWEEP_SCHEMA_VERSION = 1;
 
@@ -9,8 +9,10 @@ export interface SweepPoint {
   /** The value as a number (bytes for sizes, ms for durations) for ordering and charts; null if not numeric. */
   numeric: number | null;
   variant: string;
-  /** null: unmeasured (a sweep point run where nothing could read the agent's memory). */
+  /** In memoryMeasure; null: unmeasured (a sweep point run where nothing could read the agent's memory). */
   peakMemoryBytes: number | null;
+  /** The measure of the peaks (the scenario's; working set unless set). Absent in older sweep.json files: usage. */
+  memoryMeasure?: MemoryMeasure;
   peakMinBytes: number | null;
   peakMaxBytes: number | null;
   memoryLimitBytes: number;
@@ -55,6 +57,7 @@ export function pointsOf(value: string, numeric: number | null, runDir: string, 
       numeric,
       variant: v.name,
       peakMemoryBytes: v.peakMemoryBytes,
+      memoryMeasure: v.memoryMeasure,
       peakMinBytes: v.spread.peakMemoryBytes?.min ?? v.peakMemoryBytes,
       peakMaxBytes: v.spread.peakMemoryBytes?.max ?? v.peakMemoryBytes,
       memoryLimitBytes: v.memoryLimitBytes,

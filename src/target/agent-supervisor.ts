@@ -126,7 +126,9 @@ export class AgentSupervisor {
     this.#faultSignal = null;
     this.#ready = null;
     // Own process group: a terminal's Ctrl-C reaches the runner, which then stops the agent itself.
-    // The IPC channel lets a Node agent notice its owner's death; other agents ignore fd 3.
+    // The IPC channel lets a Node agent notice its owner's death; other agents ignore fd 3. Output
+    // goes through pipes the runner drains into agent.log: page cache is charged to the cgroup of
+    // the process that writes, so the log's pages are the runner's, not the agent cgroup's.
     const child = spawnInCgroup(o.cgroup, launch.file, launch.args, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,

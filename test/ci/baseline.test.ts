@@ -144,7 +144,16 @@ describe('compareWithBaseline', () => {
 
   it('refuses a baseline of another results schema', () => {
     const old = { ...base(), schemaVersion: 1 } as unknown as ReturnType<typeof base>;
-    expect(() => compareWithBaseline(old, base())).toThrow(/refused: it has results schemaVersion 1, this attestorm writes 2/);
+    expect(() => compareWithBaseline(old, base())).toThrow(/refused: it has results schemaVersion 1, this attestorm writes 3/);
+  });
+
+  it('compares no peak across memory measures, and says so', () => {
+    const before = base();
+    for (const v of before.variants) v.memoryMeasure = 'usage';
+    const c = compareWithBaseline(before, base());
+    expect(c.figures.some((f) => f.figure === 'peakMemory')).toBe(false);
+    expect(c.figures.some((f) => f.figure === 'oomKills')).toBe(true);
+    expect(c.notes).toContain("variant pre: peak memory not compared: the baseline's is its usage, this run's its working set");
   });
 
   it('flags variants whose agent version differs, and variants present on one side only', () => {

@@ -39,6 +39,8 @@ export function variant(s: VariantSpec): VariantResult {
     runDirs: Array.from({ length: reps }, (_, i) => `${s.name}.r${i + 1}`),
     memoryLimitBytes: 128 * MiB,
     peakMemoryBytes: peak.median * MiB,
+    memoryMeasure: 'working-set',
+    peaks: { workingSetBytes: peak.median * MiB, usageBytes: null, rssBytes: null },
     oomKills: s.oomKills ?? 0,
     restarts: s.restarts ?? 0,
     downtimeSeconds: 0,
@@ -89,7 +91,7 @@ export function results(opts: {
   const verdict = variants.some((v) => v.verdict === 'failed') ? 'failed' : variants.some((v) => v.verdict === 'inconclusive') ? 'inconclusive' : 'passed';
   const startedAt = opts.startedAt ?? '2026-11-30T02:00:00.000Z';
   const r: RunResults = {
-    schemaVersion: 2,
+    schemaVersion: 3,
     tool: { name: 'attestorm', version: opts.toolVersion ?? '0.1.0' },
     scenario: {
       name: opts.scenario ?? 'quick',

@@ -35,7 +35,7 @@ describe('loadHistory', () => {
     // The schemaVersion 1 folder joins the trend converted, but is not gated across the change.
     expect(m.runs[0]!.upgradedFrom).toBe(1);
     expect(m.runs[0]!.byVariant['pre-attestation']!.peakMemoryBytes).toBe(97 * 2 ** 20);
-    expect(m.runs[1]!.gate).toEqual({ against: 'old', refused: 'results schemaVersion 1 → 2: a baseline gate refuses another schema' });
+    expect(m.runs[1]!.gate).toEqual({ against: 'old', refused: 'results schemaVersion 1 → 3: a baseline gate refuses another schema' });
     const gate = m.runs[4]!.gate!;
     expect('regressions' in gate && gate.regressions).toEqual([
       'pre-attestation peak memory +40.0% (new 140.0 MiB > baseline 100.0 MiB + 10% (10.0 MiB) = 110.0 MiB)',
@@ -82,7 +82,7 @@ describe('renderHistoryHtml', () => {
     expect(mem.labels).toEqual(['2026-11-26 02:00', '2026-11-27 02:00', '2026-11-28 02:00', '2026-11-29 02:00', '2026-11-30 02:00']);
     expect(mem.datasets.find((d) => d.label === 'pre-attestation')!.data).toEqual([97, 98, 101, 100, 140]);
     expect(data.charts[2]!.config.data.datasets.map((d) => d.label)).toEqual(['pre-attestation']);
-    expect(data.runs[1]!.gate).toBe('not gated: results schemaVersion 1 → 2: a baseline gate refuses another schema');
+    expect(data.runs[1]!.gate).toBe('not gated: results schemaVersion 1 → 3: a baseline gate refuses another schema');
     expect(data.runs[4]).toMatchObject({ commit: '444444444444', gate: 'gate vs nightly-3: FAILED — 3 regressed' });
   });
 });

@@ -60,7 +60,15 @@ describe('cgroup v2 (fixture tree: no v2 memory controller on this machine)', ()
     const cg = new KindAgentCgroup({ version: 'v2', dir: node }, POD_UID);
     expect(cg.podSlice()).toBe(slice);
     cg.setContainer(`containerd://${CID}`);
-    expect(cg.readContainer()).toEqual({ usageBytes: 900, peakBytes: 1800, limitBytes: null, oomKills: 0, cpuSeconds: 1.5 });
+    expect(cg.readContainer()).toEqual({
+      usageBytes: 900,
+      workingSetBytes: null,
+      rssBytes: null,
+      peakBytes: 1800,
+      limitBytes: null,
+      oomKills: 0,
+      cpuSeconds: 1.5,
+    });
     expect(cg.oomKillRose()).toBe(false);
     write(slice, 5000, 1);
     expect(cg.oomKillRose()).toBe(true);

@@ -92,7 +92,7 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
         .map((r) => r.split('/proxy/')[1]);
       expect(targets[0]).toBe(`target-${AGENT_UID}-${first}`);
       expect(targets).toContain(`target-${AGENT_UID}-${second}`);
-      expect(m.peakMemoryBytes).toBe(33 * MiB);
+      expect(m.peaks.usageBytes).toBe(33 * MiB);
       expect(m.peakSource).toBe('kernel');
       const mem = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
         .trim()
@@ -122,7 +122,7 @@ describe('the memory-sampler pod in a --context run (fake API server)', () => {
       const runDir = join(dir, 'run-none');
       const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc2.yaml'), context: 'other', clusterName: 'other', scenario: s, variant, runId, runDir });
       expect(m.counts.ok + m.counts.rateLimited + m.counts.error + m.counts.deadlineExceeded).toBeGreaterThan(0);
-      expect(m.peakMemoryBytes).toBeNull();
+      expect(m.peaks).toEqual({ workingSetBytes: null, usageBytes: null, rssBytes: null });
       expect(m.peakSource).toBe('unmeasured');
       const v = aggregateVariant('pre-attestation', { kind: 'reference', placement: 'pre-attestation', key: null }, [m], (e) => stormLoadDriver.summarize(e));
       expect(v.peakMemoryBytes).toBeNull();

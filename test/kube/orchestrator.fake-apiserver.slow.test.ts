@@ -271,7 +271,7 @@ describe('a variant run against the fake API server, with a real agent and real 
       ['signal', 'load', false],
       ['exit', 'load', false],
     ]);
-    expect(m.peakMemoryBytes).toBe(64 * 2 ** 20);
+    expect(m.peaks.usageBytes).toBe(64 * 2 ** 20);
     // Metrics scraped through the pod proxy: the limiter rejected calls (10/s per key, 4 workers in a tight loop).
     expect(m.peakInflightAttestations).not.toBeNull();
     expect(Object.values(m.rejectionsByKeyType).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);

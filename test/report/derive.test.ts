@@ -37,7 +37,7 @@ describe('table rows', () => {
     expect(pre!.peakMemoryMiB).toBeLessThan(140);
     expect(pre!.expectationsFailed).toBe(0);
     expect(post!.expectationsFailed).toBe(1);
-    expect(post!.expectations.find((e) => e.verdict === 'failed')!.message).toMatch(/^peak memory 3\d\d\.\d MiB > 200\.0 MiB$/);
+    expect(post!.expectations.find((e) => e.verdict === 'failed')!.message).toMatch(/^peak working set 3\d\d\.\d MiB > 200\.0 MiB$/);
     expect(disabled!.oomKills).toBe(1);
     expect(disabled!.restarts).toBe(1);
     expect(disabled!.peakPercentOfLimit).toBe(100);
@@ -113,7 +113,16 @@ describe('series', () => {
       { kind: 'event', t: -60_000, type: 'agent-start' },
       { kind: 'event', t: -59_000, type: 'agent-exit', detail: 'exited with code 2' },
     ];
-    const late = { kind: 'memory', t: -5_000, usageBytes: 2 ** 20, rssBytes: null, peakBytes: 2 ** 20, limitBytes: 320 * 2 ** 20, cpuSeconds: 0 };
+    const late = {
+      kind: 'memory',
+      t: -5_000,
+      usageBytes: 2 ** 20,
+      workingSetBytes: 2 ** 20,
+      rssBytes: null,
+      peakBytes: 2 ** 20,
+      limitBytes: 320 * 2 ** 20,
+      cpuSeconds: 0,
+    };
     await writeFile(file, failed.map((l) => JSON.stringify(l)).join('\n') + '\n' + text + JSON.stringify(late) + '\n');
     const { series } = deriveReport([await loadRun(dir)]);
     const pre = series.memory.find((s) => s.variant === 'pre-attestation')!;

@@ -77,6 +77,10 @@ describe('report.html', () => {
   it('keeps the comparison table to counts: expectation sentences are listed under it, the rest of the figures in a second table', () => {
     const variants = /<table class="cards" data-testid="variants">([\s\S]*?)<\/table>/.exec(html)![1]!;
     expect(variants.includes('storm calls/s')).toBe(true);
+    // Which memory figure the peaks are, in the heading and in a sentence under the table.
+    expect(variants.includes('peak working set (MiB)')).toBe(true);
+    const note = /<p class="meta" data-testid="memory-measure">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+    expect(note.includes('working set = cgroup usage − inactive file pages, as kubectl top')).toBe(true);
     expect(variants.includes('1 of 2 failed')).toBe(true);
     expect(variants.includes('&lt;/script&gt;')).toBe(false);
     const open = /<ul class="expect" data-testid="expectations-open">([\s\S]*?)<\/ul>/.exec(html)![1]!;

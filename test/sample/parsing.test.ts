@@ -49,7 +49,16 @@ describe('cgroup memory sampler on fixture files', () => {
     });
     const s = cgroupMemorySampler({ cgroup: cg, pid: () => null })!;
     const line = s.sample(1234) as any;
-    expect(line).toEqual({ kind: 'memory', t: 1234, usageBytes: 50000000, rssBytes: 40000000, peakBytes: 90000000, limitBytes: 134217728, cpuSeconds: null });
+    expect(line).toEqual({
+      kind: 'memory',
+      t: 1234,
+      usageBytes: 50000000,
+      workingSetBytes: null,
+      rssBytes: 40000000,
+      peakBytes: 90000000,
+      limitBytes: 134217728,
+      cpuSeconds: null,
+    });
     expect(cg.readMemory().oomKills).toBe(2);
   });
 
@@ -118,7 +127,7 @@ describe('cgroup memory sampler on fixture files', () => {
     await loop.stop();
     writer.close();
     expect(loop.errors()).toEqual({ 'cgroup-memory': { count: 1, first: `cannot read ${join(cg.path, 'memory.current')}: ENOENT` } });
-    expect(loop.maxPeakBytes()).toBe(4096);
+    expect(loop.peaks()).toEqual({ usageBytes: 4096, workingSetBytes: null, rssBytes: null });
   });
 
   it('never lets the reported peak go down when the kernel mark is reset', () => {

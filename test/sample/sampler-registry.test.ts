@@ -30,18 +30,28 @@ describe('sampler registry', () => {
       writeFileSync(join(slice, 'memory.max'), 'max\n');
       writeFileSync(join(slice, 'memory.events'), 'oom_kill 0\n');
       writeFileSync(join(slice, 'cpu.stat'), 'usage_usec 2000000\n');
+      // Page cache the kernel would reclaim: the working set leaves it out.
+      writeFileSync(join(slice, 'memory.stat'), `anon ${current - 800}\ninactive_file 500\nactive_file 300\n`);
     };
     let cg: KindAgentCgroup | null = null;
     const sampler = createSampler('kind-cgroup-memory', { cgroup: () => cg, limitBytes: 64 << 20 }, { intervalMs: 250 });
     expect(sampler.intervalMs).toBe(250);
     // Before the watch has seen the pod: no reading and no peak (never 0).
     expect(sampler.sample(0)).toBeNull();
-    expect(sampler.peakBytes()).toBeNull();
+    expect(sampler.peaks()).toBeNull();
     cg = new KindAgentCgroup({ version: 'v2', dir: node }, POD_UID);
     write(3000);
-    expect(sampler.sample(100)).toMatchObject({ kind: 'memory', t: 100, usageBytes: 3000, limitBytes: 64 << 20, cpuSeconds: 2 });
+    expect(sampler.sample(100)).toMatchObject({
+      kind: 'memory',
+      t: 100,
+      usageBytes: 3000,
+      workingSetBytes: 2500,
+      rssBytes: 2200,
+      limitBytes: 64 << 20,
+      cpuSeconds: 2,
+    });
     write(1000);
     expect(sampler.sample(200)).toMatchObject({ usageBytes: 1000, peakBytes: 3000 });
-    expect(sampler.peakBytes()).toBe(3000);
+    expect(sampler.peaks()).toEqual({ usageBytes: 3000, workingSetBytes: 2500, rssBytes: 2200 });
   });
 });

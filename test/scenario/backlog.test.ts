@@ -91,7 +91,7 @@ describe('maxRejectionLatency', () => {
     };
     expect(post(variant('pre'))).toMatchObject({
       verdict: 'inconclusive',
-      message: expect.stringMatching(/^not judged \(pre's agent fell behind its storm\): peak 1\.09× pre/),
+      message: expect.stringMatching(/^not judged \(pre's agent fell behind its storm\): peak working set 1\.09× pre/),
     });
     expect(post(variant('pre', { latency: { rateLimited: rejections(250) } }))).toMatchObject({ verdict: 'failed' });
   });

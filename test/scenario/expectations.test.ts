@@ -8,10 +8,13 @@ import {
   type RepMeasurement,
   type VariantResult,
 } from '../../src/scenario/index.js';
+import { NO_PEAKS, type MemoryPeaks } from '../../src/contract/index.js';
 import { judgeExit, RestartBackoff } from '../../src/target/index.js';
 import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;
+/** A repetition's peaks with every cgroup measure at b (RSS unread). */
+const measured = (b: number): MemoryPeaks => ({ workingSetBytes: b, usageBytes: b, rssBytes: null });
 
 function variant(name: string, over: Partial<VariantResult> = {}): VariantResult {
   const placement = (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : 'disabled') as VariantResult['agent']['placement'];
@@ -37,7 +40,7 @@ describe('expectations', () => {
       ['maxErrorRps', 'failed'],
       ['maxRestarts', 'failed'],
     ]);
-    expect(r[1]).toMatchObject({ expected: '64Mi', actual: 60 * MiB, basis: 'measured', message: 'peak memory 60.0 MiB <= 64.0 MiB' });
+    expect(r[1]).toMatchObject({ expected: '64Mi', actual: 60 * MiB, basis: 'measured', message: 'peak working set 60.0 MiB <= 64.0 MiB' });
     expect(r[4]!.message).toBe('failed calls (errors + deadline exceeded) 3.0/s > 2.0/s');
   });
 
@@ -51,7 +54,7 @@ describe('expectations', () => {
     });
     expect(evaluateExpectations(pre, { minPeakRatio: { to: 'disabled', value: 0.8 } }, [pre, dis])[0]).toMatchObject({
       verdict: 'failed',
-      message: 'peak 0.40× disabled (40.0 MiB / 100.0 MiB) < 0.8×',
+      message: 'peak working set 0.40× disabled (40.0 MiB / 100.0 MiB) < 0.8×',
     });
   });
 
@@ -145,8 +148,8 @@ describe("an unmeasured peak (nothing could read the agent's memory)", () => {
       ['minPeakMemory', 'inconclusive', null, 'none'],
       ['maxPeakRatio', 'inconclusive', null, 'none'],
     ]);
-    expect(r[0]!.message).toBe("peak memory unmeasured: nothing could read the agent's memory in this run");
-    expect(r[2]!.message).toBe("this variant's peak memory is unmeasured in this run, so the ratio cannot be judged");
+    expect(r[0]!.message).toBe("peak working set unmeasured: nothing could read the agent's memory in this run");
+    expect(r[2]!.message).toBe("this variant's peak working set is unmeasured in this run, so the ratio cannot be judged");
     const table = comparisonTable({
       variants: [pre, dis],
       droppedExpectations: [],
@@ -162,7 +165,7 @@ describe("an unmeasured peak (nothing could read the agent's memory)", () => {
     const base: RepMeasurement = {
       runDir: 'disabled.r1',
       memoryLimitBytes: 128 * MiB,
-      peakMemoryBytes: null,
+      peaks: { ...NO_PEAKS },
       peakSource: 'unmeasured',
       oomKills: 0,
       restarts: 0,
@@ -178,7 +181,7 @@ describe("an unmeasured peak (nothing could read the agent's memory)", () => {
     const none = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2' }], () => null);
     expect(none.peakMemoryBytes).toBeNull();
     expect(none.spread.peakMemoryBytes).toBeUndefined();
-    const some = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2', peakMemoryBytes: 40 * MiB, peakSource: 'kernel' }], () => null);
+    const some = aggregateVariant('disabled', agent, [base, { ...base, runDir: 'disabled.r2', peaks: measured(40 * MiB), peakSource: 'kernel' }], () => null);
     expect(some.peakMemoryBytes).toBe(40 * MiB);
     expect(some.spread.peakMemoryBytes).toEqual({ min: 40 * MiB, median: 40 * MiB, max: 40 * MiB });
   });
@@ -188,7 +191,7 @@ describe("an unmeasured peak (nothing could read the agent's memory)", () => {
     const base: RepMeasurement = {
       runDir: 'v.r1',
       memoryLimitBytes: 128 * MiB,
-      peakMemoryBytes: 50 * MiB,
+      peaks: measured(50 * MiB),
       peakSource: 'kernel',
       oomKills: 0,
       restarts: 0,
@@ -219,7 +222,7 @@ describe('aggregation of repetitions', () => {
   const rep = (over: Partial<RepMeasurement>): RepMeasurement => ({
     runDir: 'disabled.r1',
     memoryLimitBytes: 128 * MiB,
-    peakMemoryBytes: 0,
+    peaks: { ...NO_PEAKS },
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,
@@ -265,7 +268,7 @@ describe('aggregation of repetitions', () => {
       [
         rep({
           runDir: 'disabled.r1',
-          peakMemoryBytes: 100,
+          peaks: measured(100),
           oomKills: 1,
           restarts: 1,
           downtimeSeconds: 10.04,
@@ -277,7 +280,7 @@ describe('aggregation of repetitions', () => {
         }),
         rep({
           runDir: 'disabled.r2',
-          peakMemoryBytes: 300,
+          peaks: measured(300),
           oomKills: 2,
           restarts: 2,
           downtimeSeconds: 5,
@@ -288,7 +291,7 @@ describe('aggregation of repetitions', () => {
           rejectionsByKeyType: { pod_uid: 1, os_uid: 2 },
           workerMemoryBytes: 30,
         }),
-        rep({ runDir: 'disabled.r3', peakMemoryBytes: 200, counts: { ok: 50, rateLimited: 0, deadlineExceeded: 0, error: 0 } }),
+        rep({ runDir: 'disabled.r3', peaks: measured(200), counts: { ok: 50, rateLimited: 0, deadlineExceeded: 0, error: 0 } }),
       ],
       (enc) => {
         seen.push(enc);

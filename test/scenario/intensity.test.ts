@@ -104,7 +104,7 @@ describe('minOfferedRps: the storm intensity a shape needs', () => {
     const unbounded = variant('unbounded', { peakMemoryBytes: 70 * MiB, storm: storm(40) });
     applyExpectations([pre, unbounded], { pre: { maxPeakRatio: { to: 'unbounded', value: 0.75 } }, unbounded: { minOfferedRps: 80, minPeakMemory: '100Mi' } });
     expect(pre.expectations[0]).toMatchObject({ name: 'maxPeakRatio', verdict: 'inconclusive' });
-    expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\): peak 0\.86× unbounded/);
+    expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\): peak working set 0\.86× unbounded/);
     expect(unbounded.expectations.map((e) => e.verdict)).toEqual(['inconclusive', 'inconclusive']);
     const bare = variant('x');
     delete bare.storm;
@@ -185,7 +185,7 @@ describe('minInflightAttestations: the pile-up a collapsing shape needs', () => 
     expect(post.expectations[0]!.message).toMatch(
       /^storm too weak to pile up: at most 14 attestations in flight at once, this variant's shape needs >= 30: the storm offered 59\.0\/s, 96 of 96 workers started/,
     );
-    expect(post.expectations[1]!.message).toMatch(/^not judged \(no pile-up\): peak 1\.14× pre/);
+    expect(post.expectations[1]!.message).toMatch(/^not judged \(no pile-up\): peak working set 1\.14× pre/);
     expect(pre.expectations[0]!.message).toMatch(/^not judged \(unbounded's storm too weak\)/);
     expect(unbounded.verdict).toBe('inconclusive');
     expect(verdict).toBe('inconclusive');

@@ -12,6 +12,8 @@ export function variantResult(over: Partial<VariantResult> = {}): VariantResult 
     runDirs: [`${name}.r1`],
     memoryLimitBytes: 128 * MiB,
     peakMemoryBytes: 50 * MiB,
+    memoryMeasure: 'working-set',
+    peaks: { workingSetBytes: 50 * MiB, usageBytes: 60 * MiB, rssBytes: 45 * MiB },
     oomKills: 0,
     restarts: 0,
     downtimeSeconds: 0,

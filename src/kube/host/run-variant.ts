@@ -3,6 +3,7 @@
 // proxy while the agent's cgroup is sampled every 100 ms, save the logs, tear the namespace down.
 // Returns the same RepMeasurement the local runner produces and writes the same run folder.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { NO_PEAKS } from '../../contract/index.js';
 import { RunError } from '../../errors.js';
 import { createSampler, SamplerLoop, type Sampler } from '../../sample/index.js';
 import {
@@ -302,13 +303,14 @@ class ClusterRepetition implements RepetitionSteps {
     // The loop's stop takes each sampler's last reading: the peak below must include it.
     await this.loop?.stop();
     this.watch.stop();
-    // One peak from the one source this cluster has; null when nothing could be read (never 0).
-    m.peakMemoryBytes = o.nodeCgroup ? this.memory.peakBytes() : (this.podMemory?.peakBytes() ?? null);
+    // The peaks from the one source this cluster has; null when nothing could be read (never 0).
+    const peaks = o.nodeCgroup ? this.memory.peaks() : (this.podMemory?.peaks() ?? null);
+    m.peaks = peaks ?? { ...NO_PEAKS };
     const cgroupVersion = o.nodeCgroup?.version ?? this.podMemory?.flavour ?? null;
     if (cgroupVersion) o.onCgroupVersion?.(cgroupVersion);
-    m.peakSource = m.peakMemoryBytes === null ? 'unmeasured' : 'kernel';
+    m.peakSource = peaks === null ? 'unmeasured' : 'kernel';
     // Not fatal (the load ran), but said: the peak is unmeasured (null), never 0.
-    if (this.podMemory && m.peakMemoryBytes === null)
+    if (this.podMemory && peaks === null)
       this.event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
     m.peakInflightAttestations = this.metrics.peakInflight();

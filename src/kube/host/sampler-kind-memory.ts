@@ -1,6 +1,7 @@
 // The 100 ms memory series of an agent in a kind node, read from the host through the node
-// container's cgroup: the pod slice (continuous across restarts) as usage and peak, in the
+// container's cgroup: the pod slice (continuous across restarts) as usage, working set and peak, in the
 // project's MemorySample form.
+import { PeakTracker, type MemoryPeaks } from '../../contract/index.js';
 import { registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
 import type { MemorySample } from '../../scenario/index.js';
 import type { KindAgentCgroup } from './kind-cgroup.js';
@@ -12,9 +13,9 @@ export interface KindMemoryTarget {
   limitBytes: number;
 }
 
-/** A memory sampler that also keeps the highest reading: the repetition's peak. */
+/** A memory sampler that also keeps the highest readings: the repetition's peaks. */
 export interface KindMemorySampler extends Sampler {
-  peakBytes(): number | null;
+  peaks(): MemoryPeaks | null;
 }
 
 function kindMemorySampler(target: KindMemoryTarget, opts: SamplerOptions = {}): KindMemorySampler {
@@ -22,25 +23,29 @@ function kindMemorySampler(target: KindMemoryTarget, opts: SamplerOptions = {}):
   const intervalMs = opts.intervalMs ?? 100;
   // null until a reading arrived: a peak nobody measured is not 0.
   let peak: number | null = null;
+  const peaks = new PeakTracker();
   return {
     name: 'kind-cgroup-memory',
     intervalMs,
-    peakBytes: () => peak,
+    peaks: () => (peak === null ? null : peaks.peaks()),
     sample(t: number): MemorySample | null {
       const c = cg();
       const pod = c?.readPod();
       if (!c || !pod) return null;
       // Kernels before 5.19 have no memory.peak on v2: the running maximum of the readings stands in.
       peak = Math.max(peak ?? 0, pod.peakBytes ?? pod.usageBytes, pod.usageBytes);
-      return {
+      const line: MemorySample = {
         kind: 'memory',
         t,
         usageBytes: pod.usageBytes,
-        rssBytes: null,
+        workingSetBytes: pod.workingSetBytes,
+        rssBytes: pod.rssBytes,
         peakBytes: peak,
         limitBytes: pod.limitBytes ?? limitBytes,
         cpuSeconds: pod.cpuSeconds,
       };
+      peaks.add(line);
+      return line;
     },
   };
 }

@@ -3,6 +3,7 @@
 // writes them as the project's MemorySample lines on the run's timeline. Its peak is null until a
 // reading arrived: a peak nobody measured is never a 0.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { PeakTracker, type MemoryPeaks } from '../../contract/index.js';
 import type { MemorySample } from '../../scenario/index.js';
 import type { MemoryReading } from '../pod/memory-sampler-server.js';
 import { MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT } from '../render/objects.js';
@@ -12,7 +13,8 @@ export class PodMemorySampler {
   #namespace: string;
   #limitBytes: number;
   #next = 0;
-  #peak: number | null = null;
+  readonly #peaks = new PeakTracker();
+  #read = false;
   #pendingTarget: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #emit: ((line: MemorySample) => void) | null = null;
@@ -67,16 +69,19 @@ export class PodMemorySampler {
     for (const x of r.readings) {
       if (x.i < this.#next) continue;
       this.#next = x.i + 1;
-      this.#peak = Math.max(this.#peak ?? 0, x.peakBytes);
-      emit({
+      const line: MemorySample = {
         kind: 'memory',
         t: clock(x.at),
         usageBytes: x.usageBytes,
-        rssBytes: null,
+        workingSetBytes: x.workingSetBytes ?? null,
+        rssBytes: x.rssBytes ?? null,
         peakBytes: x.peakBytes,
         limitBytes: x.limitBytes ?? this.#limitBytes,
         cpuSeconds: x.cpuSeconds,
-      });
+      };
+      this.#peaks.add(line);
+      this.#read = true;
+      emit(line);
     }
   }
 
@@ -95,8 +100,8 @@ export class PodMemorySampler {
     if (this.#emit && this.#clock) await this.pull(this.#emit, this.#clock);
   }
 
-  /** The highest high-water mark read; null when no reading ever arrived (unmeasured, never 0). */
-  peakBytes(): number | null {
-    return this.#peak;
+  /** The peaks of every measure read; null when no reading ever arrived (unmeasured, never 0). */
+  peaks(): MemoryPeaks | null {
+    return this.#read ? this.#peaks.peaks() : null;
   }
 }

@@ -14,6 +14,10 @@ export interface MemoryReading {
   /** Epoch ms on the node. */
   at: number;
   usageBytes: number;
+  /** usage − inactive file pages; null when memory.stat was unreadable, absent from an older sampler image. */
+  workingSetBytes?: number | null;
+  /** Anonymous memory charged to the container (memory.stat); null or absent as workingSetBytes. */
+  rssBytes?: number | null;
   /** The highest high-water mark of any container followed so far (memory.peak / max_usage, or the readings' maximum). */
   peakBytes: number;
   limitBytes: number | null;
@@ -58,6 +62,8 @@ export async function startMemorySampler(opts: MemorySamplerOptions): Promise<Ru
       i: next++,
       at: Date.now(),
       usageBytes: r.usageBytes,
+      workingSetBytes: r.workingSetBytes,
+      rssBytes: r.rssBytes,
       peakBytes: peak,
       limitBytes: r.limitBytes,
       cpuSeconds: r.cpuSeconds,
