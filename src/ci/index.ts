@@ -21,3 +21,4 @@ export { loadHistory, findRunFolders, gateFailed, type HistoryModel, type Histor
 export { renderHistoryHtml, writeHistory } from './history-html.js';
 export { compareRunFolders, type FolderComparison } from './compare-folders.js';
 export { baselineSection, baselineSectionsOf } from './baseline-section.js';
+export { renderPrComment, commentOnRun, commentMarker, COMMENT_LIMIT, type PrCommentInput, type CommentOptions } from './pr-comment.js';

@@ -36,7 +36,8 @@ export function shownPath(p: string, cwd = process.cwd()): string {
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
-function verdictMark(r: RunResults, cmp: BaselineComparison | null | undefined): string {
+/** The run's verdict as a job page or a comment leads with it: a regression fails a run that passed. */
+export function verdictMark(r: RunResults, cmp: BaselineComparison | null | undefined): string {
   if (r.status !== 'complete') return `🛑 ${r.status}`;
   if (r.verdict === 'failed' || (cmp?.regressed ?? 0) > 0) return '❌ failed';
   if (r.verdict === 'inconclusive') return '⚠️ inconclusive';
@@ -63,6 +64,23 @@ function variantRow(v: VariantResult): string {
   return `| ${cells.map(mdCell).join(' | ')} |`;
 }
 
+/** One list item per expectation that failed or was inconclusive. */
+export function unmetExpectations(r: RunResults): string[] {
+  return r.variants.flatMap((v) =>
+    v.expectations
+      .filter((e) => e.verdict !== 'passed')
+      .map((e) => `- ${e.verdict === 'failed' ? '❌' : '⚠️'} **${mdCell(v.name)}** ${mdCell(e.name)}: ${mdCell(e.message)}`),
+  );
+}
+
+/** The link to the workflow run's uploaded artifacts, when running in GitHub Actions. */
+export function artifactsLink(env: NodeJS.ProcessEnv): string | null {
+  const server = env['GITHUB_SERVER_URL'];
+  const repo = env['GITHUB_REPOSITORY'];
+  const runId = env['GITHUB_RUN_ID'];
+  return server && repo && runId ? `${server}/${repo}/actions/runs/${runId}#artifacts` : null;
+}
+
 export function renderStepSummary(input: StepSummaryInput): string {
   const { results: r, baseline: cmp } = input;
   const env = input.env ?? process.env;
@@ -81,11 +99,7 @@ export function renderStepSummary(input: StepSummaryInput): string {
   lines.push('| variant | agent | peak memory | OOM kills | restarts | ok/s | rejected/s | p99 ok | bystander success | expectations |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const v of r.variants) lines.push(variantRow(v));
-  const failed = r.variants.flatMap((v) =>
-    v.expectations
-      .filter((e) => e.verdict !== 'passed')
-      .map((e) => `- ${e.verdict === 'failed' ? '❌' : '⚠️'} **${mdCell(v.name)}** ${mdCell(e.name)}: ${mdCell(e.message)}`),
-  );
+  const failed = unmetExpectations(r);
   if (failed.length > 0) lines.push('', ...failed);
 
   if (cmp) {
@@ -105,10 +119,8 @@ export function renderStepSummary(input: StepSummaryInput): string {
 
   lines.push('', '**Artifacts**', '', `- run folder: \`${shown(input.runDir)}\``);
   for (const a of input.artifacts ?? []) lines.push(`- ${a.label}: \`${shown(a.path)}\``);
-  const server = env['GITHUB_SERVER_URL'];
-  const repo = env['GITHUB_REPOSITORY'];
-  const runId = env['GITHUB_RUN_ID'];
-  if (server && repo && runId) lines.push(`- [this workflow run's uploaded artifacts](${server}/${repo}/actions/runs/${runId}#artifacts)`);
+  const link = artifactsLink(env);
+  if (link) lines.push(`- [this workflow run's uploaded artifacts](${link})`);
   return `${lines.join('\n')}\n\n`;
 }
 
@@ -120,15 +132,22 @@ export interface AppendResult {
   skipped?: string;
 }
 
+/** What the note of a cut text calls the text and the limit. */
+export interface CutNote {
+  what: string;
+  limit: string;
+}
+
+const STEP_SUMMARY_CUT: CutNote = { what: 'Summary', limit: "GitHub's 1 MiB step-summary limit" };
+
 /**
  * Cuts `markdown` at a line boundary so that it fits in `budget` bytes, ending with a note. Whole
  * lines only: a half table row would render as garbage.
  */
-export function fitMarkdown(markdown: string, budget: number, where: string): { text: string; truncated: boolean } {
+export function fitMarkdown(markdown: string, budget: number, where: string, cut: CutNote = STEP_SUMMARY_CUT): { text: string; truncated: boolean } {
   if (Buffer.byteLength(markdown) <= budget) return { text: markdown, truncated: false };
   const lines = markdown.split('\n');
-  const note = (dropped: number) =>
-    `\n\n> ✂️ Summary cut to stay under GitHub's 1 MiB step-summary limit: ${dropped} more lines; everything is in ${where}.\n\n`;
+  const note = (dropped: number) => `\n\n> ✂️ ${cut.what} cut to stay under ${cut.limit}: ${dropped} more lines; everything is in ${where}.\n\n`;
   let used = Buffer.byteLength(note(lines.length));
   let kept = 0;
   for (; kept < lines.length; kept++) {

@@ -1,26 +1,13 @@
 // `attestorm export`: a run folder's time series as OpenMetrics text or CSV, to put a run beside a
 // team's own metrics (Prometheus backfill, Grafana, a spreadsheet). Reads the folder as `report` does.
-import { writeFile } from 'node:fs/promises';
 import type { Argv, CommandModule } from 'yargs';
-import { AttestormError } from '../errors.js';
 import { EXPORT_FORMATS, exportRun, parseExportFormat } from '../export/index.js';
+import { writeOutput } from './write-output.js';
 
 interface ExportArgs {
   runDir: string;
   format: string;
   out?: string;
-}
-
-/** Writes to stdout; a reader that stops early (`| head`) ends the output, not the command. */
-function toStdout(text: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // Kept on: the stream reports a closed pipe again after the write's callback.
-    process.stdout.on('error', (err: NodeJS.ErrnoException) => (err.code === 'EPIPE' ? resolve() : reject(err)));
-    process.stdout.write(text, (err) => {
-      if (err && (err as NodeJS.ErrnoException).code !== 'EPIPE') reject(err);
-      else resolve();
-    });
-  });
 }
 
 export const exportCommand: CommandModule<object, ExportArgs> = {
@@ -45,13 +32,6 @@ export const exportCommand: CommandModule<object, ExportArgs> = {
       )
       .strict() as unknown as Argv<ExportArgs>,
   handler: async (args) => {
-    const text = await exportRun(args.runDir, parseExportFormat(args.format));
-    if (args.out === undefined) return toStdout(text);
-    try {
-      await writeFile(args.out, text);
-    } catch (err) {
-      throw new AttestormError('ATTESTORM_ERR_IO', `cannot write ${args.out}: ${(err as Error).message}`, { cause: err });
-    }
-    process.stderr.write(`${args.out}\n`);
+    await writeOutput(await exportRun(args.runDir, parseExportFormat(args.format)), args.out);
   },
 };

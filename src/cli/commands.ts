@@ -4,6 +4,7 @@ import type { CommandModule } from 'yargs';
 import { agentCommand } from './cmd-agent.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { clusterCommand } from './cmd-cluster.js';
+import { commentCommand } from './cmd-comment.js';
 import { debugCommand } from './cmd-debug.js';
 import { exportCommand } from './cmd-export.js';
 import { historyCommand } from './cmd-history.js';
@@ -26,6 +27,7 @@ export const COMMANDS: readonly CommandModule<any, any>[] = [
   loadCommand,
   reportCommand,
   exportCommand,
+  commentCommand,
   historyCommand,
   debugCommand,
   cleanupCommand,

@@ -1,6 +1,6 @@
 // Reports from run folders: self-contained HTML, Markdown summary, PNG charts and derived JSON.
 export { renderReports, parseFormats, defaultCompareDir, mermaidChartsOf, type RenderOptions, type ExtraSection } from './render-reports.js';
-export { renderMermaidCharts, MERMAID_MAX_POINTS } from './render-mermaid.js';
+export { renderMermaidCharts, MERMAID_MAX_POINTS, MERMAID_CHARTS, type MermaidChart, type MermaidOptions } from './render-mermaid.js';
 export { loadRun, parseSamples, type LoadedRun } from './load-run.js';
 export { deriveReport, deriveRun } from './derive.js';
 export { FIELD_RATIOS } from './derive-table.js';

@@ -12,7 +12,19 @@ import type { Point, ReportData, SeriesLine } from './report-model.js';
 /** Points per line: enough for the shape of a storm, few enough for a readable block. */
 export const MERMAID_MAX_POINTS = 60;
 
+/** The charts by name: agent memory, calls served per second, calls rejected per second. */
+export const MERMAID_CHARTS = ['memory', 'served', 'rejected'] as const;
+export type MermaidChart = (typeof MERMAID_CHARTS)[number];
+
+export interface MermaidOptions {
+  /** Which charts, in their usual order. Default: all three. */
+  charts?: readonly MermaidChart[];
+  /** Points per line, at most. Default MERMAID_MAX_POINTS. */
+  maxPoints?: number;
+}
+
 interface Measure {
+  key: MermaidChart;
   id: ChartId;
   title: string;
   yTitle: string;
@@ -63,9 +75,9 @@ export function resample(points: Point[], xs: number[], reduce: 'max' | 'mean'):
 /** Mermaid strings are quoted; a quote inside would end them. */
 const quoted = (text: string) => `"${text.replace(/"/g, "'")}"`;
 
-function chart(m: Measure, range: { min: number; max: number }, colorOf: ColorOf, repNote: string): string[] {
+function chart(m: Measure, range: { min: number; max: number }, colorOf: ColorOf, repNote: string, maxPoints: number): string[] {
   const span = range.max - range.min;
-  const n = Math.max(2, Math.min(MERMAID_MAX_POINTS, Math.floor(span) + 1));
+  const n = Math.max(2, Math.min(maxPoints, Math.floor(span) + 1));
   const xs = grid(range.min, range.max, n);
   let values = m.lines.map((l) => resample(l.points, xs, m.reduce));
   const top = m.axis === 'rate' ? rateAxis(values.flat()).max : roundUp(1.05 * Math.max(0, ...values.flat()));
@@ -100,7 +112,9 @@ function chart(m: Measure, range: { min: number; max: number }, colorOf: ColorOf
  * Agent memory and calls per second (served, and rejected where a limiter rejected any) as
  * Mermaid charts with the sentences that name their lines; none without time series.
  */
-export function renderMermaidCharts(data: ReportData): string[] {
+export function renderMermaidCharts(data: ReportData, opts: MermaidOptions = {}): string[] {
+  const wanted = new Set(opts.charts ?? MERMAID_CHARTS);
+  const maxPoints = opts.maxPoints ?? MERMAID_MAX_POINTS;
   const { series } = data;
   const range = series.xRange;
   if (!range || range.max <= range.min) return [];
@@ -115,6 +129,7 @@ export function renderMermaidCharts(data: ReportData): string[] {
   const limitNote = [...byLimit].map(([mib, vs]) => `${formatLimit(mib)} (${[...new Set(vs)].join(', ')})`).join(', ');
   const measures: Measure[] = [
     {
+      key: 'memory',
       id: 'memory',
       title: 'Agent memory (MiB)',
       yTitle: 'MiB',
@@ -124,6 +139,7 @@ export function renderMermaidCharts(data: ReportData): string[] {
       note: `0 while the agent was down (OOM-killed) or not yet started${limitNote ? `. Memory limits: ${limitNote}` : ''}`,
     },
     {
+      key: 'served',
       id: 'rps',
       title: 'Calls served per second',
       yTitle: 'calls/s',
@@ -133,6 +149,7 @@ export function renderMermaidCharts(data: ReportData): string[] {
       note: 'storm calls that succeeded',
     },
     {
+      key: 'rejected',
       id: 'rps',
       title: 'Calls rejected per second',
       yTitle: 'calls/s',
@@ -144,9 +161,9 @@ export function renderMermaidCharts(data: ReportData): string[] {
   ];
   const out: string[] = [];
   for (const m of measures) {
-    if (m.lines.length === 0) continue;
+    if (m.lines.length === 0 || !wanted.has(m.key)) continue;
     if (out.length > 0) out.push('');
-    out.push(...chart(m, range, colorOf, repNote));
+    out.push(...chart(m, range, colorOf, repNote, maxPoints));
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { deriveReport } from './derive.js';
 import { loadRun } from './load-run.js';
 import { renderHtml } from './render-html.js';
 import { renderMarkdown } from './render-markdown.js';
-import { renderMermaidCharts } from './render-mermaid.js';
+import { renderMermaidCharts, type MermaidOptions } from './render-mermaid.js';
 import { renderPng } from './render-png.js';
 import { REPORT_FORMATS, type ExtraSection, type ReportData, type ReportFormat } from './report-model.js';
 
@@ -104,6 +104,6 @@ export async function renderReports(runDirs: string | string[], opts: RenderOpti
 }
 
 /** A run folder's time charts as Mermaid blocks with their sentences (the job summary's charts), from the same derivation as every report. */
-export async function mermaidChartsOf(runDir: string): Promise<string[]> {
-  return renderMermaidCharts(deriveReport([await loadRun(runDir)]));
+export async function mermaidChartsOf(runDir: string, opts: MermaidOptions = {}): Promise<string[]> {
+  return renderMermaidCharts(deriveReport([await loadRun(runDir)]), opts);
 }

@@ -1,6 +1,6 @@
 // action.yml's run step, run for real on this machine's cgroups (root): a short storm of one variant,
 // the verdict output equal to the run's results.json, the run folder, JUnit file and job summary
-// where the inputs said.
+// where the inputs said, and the pull-request comment written from that folder.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,5 +48,9 @@ describe.skipIf(skipReason !== null)('action.yml: the run step, running a storm'
     expect(r.outputs).toEqual({ 'run-dir': join(work, 'run'), verdict: results.verdict });
     expect(readFileSync(join(work, 'junit.xml'), 'utf8')).toContain('<testsuite');
     expect(readFileSync(summary, 'utf8')).toContain('tiny');
+    // The comment step, as the runner's user, on the folder the run handed back.
+    const comment = runActionStep('Write the pull-request comment', {}, { cwd: work, stepOutputs: { 'run.outputs.run-dir': r.outputs['run-dir']! } });
+    expect(comment.status, comment.stderr).toBe(0);
+    expect(readFileSync(comment.outputs['comment-file']!, 'utf8')).toMatch(/^<!-- attestorm-comment scenario=tiny -->\n### .* — attestorm tiny\n/);
   });
 });

@@ -1,8 +1,9 @@
 // action.yml, the composite action other repositories use: its steps pass actionlint (as the steps of
 // a workflow_call workflow with the same inputs), each input reaches a flag `attestorm run` has, and
-// its scripts run for real: bad inputs and scenarios stop before anything runs as root, and a run
-// that wrote no results.json leaves the verdict empty but names the run folder.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// its scripts run for real: bad inputs and scenarios stop before anything runs as root, a run that
+// wrote no results.json leaves the verdict empty but names the run folder, and the comment step
+// writes the pull-request comment of a run folder.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,7 @@ import { runCommand } from '../../src/cli/cmd-run.js';
 import { describeCommands } from '../../src/cli/reference.js';
 import { schemaRefFrom, starterScenario } from '../../src/scenario/index.js';
 import { action, ACTION_FILE, actionStep, runActionStep } from '../support/action-steps.js';
+import { writeFixtureRun } from '../report/fixture.js';
 import { runLint } from '../support/actionlint.js';
 import { skipNote } from '../support/skip-note.js';
 
@@ -32,7 +34,7 @@ describe(ACTION_FILE, () => {
     expect(action.runs.using).toBe('composite');
     expect(Object.keys(action.inputs)).toEqual(['scenario', 'duration', 'baseline', 'junit', 'fail-on-inconclusive', 'out']);
     expect(action.inputs.scenario!.required).toBe(true);
-    expect(Object.keys(action.outputs)).toEqual(['verdict', 'run-dir']);
+    expect(Object.keys(action.outputs)).toEqual(['verdict', 'run-dir', 'comment-file']);
     expect(actionStep('Install attestorm')).toMatchObject({ 'working-directory': '${{ github.action_path }}', run: expect.stringContaining('npm ci') });
   });
 
@@ -63,6 +65,25 @@ describe(ACTION_FILE, () => {
     }
     // The verdict comes from results.json, not from the console.
     expect(run).toContain('results.json');
+  });
+});
+
+describe(`${ACTION_FILE}: the comment step, run`, () => {
+  it('runs after a failed run step too, and writes comment.md into the run folder', async () => {
+    expect(actionStep('Write the pull-request comment').if).toBe('always()');
+    const runDir = await writeFixtureRun({ parent: work, name: 'commented' });
+    const r = runActionStep('Write the pull-request comment', {}, { cwd: work, stepOutputs: { 'run.outputs.run-dir': runDir } });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.outputs).toEqual({ 'comment-file': join(runDir, 'comment.md') });
+    expect(readFileSync(join(runDir, 'comment.md'), 'utf8').split('\n')[0]).toBe('<!-- attestorm-comment scenario=storm-fixture -->');
+  });
+
+  it('sets an empty comment-file when the run wrote no results.json or never started', () => {
+    const none = runActionStep('Write the pull-request comment', {}, { cwd: work, stepOutputs: { 'run.outputs.run-dir': join(work, 'empty') } });
+    expect(none.status, none.stderr).toBe(0);
+    expect(none.outputs).toEqual({ 'comment-file': '' });
+    const unset = runActionStep('Write the pull-request comment', {}, { cwd: work });
+    expect(unset.outputs).toEqual({ 'comment-file': '' });
   });
 });
 

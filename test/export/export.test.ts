@@ -1,5 +1,5 @@
 // `attestorm export` on run folders: the OpenMetrics text checked against the format's rules
-// (test/support/openmetrics-rules.ts; promtool is not available here), the CSV read back, and the
+// (test/support/openmetrics-rules.ts; promtool.test.ts has Prometheus read it), the CSV read back, and the
 // command itself writing a file, to stdout and into a pipe closed early.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

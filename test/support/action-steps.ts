@@ -11,6 +11,7 @@ import { PROJECT_ROOT } from '../../src/util/index.js';
 export interface ActionStep {
   name: string;
   id?: string;
+  if?: string;
   shell?: string;
   run?: string;
   env?: Record<string, string>;
@@ -31,23 +32,30 @@ export function actionStep(name: string): ActionStep {
   return step;
 }
 
-/** ${{ inputs.x }} and ${{ github.action_path }} in a step's env, as the runner fills them in. */
-function expand(value: string, inputs: Record<string, string>): string {
+/** ${{ inputs.x }}, ${{ steps.id.outputs.x }} and ${{ github.action_path }} in a step's env, as the runner fills them in. */
+function expand(value: string, inputs: Record<string, string>, stepOutputs: Record<string, string>): string {
   return value.replace(/\$\{\{\s*([\w.-]+)\s*\}\}/g, (_, expr: string) => {
     if (expr === 'github.action_path') return PROJECT_ROOT.replace(/\/$/, '');
     if (expr.startsWith('inputs.')) return inputs[expr.slice('inputs.'.length)] ?? action.inputs[expr.slice('inputs.'.length)]?.default ?? '';
+    // An earlier step's output that was never set reads as empty, as on a runner.
+    if (expr.startsWith('steps.')) return stepOutputs[expr.slice('steps.'.length)] ?? '';
     throw new Error(`${ACTION_FILE}: no test value for \${{ ${expr} }}`);
   });
 }
 
-export function runActionStep(name: string, inputs: Record<string, string>, opts: { cwd: string; env?: Record<string, string>; timeout?: number }) {
+/** `opts.stepOutputs` holds earlier steps' outputs by `<id>.outputs.<name>`. */
+export function runActionStep(
+  name: string,
+  inputs: Record<string, string>,
+  opts: { cwd: string; env?: Record<string, string>; timeout?: number; stepOutputs?: Record<string, string> },
+) {
   const step = actionStep(name);
   const dir = mkdtempSync(join(tmpdir(), 'attestorm-action-'));
   const script = join(dir, 'step.sh');
   const output = join(dir, 'github-output');
   writeFileSync(script, step.run!);
   writeFileSync(output, '');
-  const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v, inputs)]));
+  const stepEnv = Object.fromEntries(Object.entries(step.env ?? {}).map(([k, v]) => [k, expand(v, inputs, opts.stepOutputs ?? {})]));
   const r = spawnSync('bash', ['--noprofile', '--norc', '-eo', 'pipefail', script], {
     cwd: opts.cwd,
     encoding: 'utf8',
