@@ -97,6 +97,16 @@ const C = {
     cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)),
     numeric: true,
   },
+  loadClient: {
+    header: "workers' client",
+    cell: (r) =>
+      r.loadClient === null
+        ? '—'
+        : r.loadClient.ran === r.loadClient.requested
+          ? r.loadClient.ran
+          : `${r.loadClient.ran} (${r.loadClient.requested} asked for)`,
+    numeric: false,
+  },
   expectations: { header: 'expectations', cell: expectationsCell, numeric: false },
   expectationsShort: { header: 'expectations', cell: expectationsCount, numeric: false },
 } satisfies Record<string, Column<TableRow>>;
@@ -139,6 +149,7 @@ export function tableColumns(withRun: boolean): Column<TableRow>[] {
     C.errors,
     C.p50,
     C.p99,
+    C.loadClient,
     C.expectations,
   ];
   if (withRun) cols.unshift({ header: 'run', cell: (r) => r.run, numeric: false });
@@ -164,7 +175,18 @@ export const SUMMARY_COLUMNS: Column<TableRow>[] = [
 
 /** The rest of each variant's figures, in a second table the reader opens. */
 export function detailColumns(rows: TableRow[]): Column<TableRow>[] {
-  const cols: Column<TableRow>[] = [C.variant, C.agent, C.restarts, C.downtime, C.generatorCpu, C.bystanderGap, C.bystanderP99, C.p50, C.inflight];
+  const cols: Column<TableRow>[] = [
+    C.variant,
+    C.agent,
+    C.restarts,
+    C.downtime,
+    C.loadClient,
+    C.generatorCpu,
+    C.bystanderGap,
+    C.bystanderP99,
+    C.p50,
+    C.inflight,
+  ];
   if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, C.peakRange);
   return cols;
 }
