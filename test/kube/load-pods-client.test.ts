@@ -1,10 +1,9 @@
 // The workers' client of a cluster run as the runner records it: taken from the load pods' final
-// dumps (what `kind generator` reports as it ran), one pod that fell back speaking for all, and put
-// beside the client the scenario asked for; folded over repetitions into results.json's loadClient.
+// dumps (what `kind generator` reports as it ran), one pod that fell back speaking for all (the
+// record beside the client asked for, and its folding over repetitions: test/scenario/expectations).
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { LoadPods, type GeneratorFinal, type KindLoad } from '../../src/kube/index.js';
-import { aggregateVariant, loadClientRecord, type RepMeasurement } from '../../src/scenario/index.js';
 
 // No request is made: the pods' finals are what the collector keeps after pulling them.
 const kc = new KubeConfig();
@@ -62,40 +61,5 @@ describe('the workers client of a cluster run', () => {
     const silent = podsWith([final('generator-0', {})]);
     expect(silent.result(10_000).client).toBeUndefined();
     silent.destroy();
-  });
-
-  it('is recorded beside the client asked for, with the reason only where they differ, and folded over repetitions', () => {
-    expect(loadClientRecord('native', 'native', 'ignored')).toEqual({ requested: 'native', ran: 'native' });
-    const fallback = loadClientRecord('native', 'h2', 'no C compiler');
-    expect(fallback).toEqual({ requested: 'native', ran: 'h2', reason: 'no C compiler' });
-
-    const rep = (runDir: string, over: Partial<RepMeasurement>): RepMeasurement => ({
-      runDir,
-      memoryLimitBytes: 2 ** 27,
-      peakMemoryBytes: 2 ** 25,
-      oomKills: 0,
-      restarts: 0,
-      downtimeSeconds: 0,
-      loadSeconds: 10,
-      counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 },
-      histograms: {},
-      peakInflightAttestations: null,
-      rejectionsByKeyType: {},
-      workerMemoryBytes: null,
-      deaths: [],
-      ...over,
-    });
-    const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
-    const ran = aggregateVariant('v', agent, [rep('v.r1', { loadClient: loadClientRecord('native', 'native') }), rep('v.r2', {})], () => null);
-    expect(ran.loadClient).toEqual({ requested: 'native', ran: 'native' });
-    // One repetition that did not run the client asked for is the one reported.
-    const mixed = aggregateVariant(
-      'v',
-      agent,
-      [rep('v.r1', { loadClient: loadClientRecord('native', 'native') }), rep('v.r2', { loadClient: fallback })],
-      () => null,
-    );
-    expect(mixed.loadClient).toEqual(fallback);
-    expect(aggregateVariant('v', agent, [rep('v.r1', {})], () => null).loadClient).toBeUndefined();
   });
 });
