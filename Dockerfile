@@ -1,12 +1,16 @@
 # syntax=docker/dockerfile:1
 # The project's image for kind mode: the reference agent (entrypoint `attestorm agent`) and the
-# generator pods (`attestorm kind generator`), as bundled JavaScript on plain node (no tsx).
+# generator pods (`attestorm kind generator`), as bundled JavaScript on plain node (no tsx), and the
+# native load worker (client native), compiled in the build stage: the final image has no compiler.
 # Build: docker build -t attestorm:dev .   Load: kind load docker-image attestorm:dev --name <cluster>
 # BASE: the Node 20 image every stage starts from; `attestorm cluster up` builds with a locally made
 # one (no registry there). The default is the public image users pull.
 ARG BASE=node:20-bookworm-slim
 
 FROM ${BASE} AS build
+# gcc and the C library's static archive, for the native worker (Debian's packages; a layer of its own,
+# so a change to the sources does not fetch them again).
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -18,6 +22,9 @@ COPY proto ./proto
 # /app so the sources' project-root lookups (../../) still find /app.
 RUN npx esbuild src/cli/main.ts src/cli/agent-main.ts --bundle --platform=node --format=esm \
       --target=node20 --packages=external --outdir=dist/cli --out-extension:.js=.mjs
+# The native worker with the runner's own flags (src/load/native/build.ts), linked statically, into
+# dist/native under the name a run looks for first; the build fails rather than ship an image without it.
+RUN npx tsx src/cli/prebuild-native.ts
 
 FROM ${BASE} AS deps
 WORKDIR /app

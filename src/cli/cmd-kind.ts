@@ -2,7 +2,7 @@
 // from a cluster, and (inside generator pods) run one generator pod's processes.
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ConfigError } from '../errors.js';
-import { parseMethodMix, type ConnectionMode, type LoadClient, type RetryPolicy } from '../load/index.js';
+import { GENERATOR_FLAGS, generatorLoadFromFlags } from '../load/index.js';
 import { readScenarioFile } from '../scenario/index.js';
 import {
   cleanupCluster,
@@ -134,42 +134,22 @@ const cleanupCommand: CommandModule<object, CleanupArgs> = {
   },
 };
 
-interface GeneratorArgs {
-  socket: string;
-  workers: number;
-  port: number;
-  connection: ConnectionMode;
-  client: LoadClient;
-  deadline: string;
-  retry: RetryPolicy;
-  audience: string;
-  method: string[];
-  rate?: number;
-  'probe-timeout'?: string;
-}
+type GeneratorArgs = Record<string, unknown> & { port: number; 'probe-timeout'?: string };
 
-const generatorCommand: CommandModule<object, GeneratorArgs> = {
+export const generatorCommand: CommandModule<object, GeneratorArgs> = {
   command: 'generator',
   describe: 'Inside a generator pod: fork the workers, wait for the release, serve per-second counts on --port',
-  builder: (y: Argv) =>
-    y
-      .option('socket', { type: 'string', demandOption: true, describe: 'Workload API socket' })
-      .option('workers', { type: 'number', demandOption: true, describe: 'Worker processes to fork' })
-      .option('port', { type: 'number', default: 9100, describe: 'Port of the stats endpoint' })
-      .option('connection', { type: 'string', default: 'per-call', describe: 'per-call, per-worker or per-retry' })
-      .option('client', { type: 'string', default: 'h2', describe: 'h2 or grpc-js' })
-      .option('deadline', { type: 'string', default: '1s', describe: 'Deadline of each call' })
-      .option('retry', { type: 'string', default: 'immediate', describe: 'immediate or backoff' })
-      .option('audience', { type: 'string', default: 'attestorm', describe: 'JWT-SVID audience' })
-      .option('method', { type: 'string', array: true, default: ['FetchJWTSVID'], describe: 'Method[=weight], repeatable' })
-      .option('rate', { type: 'number', describe: 'Calls per second per worker (open loop)' })
-      .option('probe-timeout', {
-        type: 'string',
-        describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)',
-      }) as Argv<GeneratorArgs>,
+  builder: (y: Argv) => {
+    // The load flags as `attestorm load` declares them; the renderer writes them from the same table.
+    let b = y;
+    for (const f of GENERATOR_FLAGS) b = b.option(f.flag, f.option);
+    return b.option('port', { type: 'number', default: 9100, describe: 'Port of the stats endpoint' }).option('probe-timeout', {
+      type: 'string',
+      describe: 'Report ready only after a FetchJWTSVID succeeded, trying this long (e.g. 120s)',
+    }) as unknown as Argv<GeneratorArgs>;
+  },
   handler: async (args: ArgumentsCamelCase<GeneratorArgs>) => {
-    const deadlineMs = parseDurationMs(args.deadline);
-    if (deadlineMs === null) throw new ConfigError(`--deadline must be a duration like 200ms or 1s, got "${args.deadline}"`);
+    const load = generatorLoadFromFlags(args);
     const probeMs = args['probe-timeout'] === undefined ? null : parseDurationMs(args['probe-timeout']);
     if (probeMs === null && args['probe-timeout'] !== undefined)
       throw new ConfigError(`--probe-timeout must be a duration like 120s, got "${args['probe-timeout']}"`);
@@ -177,17 +157,7 @@ const generatorCommand: CommandModule<object, GeneratorArgs> = {
       ...(probeMs !== null ? { probe: { timeoutMs: probeMs } } : {}),
       podName: process.env.HOSTNAME ?? 'generator',
       port: args.port,
-      load: {
-        socket: args.socket,
-        workersPerPod: args.workers,
-        connection: args.connection,
-        client: args.client,
-        deadlineMs,
-        retry: args.retry,
-        audience: args.audience,
-        methods: parseMethodMix(args.method),
-        ...(args.rate !== undefined ? { rate: args.rate } : {}),
-      },
+      load,
     });
     const stop = () => void gen.close().then(() => process.exit(0));
     process.once('SIGTERM', stop);

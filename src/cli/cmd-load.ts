@@ -7,23 +7,21 @@ import { statSync } from 'node:fs';
 import type { Argv, CommandModule, Options } from 'yargs';
 import { ConfigError } from '../errors.js';
 import {
-  CONNECTION_MODES,
-  LOAD_CLIENTS,
   LOAD_DEFAULTS,
   LOAD_DESCRIPTIONS,
-  LOAD_METHODS,
-  RETRY_POLICIES,
+  LOAD_FLAGS,
   formatStatusLine,
   formatSummaryTable,
-  parseMethodMix,
+  problemAsFlag,
   runLoad,
   validateLoadOptions,
+  type LoadFlag,
   type LoadOptions,
   type ResolvedLoadOptions,
 } from '../load/index.js';
 import { createSandbox, newRunId, parseSandboxOptions, type Sandbox, type SandboxOptions } from '../sandbox/index.js';
 import type { Scenario } from '../scenario/index.js';
-import { formatDuration, onCleanup, onInterrupt, parseDurationMs } from '../util/index.js';
+import { onCleanup, onInterrupt, parseDurationMs } from '../util/index.js';
 
 type Target = { load: keyof LoadOptions } | { sandbox: 'kubelet.listen' | 'kubelet.visibilityDelayMs' | 'podLifetimeMs' | 'uidMode' | 'cgroupDriver' };
 
@@ -41,14 +39,9 @@ function duration(value: unknown, flag: string): number {
   return ms;
 }
 
-function number(value: unknown, flag: string): number {
-  const n = Number(value);
-  if (typeof value === 'boolean' || value === '' || !Number.isFinite(n)) throw new ConfigError(`--${flag} must be a number, got ${JSON.stringify(value)}`);
-  return n;
-}
-
 const D = LOAD_DEFAULTS;
-const mix = (m: Partial<Record<string, number>>) => Object.entries(m).map(([k, w]) => (w === 1 ? k : `${k}=${w}`));
+// A load option's flag as the load generator declares it (LOAD_FLAGS), shared with the generator pods.
+const load = (f: LoadFlag): Flag => ({ flag: f.flag, target: { load: f.key }, option: f.option, ...(f.parse ? { convert: f.parse } : {}) });
 
 /**
  * A flag for every key of the scenario's `load` block, typed from it: a new scenario key does not
@@ -56,43 +49,15 @@ const mix = (m: Partial<Record<string, number>>) => Object.entries(m).map(([k, w
  * the load generator's one table (LOAD_DEFAULTS, LOAD_DESCRIPTIONS), as the scenario schema's do.
  */
 export const SCENARIO_LOAD_FLAGS: { [K in keyof Scenario['load']]-?: Flag | { none: string } } = {
-  pods: { flag: 'pods', target: { load: 'pods' }, convert: number, option: { type: 'string', default: String(D.pods), describe: LOAD_DESCRIPTIONS.pods } },
-  workersPerPod: {
-    flag: 'workers',
-    target: { load: 'workersPerPod' },
-    convert: number,
-    option: { type: 'string', default: String(D.workersPerPod), describe: LOAD_DESCRIPTIONS.workersPerPod },
-  },
-  connection: {
-    flag: 'connection',
-    target: { load: 'connection' },
-    option: { type: 'string', choices: CONNECTION_MODES, default: D.connection, describe: LOAD_DESCRIPTIONS.connection },
-  },
-  client: {
-    flag: 'client',
-    target: { load: 'client' },
-    option: { type: 'string', choices: LOAD_CLIENTS, default: D.client, describe: LOAD_DESCRIPTIONS.client },
-  },
-  rate: { flag: 'rate', target: { load: 'rate' }, convert: number, option: { type: 'string', describe: `${LOAD_DESCRIPTIONS.rate} [default: closed loop]` } },
-  deadline: {
-    flag: 'deadline',
-    target: { load: 'deadlineMs' },
-    convert: duration,
-    option: { type: 'string', default: formatDuration(D.deadlineMs), describe: LOAD_DESCRIPTIONS.deadline },
-  },
-  retry: { flag: 'retry', target: { load: 'retry' }, option: { type: 'string', choices: RETRY_POLICIES, default: D.retry, describe: LOAD_DESCRIPTIONS.retry } },
-  methods: {
-    flag: 'method',
-    target: { load: 'methods' },
-    convert: (v) => parseMethodMix(([] as unknown[]).concat(v).map(String)),
-    option: {
-      type: 'string',
-      array: true,
-      default: mix(D.methods),
-      describe: `Method[=weight] to call, repeatable (${LOAD_METHODS.join(', ')}): ${LOAD_DESCRIPTIONS.methods}`,
-    },
-  },
-  audience: { flag: 'audience', target: { load: 'audience' }, option: { type: 'string', default: D.audience, describe: LOAD_DESCRIPTIONS.audience } },
+  pods: load(LOAD_FLAGS.pods),
+  workersPerPod: load(LOAD_FLAGS.workersPerPod),
+  connection: load(LOAD_FLAGS.connection),
+  client: load(LOAD_FLAGS.client),
+  rate: load(LOAD_FLAGS.rate),
+  deadline: load(LOAD_FLAGS.deadlineMs),
+  retry: load(LOAD_FLAGS.retry),
+  methods: load(LOAD_FLAGS.methods),
+  audience: load(LOAD_FLAGS.audience),
   podLifetime: {
     flag: 'pod-lifetime',
     target: { sandbox: 'podLifetimeMs' },
@@ -116,24 +81,10 @@ const isFlag = (f: Flag | { none: string }): f is Flag => 'flag' in f;
 
 /** Every load flag, once: the scenario's load keys, then what only `attestorm load` has. */
 export const FLAGS: readonly Flag[] = [
-  {
-    flag: 'socket',
-    target: { load: 'socket' },
-    option: { type: 'string', describe: 'Unix socket of the Workload API server (reference agent or a real SPIRE agent)' },
-  },
+  load(LOAD_FLAGS.socket),
   ...Object.values(SCENARIO_LOAD_FLAGS).filter(isFlag),
-  {
-    flag: 'duration',
-    target: { load: 'durationMs' },
-    convert: duration,
-    option: { type: 'string', default: formatDuration(D.durationMs), describe: "Load phase length; the run stops by itself (a scenario's top-level duration)" },
-  },
-  {
-    flag: 'max-calls',
-    target: { load: 'maxCalls' },
-    convert: number,
-    option: { type: 'string', describe: 'Stop after this many calls in total [default: no bound]' },
-  },
+  load(LOAD_FLAGS.durationMs),
+  load(LOAD_FLAGS.maxCalls),
   {
     flag: 'kubelet',
     target: { sandbox: 'kubelet.listen' },
@@ -146,8 +97,6 @@ export const FLAGS: readonly Flag[] = [
     option: { type: 'string', default: '0s', describe: 'Delay before a new pod shows up in the kubelet emulator /pods' },
   },
 ];
-
-const LOAD_KEY_TO_FLAG = Object.fromEntries(FLAGS.filter((f) => 'load' in f.target).map((f) => [(f.target as { load: string }).load, f.flag]));
 
 export interface LoadPlan {
   load: ResolvedLoadOptions;
@@ -182,17 +131,8 @@ export function loadPlanFromArgs(argv: Record<string, unknown>): LoadPlan {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     for (const p of err.problems) {
-      const key = /^([A-Za-z]+)/.exec(p)?.[1] ?? '';
-      const flag = LOAD_KEY_TO_FLAG[key];
-      if (key === 'socket' && argv.socket === undefined) continue;
-      problems.push(
-        flag
-          ? `--${flag} ${p
-              .slice(key.length)
-              .replace(/^[:.]\s*/, '')
-              .replace(/^[A-Za-z]+:\s*/, '')}`
-          : p,
-      );
+      if (/^socket\b/.test(p) && argv.socket === undefined) continue;
+      problems.push(problemAsFlag(p));
     }
   }
   if (resolved && problems.length === 0) {

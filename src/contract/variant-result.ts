@@ -46,6 +46,18 @@ export interface VariantAgentRecord {
   version?: string;
 }
 
+/**
+ * The load workers' gRPC client: the one the scenario asked for and the one that ran. They differ
+ * where native was asked for and no worker binary could be built or found (no C compiler): h2 runs
+ * then, at several MiB more per worker, and `reason` says why.
+ */
+export interface LoadClientRecord {
+  requested: string;
+  ran: string;
+  /** Why `ran` is not `requested`; absent when they agree. */
+  reason?: string;
+}
+
 /** min / median / max across repetitions (one repetition: all three equal). */
 export interface Range {
   min: number;
@@ -230,6 +242,8 @@ export interface VariantResult {
   rejectionsByKeyType: Record<string, number>;
   /** Real memory of one load worker (PSS), median over workers; null if not measured. */
   workerMemoryBytes: number | null;
+  /** The workers' client, asked for and run (absent in older run folders, and when no worker reported it). */
+  loadClient?: LoadClientRecord;
   /** The scenario's faults as they happened, per repetition, with recovery figures (absent without faults). */
   faults?: FaultRecord[];
   /** Offered against delivered load (absent in older run folders). */

@@ -20,6 +20,9 @@ export {
   MAX_WORKERS_TOTAL,
 } from './options.js';
 export type { LoadOptions, ResolvedLoadOptions, ConnectionMode, LoadClient, LoadMethod, RetryPolicy } from './options.js';
+// The options as flags, once: `attestorm load` and the generator pods' command lines.
+export { LOAD_FLAGS, GENERATOR_FLAGS, GENERATOR_LOAD_KEYS, formatLoadFlags, parseLoadFlags, problemAsFlag, generatorLoadFromFlags } from './load-flags.js';
+export type { LoadFlag, GeneratorLoad } from './load-flags.js';
 export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';
 export type { LoadPod, PodHost } from './pod-host.js';
@@ -28,6 +31,8 @@ export { readCpuSeconds, readPssAndPrivate, samplePss } from './memory.js';
 // For benchmarks that start bare workers (idle memory): the bundles and flags runLoad uses.
 export { loadBundles, LOAD_BUNDLES, WORKER_ENV, WORKER_EXEC_ARGV, WORKER_NICE } from './bundle.js';
 export type { LoadBundles } from './bundle.js';
+// The native worker built ahead of time (the project's image, which has no compiler at run time).
+export { prebuildNativeWorker } from './native/build.js';
 export type { WorkerConfig } from './worker/messages.js';
 export type { MemoryStats } from './memory.js';
 export { formatSummaryTable, formatStatusLine, formatBystanderLine } from './format.js';

@@ -13,7 +13,7 @@ export { CONNECTION_MODES, LOAD_CLIENTS, LOAD_METHODS, RETRY_POLICIES };
 
 /** Shown by the CLI and kept on the schema. */
 export const CLIENT_DESCRIPTION =
-  "Workers' gRPC client: h2 = gRPC written on node:http2 (a few MiB less per worker, more calls per CPU-second), grpc-js = a real @grpc/grpc-js client as applications use it, native = a small C program per worker (HTTP/2 by hand; built with the system cc on first use and cached; without a compiler h2 runs instead, with the reason in results.json)";
+  "Workers' gRPC client: h2 = gRPC written on node:http2 (a few MiB less per worker, more calls per CPU-second), grpc-js = a real @grpc/grpc-js client as applications use it, native = a small C program per worker (HTTP/2 by hand; built with the system cc on first use and cached, or built into the project's image for cluster runs; without either h2 runs instead, with the reason in results.json)";
 
 /**
  * The one table of load defaults: the generator's options, `attestorm load`'s flags and the

@@ -45,6 +45,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     generatorCpuShare: v.storm?.generatorCpuShare ?? null,
     stormShrank: v.storm?.shrank ?? null,
     seriesLate: v.storm?.late ?? null,
+    loadClient: v.loadClient ?? null,
     bystanders:
       v.bystanders && v.bystanders.calls > 0
         ? { successRatio: v.bystanders.successRatio, calls: v.bystanders.calls, p99Ms: v.bystanders.p99Ms, longestGapMs: v.bystanders.longestGapMs }
@@ -108,12 +109,23 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
   const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.variant} (${r.stormShrank})`);
   if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
+  const fellBack = rows.filter((r) => r.loadClient && r.loadClient.ran !== r.loadClient.requested);
+  if (fellBack.length) text += ` ${clientSentence(fellBack)}`;
   const late = rows.filter((r) => r.seriesLate).map((r) => `${r.variant} (${r.seriesLate})`);
   if (late.length)
     text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
   if (results.status !== 'complete')
     text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
   return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
+}
+
+/** Workers that ran another client than asked for: their memory and CPU per worker are that client's. */
+function clientSentence(rows: TableRow[]): string {
+  const c = rows[0]!.loadClient!;
+  const reasons = [...new Set(rows.map((r) => r.loadClient!.reason).filter(Boolean))];
+  return `The storm's workers ran the ${c.ran} client, not ${c.requested} as asked, for ${rows.map((r) => r.variant).join(', ')}${
+    reasons.length ? ` (${reasons.join('; ')})` : ''
+  }: worker memory and calls per CPU-second are ${c.ran}'s.`;
 }
 
 function describeRow(row: TableRow): string {

@@ -1,7 +1,7 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { MemoryMeasure, Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
+import type { LoadClientRecord, MemoryMeasure, Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
 
 /** A variant's name (the placements shorthand names variants after placements). */
 type VariantName = string;
@@ -46,6 +46,8 @@ export interface TableRow {
   stormShrank: string | null;
   /** StormRecord.late: the rate series counts some calls in a later second. */
   seriesLate: string | null;
+  /** The workers' client, asked for and run, and why they differ; null in older run folders. */
+  loadClient: LoadClientRecord | null;
   /** The bystander pods' service level; null without bystanders. */
   bystanders: { successRatio: number; calls: number; p99Ms: number | null; longestGapMs: number } | null;
   expectationsPassed: number;

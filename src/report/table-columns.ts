@@ -95,6 +95,16 @@ const C = {
     cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)),
     numeric: true,
   },
+  loadClient: {
+    header: "workers' client",
+    cell: (r) =>
+      r.loadClient === null
+        ? '—'
+        : r.loadClient.ran === r.loadClient.requested
+          ? r.loadClient.ran
+          : `${r.loadClient.ran} (${r.loadClient.requested} asked for)`,
+    numeric: false,
+  },
   expectations: { header: 'expectations', cell: expectationsCell, numeric: false },
   expectationsShort: { header: 'expectations', cell: expectationsCount, numeric: false },
 } satisfies Record<string, Column<TableRow>>;
@@ -147,6 +157,7 @@ export function tableColumns(withRun: boolean, measure: MemoryMeasure): Column<T
     C.errors,
     C.p50,
     C.p99,
+    C.loadClient,
     C.expectations,
   ];
   if (withRun) cols.unshift({ header: 'run', cell: (r) => r.run, numeric: false });
@@ -172,7 +183,18 @@ export const summaryColumns = (measure: MemoryMeasure): Column<TableRow>[] => [
 
 /** The rest of each variant's figures, in a second table the reader opens. */
 export function detailColumns(rows: TableRow[], measure: MemoryMeasure): Column<TableRow>[] {
-  const cols: Column<TableRow>[] = [C.variant, C.agent, C.restarts, C.downtime, C.generatorCpu, C.bystanderGap, C.bystanderP99, C.p50, C.inflight];
+  const cols: Column<TableRow>[] = [
+    C.variant,
+    C.agent,
+    C.restarts,
+    C.downtime,
+    C.loadClient,
+    C.generatorCpu,
+    C.bystanderGap,
+    C.bystanderP99,
+    C.p50,
+    C.inflight,
+  ];
   if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, peakColumns(measure).peakRange);
   if (rows.some((r) => r.peakUsageMiB !== null)) cols.splice(2, 0, C.peakUsage);
   return cols;

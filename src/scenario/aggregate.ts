@@ -9,6 +9,7 @@ import type {
   DeathRecord,
   FaultRecord,
   LatencySummary,
+  LoadClientRecord,
   Outcome,
   PodListRecord,
   Range,
@@ -43,10 +44,7 @@ export interface RepMeasurement {
   kubelet?: { requests: number; seconds: number };
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
-  /**
-   * Calls started, workers started, worker CPU seconds (absent when the load did not run); the
-   * workers' client as it ran, why it is not the one asked for (clientFallback), crashed workers.
-   */
+  /** Calls started, workers started, worker CPU seconds, crashed workers (absent when the load did not run). */
   generator?: {
     calls: number;
     workersStarted: number;
@@ -55,10 +53,10 @@ export interface RepMeasurement {
     cores: number;
     lateCalls: number;
     maxLateSeconds: number;
-    client?: string;
-    clientFallback?: string;
     workerCrashes?: number;
   };
+  /** The workers' client as asked for and as it ran, and why they differ (absent when no worker reported). */
+  loadClient?: LoadClientRecord;
   /** The bystander pods' run (load.bystanders). */
   bystanders?: BystanderRun;
   /** The kubelet's /pods answer when the calls started (bytes) and its largest size over the repetition (maxBytes). */
@@ -201,6 +199,8 @@ export function aggregateVariant(
   if (faults.length) result.faults = faults;
   const storm = stormOf(measured);
   if (storm) result.storm = storm;
+  const client = loadClientOf(reps);
+  if (client) result.loadClient = client;
   const lists = reps.flatMap((r) => (r.podList ? [r.podList] : []));
   if (lists.length) result.podList = { ...lists[0]!, bytes: median(lists.map((l) => l.bytes)), maxBytes: Math.max(...lists.map((l) => l.maxBytes)) };
   // A variant with no measured repetition failed to run; partial failures are noted but the data kept.
@@ -221,6 +221,12 @@ function agentFiguresOf(reps: RepMeasurement[]): Pick<VariantResult, 'agentPeaks
   const rates = reps.flatMap((r) => (r.kubelet && r.kubelet.seconds > 0 ? [r.kubelet.requests / r.kubelet.seconds] : []));
   if (rates.length) out.kubeletRequestsPerSecond = round(median(rates), 2);
   return out;
+}
+
+/** The workers' client over the repetitions: one that did not run the client asked for is the one to report. */
+function loadClientOf(reps: RepMeasurement[]): LoadClientRecord | null {
+  const records = reps.flatMap((r) => (r.loadClient ? [r.loadClient] : []));
+  return records.find((c) => c.ran !== c.requested) ?? records[0] ?? null;
 }
 
 /** Late calls above this share of all calls get a note: the rate series is visibly bunched. */

@@ -21,7 +21,7 @@ export { localPlatform, localFaultProblems } from './platform-local.js';
 export type { AgentHost, Platform, PlatformMeasurement } from './platform.js';
 export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
-export { faultRecordsOf, newMeasurement } from './measurement.js';
+export { faultRecordsOf, loadClientRecord, newMeasurement } from './measurement.js';
 export { closeMeasurement, openRepetitionRecord, runRepetitionSteps } from './repetition.js';
 export type { RepetitionFailures, RepetitionRecord, RepetitionSteps } from './repetition.js';
 export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';

@@ -1,6 +1,6 @@
-// What one repetition measures starts the same on every platform: an empty RepMeasurement, and
-// the fault scheduler's records stamped with the repetition they happened in.
-import { NO_PEAKS, type FaultRecord } from '../contract/index.js';
+// What one repetition measures starts the same on every platform: an empty RepMeasurement, the
+// fault scheduler's records stamped with the repetition they happened in, and the workers' client.
+import { NO_PEAKS, type FaultRecord, type LoadClientRecord } from '../contract/index.js';
 import type { RepMeasurement } from './aggregate.js';
 
 /** Nothing measured yet: no peak (null, never 0), no kills, no calls. */
@@ -25,4 +25,9 @@ export function newMeasurement(dirName: string, limitBytes: number): RepMeasurem
 /** The scheduler's records of one repetition, each with its repetition number. */
 export function faultRecordsOf(records: ReadonlyArray<Omit<FaultRecord, 'rep'>>, rep: number): FaultRecord[] {
   return records.map((r) => ({ rep, ...r }));
+}
+
+/** The workers' client as the scenario asked for it and as the generator ran it; the reason only where they differ. */
+export function loadClientRecord(requested: string, ran: string, reason?: string): LoadClientRecord {
+  return { requested, ran, ...(ran !== requested && reason ? { reason } : {}) };
 }

@@ -16,7 +16,7 @@ import { RejectionTotals } from './rejection-totals.js';
 import { closeMeasurement, openRepetitionRecord, runRepetitionSteps, type RepetitionRecord } from './repetition.js';
 import type { Timeline } from './timeline.js';
 import type { LoadDriver } from './load-driver.js';
-import { faultRecordsOf } from './measurement.js';
+import { faultRecordsOf, loadClientRecord } from './measurement.js';
 import { variantDirName } from './run-folder.js';
 import type { Scenario, Variant } from './schema.js';
 
@@ -236,11 +236,10 @@ async function loadPhase(r: Repetition): Promise<void> {
       maxLateSeconds: result.late?.maxSeconds ?? 0,
       offeredWorkers: offeredWorkers(s),
       cores: cpus().length,
-      ...(result.client ? { client: result.client } : {}),
-      ...(result.clientFallback ? { clientFallback: result.clientFallback } : {}),
       ...(result.workerCrashes !== undefined ? { workerCrashes: result.workerCrashes } : {}),
     };
   }
+  if (result.client) m.loadClient = loadClientRecord(s.load.client, result.client, result.clientFallback);
   m.bystanders = result.bystanders;
   if (r.kubeletAtCalls !== null) m.kubelet = { requests: sandbox.kubelet.requests - r.kubeletAtCalls, seconds: result.loadSeconds };
   m.machine = {

@@ -1,7 +1,7 @@
 // Kubernetes mode on a REAL cluster: runs only when one is named (ATTESTORM_TEST_KUBECONFIG and
 // ATTESTORM_TEST_CONTEXT; `.ci/run` sets both after `attestorm cluster up`), and otherwise skips
-// saying so. Through the CLI, as a user runs it: the shipped ci-kind scenario end to end, one fault
-// of each kind Kubernetes mode maps, a second run right after the first, and a runner killed with
+// saying so. Through the CLI, as a user runs it: the shipped ci-kind scenario end to end, a storm of
+// native workers, one fault of each kind Kubernetes mode maps, a second run right after the first, and a runner killed with
 // SIGKILL mid-run followed by `kind cleanup`. `npm run test:cluster`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -112,6 +112,43 @@ describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
     expect(pre.bystanders.ok, 'pre-attestation served its bystanders').toBeGreaterThan(0);
     expect(await leftovers()).toEqual([]);
     expect(socketDirs()).toEqual([]);
+  }, 900_000);
+
+  it('client native: the generator pods run native workers (the image carries them), and results.json and the report say so', async () => {
+    const file = join(dir, 'native.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: cluster-native',
+        'description: A small storm of native workers in generator pods.',
+        'duration: 8s',
+        'warmup: 1s',
+        'agent:',
+        '  memoryLimit: 128Mi',
+        '  attestors: [k8s]',
+        '  rateLimits: { fetch_jwt_svid: 10 }',
+        '  startTimeout: 120s',
+        'variants:',
+        '  - { name: pre-attestation, agent: { placement: pre-attestation } }',
+        'load: { pods: 1, workersPerPod: 4, client: native, connection: per-call, deadline: 900ms, bystanders: { pods: 1, rate: 1 } }',
+        '',
+      ].join('\n'),
+    );
+    const out = join(dir, 'native');
+    const r = await cli(['run', file, ...target(), '--out', out]);
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    const results = readResults(out);
+    expect(results.status).toBe('complete');
+    const v = results.variants[0];
+    console.log(`native on ${context}: ${JSON.stringify(v.loadClient)}, ok ${v.okRps}/s, bystanders ${v.bystanders?.ok}/${v.bystanders?.calls}`);
+    // Asked for and run: no fallback to h2 (which would name its reason here and as a note).
+    expect(v.loadClient).toEqual({ requested: 'native', ran: 'native' });
+    expect(v.okRps).toBeGreaterThan(0);
+    expect(samplesOf(out, v.name).some((l) => l.kind === 'event' && /client native unavailable/.test(l.detail ?? ''))).toBe(false);
+    const md = readFileSync(join(out, 'summary.md'), 'utf8');
+    expect(md).toContain("workers' client");
+    expect(md).not.toContain('native asked for');
+    expect(await leftovers()).toEqual([]);
   }, 900_000);
 
   it('a second run right after, with one fault of each mapped kind: each carried out in the cluster and recorded with its recovery', async () => {

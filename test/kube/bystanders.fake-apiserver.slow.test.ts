@@ -71,6 +71,8 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     const runDir = join(dir, 'run');
     const m = await runOnFake(fake, { kubeconfig: join(dir, 'kc.yaml'), scenario: s, variant, runId, runDir });
     expect(m.error).toBeUndefined();
+    // The workers' client from the pods' final dumps, beside the one the scenario asked for.
+    expect(m.loadClient).toEqual({ requested: 'h2', ran: 'h2' });
 
     // Applied as pods of their own, under their own role label.
     const applied = fake.applies.filter((a) => a.kind === 'Pod' && a.name !== 'memory-sampler' && !a.name?.startsWith('socket-janitor')).map((a) => a.name);

@@ -36,6 +36,23 @@ describe('Dockerfile', () => {
     expect(text).not.toMatch(/ENTRYPOINT.*tsx/);
   });
 
+  it("carries the native load worker, compiled statically in the build stage by the runner's own build (no compiler in the final image)", () => {
+    const stages = text.split(/^FROM /m).slice(1);
+    const build = stages.find((st) => /^\S+ AS build$/m.test(st))!;
+    const final = stages.at(-1)!;
+    // The compiler and the C library's static archive, from Debian's packages, in the build stage only.
+    expect(build).toMatch(/^RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev /m);
+    expect(final).not.toMatch(/gcc|apt-get/);
+    // The script it runs exists and builds with build.ts (its flags), into dist/ which the final stage copies.
+    const step = /^RUN npx tsx (src\/cli\/prebuild-native\.ts)$/m.exec(build);
+    expect(step, 'the build stage runs the native prebuild').not.toBeNull();
+    expect(readFileSync(join(ROOT, step![1]!), 'utf8')).toContain('prebuildNativeWorker(');
+    expect(build.indexOf('COPY src ./src')).toBeLessThan(build.indexOf(step![0]));
+    expect(final).toContain('COPY --from=build /app/dist ./dist');
+    // The final stage carries the sources the binary's key is computed from at run time.
+    expect(final).toMatch(/^COPY src \.\/src$/m);
+  });
+
   it('its bundle step builds, and the bundle imports only production dependencies', async () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const { build } = await import('esbuild');

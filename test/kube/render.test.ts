@@ -102,9 +102,9 @@ describe('bystander pods (load.bystanders)', () => {
       expect(c.image).toBe(storm.image);
       expect(c.command).toEqual(storm.command);
       const args = c.args.join(' ');
-      expect(args).toContain('kind generator --socket /run/attestorm/sockets/agent.sock --workers 3 --port 9100');
+      expect(args).toContain('kind generator --socket /run/attestorm/sockets/agent.sock --workers 3 --connection per-worker');
       expect(args).toContain('--connection per-worker --client h2 --deadline 4000ms --retry backoff');
-      expect(args).toContain('--method FetchX509SVID=1 --rate 2.5');
+      expect(args).toContain('--method FetchX509SVID=1 --rate 2.5 --port 9100');
       expect(c.args.filter((a: string) => a === '--method')).toHaveLength(1);
       expect(o.spec.securityContext.runAsUser).toBe(1000);
     }

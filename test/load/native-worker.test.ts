@@ -3,12 +3,12 @@
 // (decoded by hdr-histogram-js, as the pod process decodes it) and its HPACK Huffman decoder
 // (RFC 7541's examples).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeBundles } from '../../src/load/bundle.js';
-import { NATIVE_BINARY_PREFIX, NATIVE_SOURCE_DIR, buildNativeWorker, findExecutable } from '../../src/load/native/build.js';
+import { NATIVE_BINARY_PREFIX, NATIVE_SOURCE_DIR, buildNativeWorker, findExecutable, prebuildNativeWorker } from '../../src/load/native/build.js';
 import { LatencyHistogram } from '../../src/load/worker/latency-histogram.js';
 import { decodeHistogram } from '../../src/load/worker/interval.js';
 import { nativeWorkerArgs } from '../../src/load/worker/native-args.js';
@@ -102,6 +102,59 @@ describe('native worker build', () => {
     const built = await buildNativeWorker({ env: { ...process.env, CC: 'my-cc', PATH: `${bin}:${process.env.PATH}` }, cacheDir: temp('native-cache') });
     expect(built).toMatchObject({ ok: true });
     if (built.ok) expect(built.compiler.startsWith(join(bin, 'my-cc'))).toBe(true);
+  });
+});
+
+/** Whether an ELF64 little-endian executable asks for a dynamic loader (has a PT_INTERP program header). */
+function hasInterpreter(file: string): boolean {
+  const b = readFileSync(file);
+  expect(b.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+  const phoff = Number(b.readBigUInt64LE(0x20));
+  const phentsize = b.readUInt16LE(0x36);
+  const phnum = b.readUInt16LE(0x38);
+  for (let i = 0; i < phnum; i++) if (b.readUInt32LE(phoff + i * phentsize) === 3) return true;
+  return false;
+}
+
+describe('native worker built ahead of time (the project image carries one and no compiler)', () => {
+  it('is compiled statically under a key of its sources, and taken where no compiler is: client native runs native', async (ctx) => {
+    if (!hasCc) return (skipNote('native worker built ahead of time', 'no cc in PATH'), ctx.skip());
+    const sourceDir = temp('native-src');
+    cpSync(NATIVE_SOURCE_DIR, sourceDir, { recursive: true });
+    const out = temp('native-prebuilt');
+    const binary = await prebuildNativeWorker(out, { sourceDir });
+    expect(binary).toMatch(new RegExp(`^${out}/${NATIVE_BINARY_PREFIX}[0-9a-f]{12}$`));
+    // Nothing but the binary and the record of how it was built (no build leftovers).
+    expect(readdirSync(out).sort()).toEqual([binary.split('/').pop(), `${binary.split('/').pop()}.json`]);
+    expect(JSON.parse(readFileSync(`${binary}.json`, 'utf8'))).toMatchObject({ linkage: 'static', compiler: expect.stringMatching(/^\/.*cc/) });
+    expect(hasInterpreter(binary)).toBe(false);
+    expect(hasInterpreter(process.execPath)).toBe(true);
+
+    const noCc = { PATH: temp('no-cc') };
+    const taken = await buildNativeWorker({ env: noCc, cacheDir: temp('native-cache'), sourceDir, prebuiltDir: out });
+    expect(taken).toMatchObject({ ok: true, binary, linkage: 'static', cached: true });
+    const bundles = await loadNativeBundles({ env: noCc, cacheDir: temp('native-cache'), sourceDir, prebuiltDir: out });
+    expect(bundles).toMatchObject({ client: 'native', worker: binary });
+    expect(bundles.fallback).toBeUndefined();
+
+    // Built for other sources it is not taken: without a compiler, native falls back again.
+    appendFileSync(join(sourceDir, 'worker.c'), '\n/* changed */\n');
+    const stale = await buildNativeWorker({ env: noCc, cacheDir: temp('native-cache'), sourceDir, prebuiltDir: out });
+    expect(stale).toMatchObject({ ok: false });
+    if (!stale.ok) expect(stale.reason).toMatch(/^no C compiler/);
+  });
+
+  it('refuses to make a dynamically linked one, and says what to install', async (ctx) => {
+    if (!hasCc) return ctx.skip();
+    const bin = temp('no-static-cc');
+    const real = findExecutable('cc', process.env)!;
+    writeFileSync(join(bin, 'cc'), `#!/bin/sh\ncase " $* " in *" -static "*) echo "cannot find -lc" >&2; exit 1;; esac\nexec ${real} "$@"\n`);
+    chmodSync(join(bin, 'cc'), 0o755);
+    const out = temp('native-prebuilt');
+    await expect(prebuildNativeWorker(out, { env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } })).rejects.toThrow(
+      /linked only dynamically with .*: install the C library's static archive \(Debian: libc6-dev\)/,
+    );
+    expect(readdirSync(out)).toEqual([]);
   });
 });
 

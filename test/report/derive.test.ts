@@ -221,6 +221,37 @@ describe('summary.md', () => {
   });
 });
 
+describe("the workers' client", () => {
+  it('is a column of the tables and, where it is not the one asked for, a sentence with the reason in the verdict', async () => {
+    const dir = await writeFixtureRun({ parent, name: 'clients' });
+    const file = path.join(dir, 'results.json');
+    const results = JSON.parse(await readFile(file, 'utf8'));
+    const why = 'client native unavailable, running h2 workers instead: no C compiler: "cc" is not an executable in PATH (/usr/bin)';
+    results.variants[0].loadClient = { requested: 'native', ran: 'native' };
+    results.variants[1].loadClient = { requested: 'native', ran: 'h2', reason: why };
+    await writeFile(file, JSON.stringify(results));
+    const { rows, verdict } = deriveReport([await loadRun(dir)]).runs[0]!;
+    expect(rows.map((r) => r.loadClient)).toEqual([results.variants[0].loadClient, results.variants[1].loadClient, null]);
+    expect(verdict.text).toContain(
+      `The storm's workers ran the h2 client, not native as asked, for post-attestation (${why}): worker memory and calls per CPU-second are h2's.`,
+    );
+    const out = path.join(parent, 'clients-out');
+    await renderReports(dir, { outDir: out, formats: ['md', 'html'] });
+    const md = await readFile(path.join(out, 'summary.md'), 'utf8');
+    expect(md).toMatch(/\| workers' client \|/);
+    expect(md).toMatch(/\| pre-attestation \|.*\| native \|/);
+    expect(md).toMatch(/\| post-attestation \|.*\| h2 \(native asked for\) \|/);
+    const html = await readFile(path.join(out, 'report.html'), 'utf8');
+    expect(html).toContain('h2 (native asked for)');
+    expect(html).toContain('workers&#39; client');
+
+    // Where every variant ran the client asked for, the verdict says nothing of it.
+    results.variants[1].loadClient = { requested: 'native', ran: 'native' };
+    await writeFile(file, JSON.stringify(results));
+    expect(deriveReport([await loadRun(dir)]).runs[0]!.verdict.text).not.toContain('client');
+  });
+});
+
 describe('reading run folders', () => {
   it('tolerates a truncated last NDJSON line of an interrupted run', async () => {
     const dir = await writeFixtureRun({ parent, name: 'truncated', truncateLastLine: true });

@@ -4,6 +4,7 @@ import {
   applyExpectations,
   comparisonTable,
   evaluateExpectations,
+  loadClientRecord,
   median,
   type RepMeasurement,
   type VariantResult,
@@ -236,6 +237,17 @@ describe('aggregation of repetitions', () => {
     ...over,
   });
   const agent = { kind: 'reference', placement: 'disabled', key: null } as const;
+  it("the workers' client: beside the one asked for, the reason only where they differ; a repetition that fell back is the one reported", () => {
+    expect(loadClientRecord('native', 'native', 'ignored')).toEqual({ requested: 'native', ran: 'native' });
+    const fallback = loadClientRecord('native', 'h2', 'no C compiler');
+    expect(fallback).toEqual({ requested: 'native', ran: 'h2', reason: 'no C compiler' });
+    const native = loadClientRecord('native', 'native');
+    expect(aggregateVariant('disabled', agent, [rep({ loadClient: native }), rep({ runDir: 'disabled.r2' })], () => null).loadClient).toEqual(native);
+    const mixed = aggregateVariant('disabled', agent, [rep({ loadClient: native }), rep({ runDir: 'disabled.r2', loadClient: fallback })], () => null);
+    expect(mixed.loadClient).toEqual(fallback);
+    expect(aggregateVariant('disabled', agent, [rep({})], () => null).loadClient).toBeUndefined();
+  });
+
   it('repetitions the machine could not start in time leave the variant not judged, never failed', () => {
     const slow = 'the machine could not start the storm in time (pod storm-0: not ready within 59400 ms)';
     const r = aggregateVariant(

@@ -16,8 +16,11 @@ export interface LoadPodsResult {
   counts: Record<Outcome, number>;
   histograms: Partial<Record<Outcome, string>>;
   bystanders?: BystanderRun;
-  /** Why the generator pods run h2 where native was asked for (their image has no C compiler); absent otherwise. */
-  clientFallback?: string;
+  /**
+   * The workers' client as the load pods ran it (from their final dumps), and why it is not the one
+   * asked for (native where the image carries no worker binary); absent when no pod reported one.
+   */
+  client?: { ran: string; fallback?: string };
 }
 
 /** How long a re-created storm pod may take to fork its workers before it is given up. */
@@ -151,10 +154,12 @@ export class LoadPods {
     if (this.bystanders && this.#load.bystanders) {
       out.bystanders = bystanderRunOf(this.bystanders.agg, this.bystanders.longestOkGaps(), this.#load.bystanders.workersPerPod, durationMs);
     }
-    const fallback = this.#all()
+    // Every pod runs the same image: one that fell back speaks for them all.
+    const finals = this.#all()
       .flatMap((c) => [...c.finals.values()])
-      .find((f) => f.clientFallback)?.clientFallback;
-    if (fallback) out.clientFallback = fallback;
+      .filter((f) => f.client);
+    const said = finals.find((f) => f.clientFallback) ?? finals[0];
+    if (said) out.client = { ran: said.client!, ...(said.clientFallback ? { fallback: said.clientFallback } : {}) };
     return out;
   }
 

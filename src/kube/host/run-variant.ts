@@ -10,6 +10,7 @@ import {
   closeMeasurement,
   deathRecord,
   faultRecordsOf,
+  loadClientRecord,
   openRepetitionRecord,
   runRepetitionSteps,
   type EventSample,
@@ -251,7 +252,8 @@ class ClusterRepetition implements RepetitionSteps {
     m.counts = r.counts;
     m.histograms = r.histograms;
     if (r.bystanders) m.bystanders = r.bystanders;
-    if (r.clientFallback) this.event('note', `generator pods: ${r.clientFallback}`);
+    if (r.client) m.loadClient = loadClientRecord(s.load.client, r.client.ran, r.client.fallback);
+    if (r.client?.fallback) this.event('note', `generator pods: ${r.client.fallback}`);
   }
 
   /** The agent's memory (where this host reads its node's cgroup) and metrics samplers, and the sampler pod's pulls, from the warm-up on. */

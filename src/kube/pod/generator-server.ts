@@ -49,7 +49,7 @@ export interface GeneratorFinal {
   /** Its workers' longest time without a successful call (worker-side), once the pod process is done; null before. */
   longestOkGapMs: number | null;
   failure: string | null;
-  /** The workers' client as it runs here (h2 where native could not be built in the image), and why it differs. */
+  /** The workers' client as it runs here (h2 where the image has no native worker and no compiler), and why it differs. */
   client?: string;
   clientFallback?: string;
 }
@@ -76,7 +76,8 @@ export async function startGenerator(opts: GeneratorOptions): Promise<RunningGen
   const load = validateLoadOptions({ ...opts.load, pods: 1, durationMs: 100 });
   const bundles = await loadBundles(load.client);
   const log = opts.log ?? ((l: string) => process.stdout.write(`${l}\n`));
-  // The image may have no C compiler: the native client then runs as h2, said here and in every dump.
+  // The project's image carries the native worker built ahead of time; an image without it (and without
+  // a compiler) runs native as h2, said here and in every dump.
   if (bundles.fallback) log(JSON.stringify({ event: 'client-fallback', pod: opts.podName, message: bundles.fallback }));
   const gen = new GeneratorPod(opts.podName, load, bundles, opts.probe, log);
   const server: Server = createServer(generatorRoutes(gen, load.socket));

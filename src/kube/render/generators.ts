@@ -7,34 +7,24 @@ import { clusterAgent } from '../cluster-agent.js';
 import { bystanderPodName, generatorPodName, type Role } from './names.js';
 import { GENERATOR_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
 import { baseLabels, nodePlacement, projectContainer, serviceAccount, socketMount, socketVolume } from './base.js';
-import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
+import { formatLoadFlags, GENERATOR_FLAGS, type GeneratorLoad } from '../../load/index.js';
 
 export const GENERATOR_SA = 'generator';
 /** Bystander pods with `uid: own` run as this uid (group: the image's, which owns its bundle cache). */
 export const BYSTANDER_OWN_UID = PROJECT_UID + 1;
 
-function argv(ctx: RenderContext, workers: number, args: string[]): string[] {
-  return [
-    'kind',
-    'generator',
-    '--socket',
-    `${SOCKET_DIR}/${SOCKET_FILE}`,
-    '--workers',
-    String(workers),
-    '--port',
-    String(GENERATOR_PORT),
-    ...args,
-    ...clusterAgent(ctx.variant.kind).generatorArgs,
-  ];
+// The load flags come from the generator's load options through the table `kind generator` parses them with.
+function argv(ctx: RenderContext, load: GeneratorLoad): string[] {
+  return ['kind', 'generator', ...formatLoadFlags(GENERATOR_FLAGS, load), '--port', String(GENERATOR_PORT), ...clusterAgent(ctx.variant.kind).generatorArgs];
 }
 
 export function generatorArgv(ctx: RenderContext): string[] {
-  return argv(ctx, ctx.load.workersPerPod, ctx.load.generatorArgs);
+  return argv(ctx, ctx.load.generator);
 }
 
 export function bystanderArgv(ctx: RenderContext): string[] | null {
   const b = ctx.load.bystanders;
-  return b ? argv(ctx, b.workersPerPod, b.generatorArgs) : null;
+  return b ? argv(ctx, b.generator) : null;
 }
 
 /** One storm or bystander pod (the storm's controller is the runner: it re-applies a churned pod under a new name). */

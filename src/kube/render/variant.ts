@@ -1,6 +1,7 @@
 // What kind mode needs to know about one variant, independent of the scenario file's shape: the
 // renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
 // the scenario's variants (reference and spire agents; an external agent lives on this machine).
+import type { GeneratorLoad } from '../../load/index.js';
 import type { Scenario, Variant } from '../../scenario/index.js';
 import { spireLimiter, targetKind, type KubeletEmulation } from '../../target/index.js';
 
@@ -17,8 +18,8 @@ export interface KindLoad {
   workersPerPod: number;
   durationMs: number;
   warmupMs: number;
-  /** The generator's own flags (connection, deadline, retry, methods, client, rate, audience). */
-  generatorArgs: string[];
+  /** What each storm pod's generator runs: its load options, written into its flags (GENERATOR_FLAGS). */
+  generator: GeneratorLoad;
   /** load.bystanders: pods of their own running the same generator process with their settings; null without. */
   bystanders: KindBystanders | null;
 }
@@ -28,8 +29,8 @@ export interface KindBystanders {
   workersPerPod: number;
   /** same: the storm pods' uid; own: a uid of their own (an os-uid limiter key tells them apart). */
   uid: 'same' | 'own';
-  /** The generator's flags with the bystander settings (one method, open-loop rate, own deadline and retry). */
-  generatorArgs: string[];
+  /** The generator's load options with the bystander settings (one method, open-loop rate, own deadline and retry). */
+  generator: GeneratorLoad;
 }
 
 export interface KindVariant {
@@ -66,35 +67,37 @@ export const DEFAULT_IMAGES: KindImages = {
 export const SOCKET_DIR = '/run/attestorm/sockets';
 export const SOCKET_FILE = 'agent.sock';
 
-/** Generator flags from the scenario's load block: the same keys `attestorm load` takes. */
-export function generatorArgs(s: Scenario): string[] {
+/** The storm pods' load options from the scenario's load block: the same keys `attestorm load` takes. */
+export function stormGeneratorLoad(s: Scenario): GeneratorLoad {
   const l = s.load;
-  const args = ['--connection', l.connection, '--client', l.client, '--deadline', `${l.deadline}ms`, '--retry', l.retry, '--audience', l.audience];
-  for (const [m, w] of Object.entries(l.methods)) args.push('--method', `${m}=${w}`);
-  if (l.rate !== undefined) args.push('--rate', String(l.rate));
-  return args;
+  return {
+    socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
+    workersPerPod: l.workersPerPod,
+    connection: l.connection,
+    client: l.client,
+    deadlineMs: l.deadline,
+    retry: l.retry,
+    audience: l.audience,
+    methods: l.methods,
+    ...(l.rate !== undefined ? { rate: l.rate } : {}),
+  };
 }
 
-/** Generator flags for the bystander pods: the storm's client and audience, everything else their own. */
-export function bystanderArgs(s: Scenario): string[] | null {
+/** The bystander pods' load options: the storm's client and audience, everything else their own. */
+export function bystanderGeneratorLoad(s: Scenario): GeneratorLoad | null {
   const b = s.load.bystanders;
   if (!b) return null;
-  return [
-    '--connection',
-    b.connection,
-    '--client',
-    s.load.client,
-    '--deadline',
-    `${b.deadline}ms`,
-    '--retry',
-    b.retry,
-    '--audience',
-    s.load.audience,
-    '--method',
-    `${b.method}=1`,
-    '--rate',
-    String(b.rate),
-  ];
+  return {
+    socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
+    workersPerPod: b.workersPerPod,
+    connection: b.connection,
+    client: s.load.client,
+    deadlineMs: b.deadline,
+    retry: b.retry,
+    audience: s.load.audience,
+    methods: { [b.method]: 1 },
+    rate: b.rate,
+  };
 }
 
 export function kindLoad(s: Scenario): KindLoad {
@@ -104,8 +107,8 @@ export function kindLoad(s: Scenario): KindLoad {
     workersPerPod: s.load.workersPerPod,
     durationMs: s.duration,
     warmupMs: s.warmup,
-    generatorArgs: generatorArgs(s),
-    bystanders: b ? { pods: b.pods, workersPerPod: b.workersPerPod, uid: b.uid, generatorArgs: bystanderArgs(s)! } : null,
+    generator: stormGeneratorLoad(s),
+    bystanders: b ? { pods: b.pods, workersPerPod: b.workersPerPod, uid: b.uid, generator: bystanderGeneratorLoad(s)! } : null,
   };
 }
 

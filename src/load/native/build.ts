@@ -1,19 +1,26 @@
 // Builds the native load worker (worker.c and its parts, in this folder) with the system C compiler
 // on first use and caches the binary under node_modules/.cache/attestorm, keyed by a hash of the
 // sources, the flags and the compiler's version, so a changed source or compiler builds anew and
-// `npm ci && npm start` needs nothing but cc. Without a compiler it says why, and the generator
-// falls back to the Node h2 worker.
+// `npm ci && npm start` needs nothing but cc. A binary built ahead of time for these very sources
+// (dist/native: the project's image compiles it at build time and has no compiler) is taken first.
+// Without either it says why, and the generator falls back to the Node h2 worker.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, isAbsolute, join } from 'node:path';
-import { PROJECT_ROOT } from '../../util/index.js';
+import { PlatformError } from '../../errors.js';
+import { PREBUILT_DIR, PROJECT_ROOT } from '../../util/index.js';
 
 export const NATIVE_SOURCE_DIR = join(PROJECT_ROOT, 'src', 'load', 'native');
 export const NATIVE_CACHE_DIR = join(PROJECT_ROOT, 'node_modules', '.cache', 'attestorm');
 // The binary's name starts like the worker bundles' (load-worker-worker-main-…), so whatever looks
 // for the generator's processes by name finds native workers too.
 export const NATIVE_BINARY_PREFIX = 'load-worker-worker-main-native-';
+/** Where a binary built ahead of time lives, with a `.json` beside it saying how it was built. */
+export const NATIVE_PREBUILT_DIR = join(PROJECT_ROOT, PREBUILT_DIR, 'native');
+// What the key of a build ahead of time hashes in place of the compiler: the run that looks for it
+// may have none, so the sources and flags alone name it (the compiler is recorded beside it).
+const AHEAD_OF_TIME = 'ahead-of-time';
 
 /** The flags of every real build (tests build variants on top of them). */
 export const NATIVE_BASE_FLAGS: readonly string[] = ['-O2', '-std=gnu11', '-Wall', '-fno-plt'];
@@ -29,6 +36,8 @@ export interface NativeBuildOptions {
   env?: NodeJS.ProcessEnv;
   cacheDir?: string;
   sourceDir?: string;
+  /** Where a binary built ahead of time is looked for first; default NATIVE_PREBUILT_DIR. */
+  prebuiltDir?: string;
 }
 
 /** Resolves a command name through PATH, as a shell would; null when not found or not executable. */
@@ -80,10 +89,12 @@ const memo = new Map<string, Promise<NativeBuild>>();
 /** The native worker binary, built now or taken from the cache; never throws. */
 export function buildNativeWorker(opts: NativeBuildOptions = {}): Promise<NativeBuild> {
   const env = opts.env ?? process.env;
-  const id = JSON.stringify([env.PATH, env.CC, opts.cacheDir, opts.sourceDir]);
+  const id = JSON.stringify([env.PATH, env.CC, opts.cacheDir, opts.sourceDir, opts.prebuiltDir]);
   let p = memo.get(id);
   if (!p) {
-    p = build(env, opts.cacheDir ?? NATIVE_CACHE_DIR, opts.sourceDir ?? NATIVE_SOURCE_DIR);
+    const sourceDir = opts.sourceDir ?? NATIVE_SOURCE_DIR;
+    const ahead = prebuiltWorker(opts.prebuiltDir ?? NATIVE_PREBUILT_DIR, sourceDir);
+    p = ahead ? Promise.resolve(ahead) : build(env, opts.cacheDir ?? NATIVE_CACHE_DIR, sourceDir);
     memo.set(id, p);
     // A failure is not remembered: installing a compiler mid-session takes effect on the next run.
     void p.then((b) => void (b.ok || memo.delete(id)));
@@ -127,4 +138,49 @@ async function build(env: NodeJS.ProcessEnv, cacheDir: string, sourceDir: string
     errors.push(`${linkage}: ${res.stderr.trim().split('\n').slice(0, 3).join(' / ') || `exit ${res.code}`}`);
   }
   return { ok: false, reason: `the native worker did not compile with ${compiler} (${errors.join('; ')})` };
+}
+
+interface PrebuiltRecord {
+  linkage: 'static' | 'dynamic';
+  compiler: string;
+}
+
+/** The binary built ahead of time for exactly these sources and flags, or null. */
+function prebuiltWorker(dir: string, sourceDir: string): NativeBuild | null {
+  let binary: string;
+  let key: string;
+  let record: PrebuiltRecord;
+  try {
+    key = nativeBuildKey(nativeSources(sourceDir), AHEAD_OF_TIME);
+    binary = join(dir, `${NATIVE_BINARY_PREFIX}${key}`);
+    record = JSON.parse(readFileSync(`${binary}.json`, 'utf8')) as PrebuiltRecord;
+    accessSync(binary, constants.X_OK);
+  } catch {
+    return null;
+  }
+  return { ok: true, binary, key, linkage: record.linkage, compiler: record.compiler, cached: true };
+}
+
+/**
+ * Compiles the worker now, linked statically, into `outDir` under the name a run without a compiler
+ * looks for (the project's image runs this at build time). Throws when it cannot: an image that
+ * should carry the worker must not be built without it.
+ */
+export async function prebuildNativeWorker(outDir = NATIVE_PREBUILT_DIR, opts: Omit<NativeBuildOptions, 'cacheDir' | 'prebuiltDir'> = {}): Promise<string> {
+  const sourceDir = opts.sourceDir ?? NATIVE_SOURCE_DIR;
+  const work = join(outDir, `.build-${process.pid}`);
+  try {
+    // Never an earlier prebuilt binary: this is the build that makes one.
+    const built = await build(opts.env ?? process.env, work, sourceDir);
+    if (!built.ok) throw new PlatformError(`cannot build the native worker ahead of time: ${built.reason}`);
+    if (built.linkage !== 'static')
+      throw new PlatformError(`the native worker linked only dynamically with ${built.compiler}: install the C library's static archive (Debian: libc6-dev)`);
+    const key = nativeBuildKey(nativeSources(sourceDir), AHEAD_OF_TIME);
+    const binary = join(outDir, `${NATIVE_BINARY_PREFIX}${key}`);
+    renameSync(built.binary, binary);
+    writeFileSync(`${binary}.json`, `${JSON.stringify({ linkage: built.linkage, compiler: built.compiler } satisfies PrebuiltRecord)}\n`);
+    return binary;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }
