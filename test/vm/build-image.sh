@@ -7,7 +7,7 @@
 # every clone rebuilds instead of booting a stale guest.
 set -eu
 
-RECIPE=4
+RECIPE=7
 # The guest kernel: the newest in /boot (Debian's linux-image-amd64), unless the caller names one.
 KVER=${ATTESTORM_VM_KERNEL:-$(ls /boot | sed -n 's/^vmlinuz-//p' | sort -V | tail -n 1)}
 CACHE=${ATTESTORM_VM_CACHE:-/var/cache/attestorm/vm}
@@ -19,10 +19,14 @@ out="$CACHE/$flavour-r$RECIPE-$KVER"
 if [ -e "$out/ready" ]; then echo "$out"; exit 0; fi
 [ "$(id -u)" = 0 ] || { echo "build-image.sh: must run as root (debootstrap, device nodes)" >&2; exit 1; }
 [ -n "$KVER" ] && [ -d "/lib/modules/$KVER" ] || { echo "build-image.sh: /lib/modules/$KVER missing (apt-get install linux-image-amd64)" >&2; exit 1; }
+# A build killed inside debootstrap can leave its proc and sys mounted in the half-built root: unmount
+# them before deleting anything, so that rm never walks into a live /proc or /sys.
+unmount_below() { grep -o " $1/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done; }
+unmount_below "$out.tmp"
 rm -rf "$out" "$out.tmp"
 mkdir -p "$out.tmp"
 tmp="$out.tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap 'unmount_below "$tmp"; rm -rf "$tmp"' EXIT
 
 # The 9p stack, in dependency order (the kernel builds them as modules).
 NINEP_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci 9pnet 9pnet_virtio netfs fscache 9p"
@@ -55,7 +59,7 @@ build_systemd() {
   # The host's suite, so that the host's node binary finds the glibc it was linked against.
   suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
   debootstrap --variant=minbase \
-    --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,sudo,procps,util-linux,iproute2,kmod,gcc,libc6-dev,findutils,login,passwd \
+    --include=systemd,systemd-sysv,udev,dbus,dbus-user-session,libpam-systemd,sudo,procps,util-linux,iproute2,kmod,gcc,libc6-dev,findutils,login,passwd,docker.io,xz-utils \
     "$suite" "$root" "$mirror" >"$tmp/debootstrap.log" 2>&1 ||
     { tail -n 30 "$tmp/debootstrap.log" >&2; exit 1; }
   # Node 20 and npm from the host: the same binary the host's tests run.
@@ -73,6 +77,7 @@ passwd -d tester >/dev/null
 echo 'tester ALL=(ALL) NOPASSWD:ALL' >/etc/sudoers.d/tester
 chmod 440 /etc/sudoers.d/tester
 echo attestorm-vm >/etc/hostname
+printf '127.0.0.1 localhost\n127.0.1.1 attestorm-vm\n' >/etc/hosts
 # A fixed machine id: an empty one makes every (snapshot) boot a first boot.
 echo 4174746573746f726d2d766d2d303031 >/etc/machine-id
 
@@ -80,6 +85,8 @@ systemctl enable attestorm-shares.service attestorm-zram.service attestorm-job.s
 # Nothing a job needs: timers and helpers that only cost boot time under emulation.
 systemctl mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service \
   fstrim.timer systemd-timesyncd.service getty@tty1.service >/dev/null 2>&1 || true
+# Docker only for the container job, which starts it: not on every boot.
+systemctl disable docker.service docker.socket containerd.service >/dev/null 2>&1 || true
 apt-get clean
 EOF
   rm -rf "$root/var/lib/apt/lists"/* "$root/var/cache/apt"/*.bin

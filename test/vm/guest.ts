@@ -5,6 +5,8 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { loadBundles } from '../../src/load/bundle.js';
+import { bundleReferenceAgent } from '../../src/target/reference/local.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 
 export type Flavour = 'minimal' | 'systemd';
@@ -39,6 +41,8 @@ export interface GuestResult {
   /** Seconds from QEMU's start to the job's start; null when the job never started. */
   bootSeconds: number | null;
   timedOut: boolean;
+  /** The job finished but the guest did not power off by itself, so the host stopped it. */
+  stoppedByHost: boolean;
   /** The guest's serial console (kernel, systemd, getty), for diagnosing a guest that went wrong. */
   console: string;
 }
@@ -46,6 +50,8 @@ export interface GuestResult {
 const CACHE = process.env.ATTESTORM_VM_CACHE || '/var/cache/attestorm/vm';
 const BUILDER = join(PROJECT_ROOT, 'test', 'vm', 'build-image.sh');
 const GRACE_MS = 5_000;
+/** How long a guest may take to power off after its job ended. */
+const POWEROFF_MS = 30_000;
 
 function onPath(name: string): boolean {
   return (process.env.PATH ?? '').split(delimiter).some((d) => {
@@ -95,6 +101,16 @@ export function buildImage(flavour: Flavour): string {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return out.trim().split('\n').at(-1)!;
+}
+
+/**
+ * Bundles the CLI, the reference agent, the pod and worker entries and builds the native worker on
+ * the host, into the checkout's cache the guest shares: esbuild and gcc under emulation cost minutes
+ * a guest.
+ */
+export async function warmBundles(): Promise<void> {
+  execFileSync(process.execPath, [join(PROJECT_ROOT, 'bin', 'attestorm.js'), '--version'], { stdio: 'ignore' });
+  await Promise.all([bundleReferenceAgent(), loadBundles('native')]);
 }
 
 function accel(): string[] {
@@ -151,7 +167,8 @@ function readText(file: string): string {
 
 /** Boots a guest, runs the job in the placement asked for, and returns its outcome. One guest at a time. */
 export function bootGuest(job: GuestJob): Promise<GuestResult> {
-  if (!PLACEMENTS[job.flavour].includes(job.placement)) throw new Error(`placement ${job.placement} does not exist in the ${job.flavour} guest (${PLACEMENTS[job.flavour].join(', ')})`);
+  if (!PLACEMENTS[job.flavour].includes(job.placement))
+    throw new Error(`placement ${job.placement} does not exist in the ${job.flavour} guest (${PLACEMENTS[job.flavour].join(', ')})`);
   const run = busy.then(() => boot(job));
   busy = run.catch(() => undefined);
   return run;
@@ -178,8 +195,17 @@ async function boot(job: GuestJob): Promise<GuestResult> {
   let qemuStderr = '';
   qemu.stderr.setEncoding('utf8').on('data', (d: string) => (qemuStderr += d));
   let bootSeconds: number | null = null;
+  // The job's outcome is on the host once exit-code exists; a guest that does not power off soon
+  // after (a unit stuck in shutdown) is stopped from here, so that it cannot hold the test's time.
+  let finishedAt: number | null = null;
+  let stoppedByHost = false;
   const poll = setInterval(() => {
     if (bootSeconds === null && existsSync(join(jobShare, 'started'))) bootSeconds = (Date.now() - started) / 1000;
+    if (finishedAt === null && existsSync(join(jobShare, 'exit-code'))) finishedAt = Date.now();
+    if (finishedAt !== null && Date.now() - finishedAt > POWEROFF_MS && qemu.exitCode === null && qemu.signalCode === null) {
+      stoppedByHost = true;
+      qemu.kill('SIGKILL');
+    }
   }, 250);
   let timedOut = false;
   let killTimer: NodeJS.Timeout | undefined;
@@ -209,6 +235,7 @@ async function boot(job: GuestJob): Promise<GuestResult> {
     files: Object.fromEntries(readdirSync(files).map((f) => [f, readText(join(files, f))])),
     bootSeconds,
     timedOut,
+    stoppedByHost,
     console: readText(consoleLog),
   };
   if (!process.env.ATTESTORM_VM_KEEP) rmSync(dir, { recursive: true, force: true });
