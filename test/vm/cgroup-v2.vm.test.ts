@@ -66,10 +66,25 @@ function expectRealV2Run(r: GuestResult, delegation: string): RunResults {
 
 const run = (extra = '') => runJob(`node bin/attestorm.js run ${SMALL} --out "$out" --no-report ${extra}`);
 
+/** Pod cgroups named as the kubelet names them with each cgroup driver (a pod-level and a container-level cgroup). */
+const POD_CGROUP = {
+  cgroupfs: /\/kubepods\/(besteffort\/|burstable\/)?pod[0-9a-f-]{36}$/,
+  systemd: /\/kubepods\.slice\/(kubepods-(besteffort|burstable)\.slice\/)?kubepods-((besteffort|burstable)-)?pod[0-9a-f_]{36}\.slice$/,
+};
+
+function expectPodCgroups(r: GuestResult, driver: keyof typeof POD_CGROUP): void {
+  const pods = lines(r, 'pods');
+  expect(
+    pods.some((p) => POD_CGROUP[driver].test(p)),
+    `a pod cgroup named as the kubelet's ${driver} driver names it, in:\n${pods.join('\n')}`,
+  ).toBe(true);
+}
+
 describe.skipIf(unavailable.minimal !== null)('cgroup v2 without systemd (minimal guest)', () => {
   it('a runner sharing its service cgroup makes a fresh cgroup at the root and runs under a CPU budget', async () => {
     const r = await guest('minimal', 'runner-service', run('--cpu-budget 1.5'));
     expectRealV2Run(r, 'fresh-cgroup');
+    expectPodCgroups(r, 'cgroupfs');
   });
 
   it('a runner SIGKILLed mid-run leaves what attestorm cleanup removes, and nothing after it', async () => {
@@ -112,16 +127,18 @@ describe.skipIf(unavailable.systemd !== null)('cgroup v2 with systemd as PID 1 (
   });
 
   it('a system service without Delegate=: a delegated scope of its own', async () => {
-    const r = await guest('systemd', 'service', run());
+    const r = await guest('systemd', 'service', run('--set load.cgroupDriver=systemd'));
     expect(r.files.who).toContain('system.slice/attestorm-job.service');
     expectRealV2Run(r, 'systemd-scope');
+    expectPodCgroups(r, 'systemd');
   });
 
   it('a logged-in user without root: a scope the user manager delegates, with real limits and OOM kills', async () => {
-    const r = await guest('systemd', 'user', run());
+    const r = await guest('systemd', 'user', run('--set load.cgroupDriver=systemd'));
     expect(r.files.who).toMatch(/^uid=1000\(tester\)/);
     const res = expectRealV2Run(r, 'systemd-scope');
     expect(res.environment.cgroupDelegation?.base).toContain('user@1000.service');
+    expectPodCgroups(r, 'systemd');
   });
 
   it('in a Docker container with a cgroup namespace of its own: privileged it runs for real, unprivileged it refuses first', async () => {

@@ -11,12 +11,14 @@ const HEADER = String.raw`set -u
 F=$ATTESTORM_JOB_FILES
 `;
 
-// Every agent cgroup's memory.max and memory.swap.max, once a second while the job runs.
+// Every agent cgroup's memory.max and memory.swap.max, and every pod cgroup, once a second while the
+// job runs.
 const WATCH = String.raw`(
   while :; do
     find /sys/fs/cgroup -path '*attestorm/*' -type d -name 'agent-*' 2>/dev/null | while read -r d; do
       echo "$d $(cat "$d/memory.max" 2>/dev/null) $(cat "$d/memory.swap.max" 2>/dev/null)"
     done
+    find /sys/fs/cgroup -path '*attestorm/*/kubepods*' -type d -name '*pod*' 2>/dev/null >>"$F/pods"
     sleep 1
   done
 ) >"$F/limits" &
@@ -46,7 +48,7 @@ export function runJob(command: string): string {
  * `attestorm cleanup`: records what was left before and after.
  */
 export function killedRunJob(command: string): string {
-  return `${PRELUDE}${command} >"$F/run.out" 2>"$F/run.err" &
+  return String.raw`${PRELUDE}${command} >"$F/run.out" 2>"$F/run.err" &
 pid=$!
 i=0
 while [ $i -lt 300 ] && ! find /sys/fs/cgroup -path '*attestorm*' -name '*pod*' 2>/dev/null | grep -q .; do sleep 1; i=$((i+1)); done
@@ -57,11 +59,12 @@ find /sys/fs/cgroup -name '*attestorm*' >"$F/before-cleanup" 2>/dev/null
 kill -9 -- -$pid 2>/dev/null || kill -9 $pid
 wait $pid 2>/dev/null
 sleep 2
+kill $watcher 2>/dev/null
 node bin/attestorm.js cleanup >"$F/cleanup.out" 2>&1
 echo $? >"$F/cleanup-exit"
 find /sys/fs/cgroup -name '*attestorm*' >"$F/left" 2>/dev/null
-ps -eo pid,args | grep -E 'attestorm|agent-main|workload' | grep -v grep >"$F/left-processes" || true
-kill $watcher 2>/dev/null
+# The harness's processes: the CLI, and the agent, pods and workers it runs from its bundle cache.
+ps -eo pid,args | grep -E 'bin/attestorm\.js|\.cache/attestorm/' | grep -v grep >"$F/left-processes" || true
 [ -f "$out/results.json" ] && cp "$out/results.json" "$F/results.json"
 `;
 }
