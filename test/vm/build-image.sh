@@ -3,8 +3,8 @@
 # flavour's cache folder. Usage: build-image.sh minimal|systemd
 #   minimal: a busybox initramfs (host root and checkout shared over 9p, cgroup2 mounted by /init).
 #   systemd: a debootstrap'd bookworm root filesystem as an ext4 image, systemd as PID 1.
-# The cache is keyed by RECIPE: change it whenever this script or the guest files change, so that
-# every clone rebuilds instead of booting a stale guest.
+# The cache is keyed by RECIPE: change it whenever what this script builds or the guest files change,
+# so that every clone rebuilds instead of booting a stale guest.
 set -eu
 
 RECIPE=7
@@ -19,6 +19,12 @@ out="$CACHE/$flavour-r$RECIPE-$KVER"
 if [ -e "$out/ready" ]; then echo "$out"; exit 0; fi
 [ "$(id -u)" = 0 ] || { echo "build-image.sh: must run as root (debootstrap, device nodes)" >&2; exit 1; }
 [ -n "$KVER" ] && [ -d "/lib/modules/$KVER" ] || { echo "build-image.sh: /lib/modules/$KVER missing (apt-get install linux-image-amd64)" >&2; exit 1; }
+# One build of a flavour at a time: .ci/run starts the builds early in the background, and a test that
+# needs the guest meanwhile waits here, then finds it ready.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build-$flavour.lock"
+flock 9
+if [ -e "$out/ready" ]; then echo "$out"; exit 0; fi
 # A build killed inside debootstrap can leave its proc and sys mounted in the half-built root: unmount
 # them before deleting anything, so that rm never walks into a live /proc or /sys.
 unmount_below() { grep -o " $1/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m"; done; }
