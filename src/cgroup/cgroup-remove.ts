@@ -48,6 +48,9 @@ function parseSelfCgroupLine(text: string, controller: string): string | null {
 export async function removeTree(dir: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (existsSync(dir)) {
+    // v2 (5.14+): one write kills the whole subtree, processes forking meanwhile and frozen ones
+    // included; the per-process kill below then finds nothing, or covers older kernels and v1.
+    killSubtree(dir);
     for (const pid of collectPids(dir)) {
       thawV1FreezerOf(pid);
       try {
@@ -63,6 +66,16 @@ export async function removeTree(dir: string, timeoutMs = 30_000): Promise<void>
       if (Date.now() > deadline) throw new Error(`cannot remove cgroup ${dir}: ${(err as Error).message}`, { cause: err });
       await sleep(50);
     }
+  }
+}
+
+function killSubtree(dir: string): void {
+  const file = join(dir, 'cgroup.kill');
+  if (!existsSync(file)) return;
+  try {
+    writeFileSync(file, '1');
+  } catch {
+    // Removed meanwhile; the per-process kill follows.
   }
 }
 

@@ -2,6 +2,7 @@
 // cgroup v1 requires, and moving a running process (every thread) between cpusets.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { enableControllers } from './delegation.js';
 import type { CgroupVersion } from './host.js';
 
 /** CPU numbers of a kernel CPU list ("0-2,5" → [0,1,2,5]), sorted and unique; null when malformed. */
@@ -50,13 +51,18 @@ export function effectiveCpus(dir: string): number[] {
  * mkdir -p of relPath below a cpuset base, leaving the leaf on `cpus`. v1 creates a cpuset with no
  * CPUs and no memory nodes, and refuses processes until both are set: every new level copies its
  * parent's, so the levels above the leaf stay as wide as the base. v2 leaves empty lists to mean
- * "the parent's", so only the leaf is written.
+ * "the parent's", so only the leaf is written, once every level above has delegated the cpuset
+ * controller to its children.
  */
 export function createCpuset(version: CgroupVersion, base: string, relPath: string, cpus: string): string {
   let dir = base;
   for (const part of relPath.split('/').filter(Boolean)) {
     const parent = dir;
     dir = join(dir, part);
+    if (version === 'v2') {
+      const refused = enableControllers(parent, ['cpuset']);
+      if (refused.length) throw new Error(`cannot pin cgroup ${relPath} to CPUs: ${parent} refused the cpuset controller (${refused.join(', ')})`);
+    }
     mkdirSync(dir, { recursive: true });
     if (version === 'v1') {
       for (const file of ['cpuset.cpus', 'cpuset.mems']) {
@@ -77,4 +83,20 @@ export function moveToCpuset(dir: string, pid: number): void {
 export function cpusAllowed(pid: number | 'self'): string | null {
   const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(readTrim(`/proc/${pid}/status`));
   return m ? m[1]! : null;
+}
+
+/**
+ * The CPUs this process is pinned to, or null when it may run on every online CPU. On cgroup v2 a
+ * process moved into another cgroup takes that cgroup's cpuset, so what the runner starts in cgroups
+ * of their own (pods) is pinned the same way explicitly; v1's separate cpuset hierarchy keeps a forked
+ * child in its parent's cpuset by itself.
+ */
+export function ownPinnedCpus(): string | null {
+  const own = cpusAllowed('self');
+  const online = readTrim('/sys/devices/system/cpu/online');
+  if (own === null || online === '') return null;
+  const ownList = parseCpuList(own);
+  const onlineList = parseCpuList(online);
+  if (!ownList || !onlineList || ownList.length >= onlineList.length) return null;
+  return formatCpuList(ownList);
 }

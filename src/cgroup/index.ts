@@ -1,5 +1,5 @@
 // Real cgroups for the harness: where they may be created, and one class to drive each.
-export { detectCgroupHost, parseSelfCgroup, planCgroupSetup, runCgroupParents } from './host.js';
+export { detectCgroupHost, parseSelfCgroup, planCgroupSetup, runCgroupParents, unifiedMount } from './host.js';
 export type { CgroupHost, CgroupSetup, CgroupVersion, DetectOptions } from './host.js';
 export { DELEGATED_SCOPE_ENV, planDelegation, RUNNER_LEAF } from './delegation.js';
 export type { Delegation, DelegationKind, DelegationPlan, DelegationView } from './delegation.js';
@@ -9,6 +9,6 @@ export type { MemoryReading } from './cgroup-read.js';
 export { inactiveFileBytes, statRssBytes, workingSetBytes } from './memory-stat.js';
 export { removeIfEmpty, removeTree } from './cgroup-remove.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
-export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList } from './cpuset.js';
+export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, ownPinnedCpus, parseCpuList } from './cpuset.js';
 export { applyCpuBudget, checkCpuBudget, cpuQuotaCores, throttledSeconds, CPU_PERIOD_US } from './cpu-budget.js';
 export type { CpuBudget, CpuBudgetOptions } from './cpu-budget.js';

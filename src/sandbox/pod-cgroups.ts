@@ -2,7 +2,7 @@
 // container cgroup made for each pod and removed with it, then the run's kubepods tree and root.
 import { chownSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Cgroup, procsFiles, removeIfEmpty, removeTree } from '../cgroup/index.js';
+import { Cgroup, ownPinnedCpus, procsFiles, removeIfEmpty, removeTree } from '../cgroup/index.js';
 import type { ResolvedSandboxOptions } from './options.js';
 import { containerCgroupRel, kubepodsDir, type CgroupDriver } from './pod-cgroup-path.js';
 import { runCgroupRel } from './run-id.js';
@@ -12,7 +12,10 @@ import type { SandboxPod } from './sandbox-pod.js';
 /** Creates the pod's container cgroup (…/pod<uid>/<containerId>) and sets pod.cgroup and pod.cpuGroup. */
 export function placePodInCgroup(cg: CgroupSetup, opts: ResolvedSandboxOptions, pod: SandboxPod): void {
   const rel = `${runCgroupRel(opts.runId)}/${containerCgroupRel(opts.cgroupDriver, opts.qosClass, pod.uid, pod.containerId)}`;
-  pod.cgroup = Cgroup.create(cg.host, rel, { cpu: cg.host.cpuBase !== null });
+  // v2: a pod moved into its own cgroup leaves the runner's cpuset; it keeps the runner's pinning
+  // (CPU isolation) by having it written on its cgroup.
+  const cpus = cg.host.version === 'v2' && cg.host.cpusetBase ? ownPinnedCpus() : null;
+  pod.cgroup = Cgroup.create(cg.host, rel, { cpu: cg.host.cpuBase !== null, ...(cpus !== null ? { cpus } : {}) });
   pod.cpuGroup = pod.cgroup.cpuPath !== null;
   // A process moves itself into the container cgroup before exec (spawnInCgroup), already as
   // the pod's uid: the procs files must be writable by that uid, as in cgroup delegation.

@@ -1,9 +1,10 @@
 // The scenario's `isolation`: the agent alone on its CPUs, the runner and every pod it starts on the
 // others (pods inherit the runner's cpuset when forked). Checked against the machine before anything
 // starts; what was applied, or why not, goes into results.json.
+import { readFileSync } from 'node:fs';
 import { cpus as osCpus } from 'node:os';
 import { join } from 'node:path';
-import { createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList, type CgroupHost } from '../cgroup/index.js';
+import { createCpuset, effectiveCpus, formatCpuList, moveToCpuset, parseCpuList, parseSelfCgroup, unifiedMount, type CgroupHost } from '../cgroup/index.js';
 import type { IsolationRecord } from '../contract/index.js';
 import { ConfigError } from '../errors.js';
 import type { Scenario } from './schema.js';
@@ -63,12 +64,15 @@ export function planIsolation(s: Scenario, host: CgroupHost | null, notHere: str
  */
 export function isolateRunner(host: CgroupHost, runId: string, plan: CpusetPlan): () => void {
   const base = host.cpusetBase!;
+  // v1: the runner's cpuset is the base. v2: its one cgroup, which may be anywhere (a leaf beside the
+  // run's cgroups, a service elsewhere in the tree); the base may not take processes back.
+  const own = host.version === 'v2' ? join(unifiedMount(), parseSelfCgroup(readFileSync('/proc/self/cgroup', 'utf8')).get('') ?? '/') : base;
   const dir = createCpuset(host.version, base, join('attestorm', runId, 'harness'), plan.otherCpus);
   moveToCpuset(dir, process.pid);
   let undone = false;
   return () => {
     if (undone) return;
     undone = true;
-    moveToCpuset(base, process.pid);
+    moveToCpuset(own, process.pid);
   };
 }

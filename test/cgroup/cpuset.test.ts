@@ -2,13 +2,14 @@
 // cpuset cgroups: a process spawned into one really runs on its CPUs only (the kernel says so in
 // /proc/<pid>/status), the runner moves in and back out, and nothing is left behind.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   Cgroup,
   cpusAllowed,
+  createCpuset,
   detectCgroupHost,
   effectiveCpus,
   formatCpuList,
@@ -79,6 +80,44 @@ describe('scenario isolation', () => {
     expect(plan).toBeNull();
     expect(record).toMatchObject({ mode: 'cpuset', agentCpus: '0', applied: false, detail: 'not applied: variants run in a cluster' });
     expect(planIsolation(scenario({ agentCpus: '0' }), fakeHost, null).record?.detail).toMatch(/not applied: no writable cpuset hierarchy/);
+  });
+});
+
+describe('cpusets on cgroup v2 (a fixture tree)', () => {
+  /** A v2 tree whose levels offer the controllers given (what the kernel writes in cgroup.controllers). */
+  function tree(levels: Record<string, string>): string {
+    const root = mkdtempSync(join(tmpdir(), 'attestorm-cpuset-v2-'));
+    for (const [rel, controllers] of Object.entries(levels)) {
+      mkdirSync(join(root, rel), { recursive: true });
+      writeFileSync(join(root, rel, 'cgroup.controllers'), controllers);
+      writeFileSync(join(root, rel, 'cgroup.subtree_control'), '');
+    }
+    return root;
+  }
+
+  it('every level above the pinned cgroup delegates cpuset to its children first; only the leaf gets CPUs', () => {
+    const root = tree({ '.': 'cpuset cpu memory', attestorm: 'cpuset cpu memory', 'attestorm/r': 'cpuset cpu memory' });
+    try {
+      const dir = createCpuset('v2', root, 'attestorm/r/harness', '0');
+      expect(dir).toBe(join(root, 'attestorm/r/harness'));
+      for (const level of ['.', 'attestorm', 'attestorm/r']) expect(readFileSync(join(root, level, 'cgroup.subtree_control'), 'utf8'), level).toBe('+cpuset');
+      expect(readFileSync(join(dir, 'cpuset.cpus'), 'utf8')).toBe('0');
+      expect(existsSync(join(root, 'attestorm/r/cpuset.cpus')), 'levels above the leaf keep their parent’s CPUs').toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('a level that cannot delegate cpuset is named, before anything is pinned', () => {
+    const root = tree({ '.': 'cpuset cpu memory', attestorm: 'cpu memory' });
+    try {
+      expect(() => createCpuset('v2', root, 'attestorm/r/harness', '0')).toThrow(
+        `${join(root, 'attestorm')} refused the cpuset controller (cpuset (not available))`,
+      );
+      expect(existsSync(join(root, 'attestorm/r/harness'))).toBe(false);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
 
