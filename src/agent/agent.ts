@@ -79,12 +79,9 @@ export async function startAgent(cfg: AgentConfig, opts: StartAgentOptions = {})
   }
   if (cfg.metrics !== undefined) parseHostPort(cfg.metrics, 'metrics');
   const peerCred = createPeerCredReader();
-  const limited = cfg.rateLimit.placement !== 'disabled';
-  const keyStrategy = limited ? createKeyStrategy(effectiveKeyStrategy(cfg), cfg) : undefined;
-  if (keyStrategy && cfg.rateLimit.placement === 'pre-attestation' && keyStrategy.needsSelectors) {
-    throw new ConfigError(`rateLimit.key must not need attestation results when rateLimit.placement is pre-attestation, got "${keyStrategy.name}"`);
-  }
-  const limiter = limited
+  const keyName = effectiveKeyStrategy(cfg);
+  const keyStrategy = keyName === null ? undefined : createKeyStrategy(keyName, cfg);
+  const limiter = keyStrategy
     ? createRateLimiter(cfg.rateLimit.limits, { gcIntervalMs: cfg.rateLimit.gcInterval, ...(opts.limiterNow ? { now: opts.limiterNow } : {}) })
     : undefined;
 

@@ -3,14 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { DEFAULT_KEYS_IN_WORDS, KEY_STRATEGIES, keyInEffect, keyRuleProblem, PLACEMENTS, type KeyStrategyName } from '../contract/index.js';
 import { ConfigError } from '../errors.js';
 import { parseOrThrow, zBytes, zDuration } from '../util/index.js';
-
-export const PLACEMENTS = ['pre-attestation', 'post-attestation', 'disabled'] as const;
-export type Placement = (typeof PLACEMENTS)[number];
-
-export const KEY_STRATEGIES = ['pod-uid', 'os-uid', 'selector-set', 'spiffe-id'] as const;
-export type KeyStrategyName = (typeof KEY_STRATEGIES)[number];
 
 export const ATTESTORS = ['unix', 'k8s'] as const;
 export const LIMIT_KEYS = ['fetch_x509_svid', 'fetch_jwt_svid', 'fetch_x509_bundles', 'fetch_jwt_bundles', 'validate_jwt_svid'] as const;
@@ -30,7 +25,7 @@ export const limitsSchema = z
 export const rateLimitSchema = z
   .strictObject({
     placement: z.enum(PLACEMENTS).default('disabled').describe('Where the limiter sits: before attestation, after it, or nowhere'),
-    key: z.enum(KEY_STRATEGIES).optional().describe('Limiter key strategy; default pod-uid before attestation, selector-set after'),
+    key: z.enum(KEY_STRATEGIES).optional().describe(`Limiter key strategy; ${DEFAULT_KEYS_IN_WORDS}`),
     limits: limitsSchema.default(limitsSchema.parse({})),
     rejectStatus: z
       .enum(['unavailable', 'resource-exhausted'])
@@ -122,22 +117,16 @@ export const agentConfigSchema = z
     model: modelSchema.default(modelSchema.parse({})),
   })
   .superRefine((cfg, ctx) => {
-    const key = cfg.rateLimit.key;
-    if (cfg.rateLimit.placement === 'pre-attestation' && (key === 'selector-set' || key === 'spiffe-id')) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['rateLimit', 'key'],
-        message: `must be pod-uid or os-uid when rateLimit.placement is pre-attestation (${key} needs attestation results), got "${key}"`,
-      });
-    }
+    const problem = keyRuleProblem(cfg.rateLimit.placement, cfg.rateLimit.key, 'rateLimit.placement');
+    if (problem) ctx.addIssue({ code: 'custom', path: ['rateLimit', 'key'], message: problem });
   });
 
 export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type AgentConfigInput = z.input<typeof agentConfigSchema>;
 
-/** The key strategy in effect: the configured one or the placement's default. */
-export function effectiveKeyStrategy(cfg: AgentConfig): KeyStrategyName {
-  return cfg.rateLimit.key ?? (cfg.rateLimit.placement === 'pre-attestation' ? 'pod-uid' : 'selector-set');
+/** The key strategy in effect: the configured one or the placement's default; null without a limiter. */
+export function effectiveKeyStrategy(cfg: AgentConfig): KeyStrategyName | null {
+  return keyInEffect(cfg.rateLimit.placement, cfg.rateLimit.key);
 }
 
 /** Validates an already-merged config object (file values overlaid by flags). */

@@ -7,14 +7,10 @@ export {
   parseAgentConfig,
   readAgentConfigFile,
   effectiveKeyStrategy,
-  PLACEMENTS,
-  KEY_STRATEGIES,
   ATTESTORS,
   LIMIT_KEYS,
   type AgentConfig,
   type AgentConfigInput,
-  type Placement,
-  type KeyStrategyName,
 } from './config.js';
 export { parseCgroup } from './cgroup-path.js';
 export { createRateLimiter, coarseClock, DEFAULT_CLOCK_TICK_MS, DEFAULT_CLOCK_BUSY_READS, type RateLimiterOptions } from './limiter.js';

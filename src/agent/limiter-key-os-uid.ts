@@ -1,5 +1,6 @@
 // Limiter key "os-uid": the caller's OS user ID from SO_PEERCRED. Free to compute and valid before
 // attestation, but every pod running as the same UID shares one bucket.
+import { keyNeedsAttestation } from '../contract/index.js';
 import type { KeyContext, KeyStrategy, LimiterKey } from './types.js';
 
 // Keys made once per UID: a node has few, and the limiter's Map lookup is cheapest on a string it
@@ -17,5 +18,5 @@ export function osUidKey(ctx: KeyContext): LimiterKey {
 }
 
 export function createOsUidKeyStrategy(): KeyStrategy {
-  return { name: 'os-uid', needsSelectors: false, key: osUidKey };
+  return { name: 'os-uid', needsSelectors: keyNeedsAttestation('os-uid'), key: osUidKey };
 }

@@ -2,6 +2,7 @@
 // cgroup, falling back to its OS UID outside a pod, so one noisy pod cannot drain everyone's bucket.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { keyNeedsAttestation } from '../contract/index.js';
 import type { AgentConfig } from './config.js';
 import { parseCgroup } from './cgroup-path.js';
 import { osUidKey } from './limiter-key-os-uid.js';
@@ -70,7 +71,7 @@ export function createPodUidKeyStrategy(opts: PodUidKeyOptions): KeyStrategy {
 
   return {
     name: 'pod-uid',
-    needsSelectors: false,
+    needsSelectors: keyNeedsAttestation('pod-uid'),
     key(ctx: KeyContext): LimiterKey {
       if (!opts.kubernetesNode) return osUidKey(ctx);
       const podUID = podUIDOf(ctx.caller.pid, ctx.caller.startTime);

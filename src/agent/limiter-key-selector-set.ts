@@ -1,6 +1,7 @@
 // Limiter key "selector-set" (SPIRE's merged design): SHA-256 over the caller's attested selectors,
 // so callers with the same identity-relevant attributes share a bucket on any platform.
 import { createHash } from 'node:crypto';
+import { keyNeedsAttestation } from '../contract/index.js';
 import type { KeyContext, KeyStrategy, LimiterKey, Selector } from './types.js';
 
 /** Key of a caller attestation gave no selectors to (every such caller shares it). */
@@ -32,7 +33,7 @@ export function selectorSetHash(selectors: readonly Selector[]): string {
 export function createSelectorSetKeyStrategy(): KeyStrategy {
   return {
     name: 'selector-set',
-    needsSelectors: true,
+    needsSelectors: keyNeedsAttestation('selector-set'),
     key(ctx: KeyContext): LimiterKey {
       const selectors = ctx.selectors;
       if (!selectors || selectors.length === 0) return { key: UNATTESTED_KEY, keyType: 'selector_set' };

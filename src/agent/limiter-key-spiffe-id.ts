@@ -1,5 +1,6 @@
 // Limiter key "spiffe-id": the SPIFFE IDs the caller is entitled to, so the bucket follows the
 // issued identity rather than the attributes that produced it.
+import { keyNeedsAttestation } from '../contract/index.js';
 import type { KeyContext, KeyStrategy, LimiterKey } from './types.js';
 
 /** Key of a caller no registration entry matched (every such caller shares it). */
@@ -8,7 +9,7 @@ export const NO_IDENTITY_KEY = '<no-identity>';
 export function createSpiffeIdKeyStrategy(): KeyStrategy {
   return {
     name: 'spiffe-id',
-    needsSelectors: true,
+    needsSelectors: keyNeedsAttestation('spiffe-id'),
     key(ctx: KeyContext): LimiterKey {
       const ids = ctx.spiffeIds;
       if (!ids || ids.length === 0) return { key: NO_IDENTITY_KEY, keyType: 'spiffe_id' };

@@ -1,7 +1,8 @@
 // Registry of limiter key strategies, chosen by name from config (rateLimit.key). Adding one is a
 // new limiter-key-<name>.ts and one register line below.
 import { ConfigError } from '../errors.js';
-import type { AgentConfig, KeyStrategyName } from './config.js';
+import type { KeyStrategyName } from '../contract/index.js';
+import type { AgentConfig } from './config.js';
 import { createOsUidKeyStrategy } from './limiter-key-os-uid.js';
 import { createPodUidKeyStrategyFromConfig } from './limiter-key-pod-uid.js';
 import { createSelectorSetKeyStrategy } from './limiter-key-selector-set.js';

@@ -4,8 +4,9 @@
 // The limiter stage is one function; the placement only decides which slot it is composed into.
 import { status } from '@grpc/grpc-js';
 import type { Metadata } from '@grpc/grpc-js';
+import type { PlacementName } from '../contract/index.js';
 import { SECURITY_HEADER } from '../proto/index.js';
-import type { AgentConfig, Placement } from './config.js';
+import type { AgentConfig } from './config.js';
 import type { AgentMetrics } from './metrics.js';
 import { readStartTimeSync, readStatusSync, type ProcStatus } from './procfs.js';
 import type { Attestor, CallerCreds, IdentityIssuer, KeyContext, KeyStrategy, LimitMethodKey, RateLimiter, RegistrationEntry, Selector } from './types.js';
@@ -93,7 +94,7 @@ export function entriesOf(ctx: CallContext, issuer: IdentityIssuer): Registratio
 }
 
 /** The slots a placement puts the limiter stage into. Adding a placement is one line here. */
-const PLACEMENT_SLOTS: Record<Placement, 'beforeAttestation' | 'afterAttestation' | null> = {
+const PLACEMENT_SLOTS: Record<PlacementName, 'beforeAttestation' | 'afterAttestation' | null> = {
   'pre-attestation': 'beforeAttestation',
   'post-attestation': 'afterAttestation',
   disabled: null,

@@ -39,9 +39,9 @@ export interface LimiterKey {
 }
 
 export interface KeyStrategy {
-  /** Registry name: 'pod-uid', 'os-uid', 'selector-set', 'spiffe-id'. */
+  /** Registry name: one of KEY_STRATEGIES (src/contract/limiter-vocabulary.ts). */
   readonly name: string;
-  /** True when the strategy needs attestation results, so it cannot sit pre-attestation. */
+  /** True when the key is made from attestation results: the pipeline then hands it selectors and SPIFFE IDs. */
   readonly needsSelectors: boolean;
   key(ctx: KeyContext): LimiterKey;
 }

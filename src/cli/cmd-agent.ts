@@ -8,10 +8,8 @@ import type { Argv, CommandModule, Options } from 'yargs';
 import {
   agentConfigSchema,
   ATTESTORS,
-  KEY_STRATEGIES,
   LIMIT_KEYS,
   parseAgentConfig,
-  PLACEMENTS,
   readAgentConfigFile,
   readyLine,
   startAgent,
@@ -20,6 +18,7 @@ import {
   type AgentConfig,
   type RunningAgent,
 } from '../agent/index.js';
+import { KEY_STRATEGIES, PLACEMENTS } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
 
 /** Dotted paths of the config's leaves and sub-objects: the only keys a flag may name. */

@@ -1,6 +1,8 @@
-// The run folder's data contract (results.json and the NDJSON sample lines), at the bottom of the
-// import graph: the runner, the targets, the samplers and the reports depend on it, not on each other.
+// The run folder's data contract (results.json and the NDJSON sample lines) and the limiter vocabulary
+// its records speak, at the bottom of the import graph: the agent, the runner, the targets, the
+// samplers and the reports depend on it, not on each other.
 export * from './terms.js';
+export * from './limiter-vocabulary.js';
 export * from './results.js';
 export * from './variant-result.js';
 export * from './sample-lines.js';

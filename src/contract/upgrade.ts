@@ -1,6 +1,7 @@
 // Reading results.json of any version this attestorm understands, converted on load so reports
 // render old run folders unchanged: schemaVersion 1 (placements) to 2 (variants), 2 (peaks in
 // cgroup usage only) to 3 (the peak in a named measure, beside the peaks of every measure).
+import { isPlacementName } from './limiter-vocabulary.js';
 import type { RunResults } from './results.js';
 import type { ExpectationResult, VariantResult } from './variant-result.js';
 
@@ -12,8 +13,6 @@ type V1Results = Omit<RunResults, 'schemaVersion' | 'variants' | 'runner' | 'ver
   schemaVersion: 1;
   placements: V1Placement[];
 };
-
-const PLACEMENTS = new Set(['pre-attestation', 'post-attestation', 'disabled']);
 
 type V2Variant = Omit<VariantResult, 'memoryMeasure' | 'peaks'>;
 type V2Results = Omit<RunResults, 'schemaVersion' | 'variants'> & { schemaVersion: 2; variants: V2Variant[] };
@@ -54,9 +53,7 @@ function fromV1(raw: Record<string, unknown>): V2Results {
     }));
     return {
       ...p,
-      agent: PLACEMENTS.has(p.name)
-        ? { kind: 'reference', placement: p.name as VariantResult['agent']['placement'], key: null }
-        : { kind: 'external', placement: null, key: null },
+      agent: isPlacementName(p.name) ? { kind: 'reference', placement: p.name, key: null } : { kind: 'external', placement: null, key: null },
       spread: {},
       deaths: [],
       expectations,

@@ -1,5 +1,6 @@
 // One variant's record in results.json (RunResults.variants): what ran, its memory, deaths, rates,
 // latency, faults, storm, bystanders and expectations, summed or taken as medians across repetitions.
+import type { KeyStrategyName, PlacementName } from './limiter-vocabulary.js';
 import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
 import type { Outcome, Phase, Verdict } from './terms.js';
 
@@ -29,7 +30,6 @@ export interface ExpectationResult {
   message: string;
 }
 
-export type PlacementName = 'pre-attestation' | 'post-attestation' | 'disabled';
 /** A target kind's name, as src/target's registry knows it: reference, spire, external. */
 export type AgentKind = string;
 
@@ -38,8 +38,8 @@ export interface VariantAgentRecord {
   kind: AgentKind;
   /** The effective limiter placement; null when unknown (an external agent). */
   placement: PlacementName | null;
-  /** The limiter key strategy (pod-uid, os-uid, selector-set, spiffe-id); null when no limiter or unknown. */
-  key: string | null;
+  /** The limiter key strategy; null when no limiter or unknown. */
+  key: KeyStrategyName | null;
   /** The agent binary or bundle that ran. */
   binary?: string;
   /** Its version as it reports it. */

@@ -1,6 +1,7 @@
 // What every chart definition shares: the chart ids, the spec both renderers take, the colours
 // (colour-blind safe; a variant keeps its colour across charts) and the dataset and axis options.
 import type { ChartConfiguration } from 'chart.js';
+import { isPlacementName, type PlacementName } from '../contract/index.js';
 import type { SeriesLine } from './report-model.js';
 
 export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'rejections';
@@ -18,7 +19,7 @@ export interface ChartSpec {
 }
 
 // Colour-blind-safe hues (Okabe–Ito), one per placement so a variant named after a placement keeps its colour on every chart.
-const PLACEMENT_COLORS: Record<string, string> = {
+const PLACEMENT_COLORS: Record<PlacementName, string> = {
   'pre-attestation': '#009E73',
   'post-attestation': '#E69F00',
   disabled: '#CC79A7',
@@ -60,7 +61,7 @@ export function variantPalette(names: Iterable<string>): ColorOf {
   const assigned = new Map<string, string>();
   let next = 0;
   const colorOf = (name: string): string => {
-    let c = assigned.get(name) ?? PLACEMENT_COLORS[name];
+    let c = assigned.get(name) ?? (isPlacementName(name) ? PLACEMENT_COLORS[name] : undefined);
     if (c === undefined) {
       c = VARIANT_COLORS[next++ % VARIANT_COLORS.length]!;
       assigned.set(name, c);

@@ -5,6 +5,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import {
+  isPlacementName,
   PeakTracker,
   peakIn,
   peaksAtOomKill,
@@ -150,7 +151,7 @@ export function variantFromSamples(repDir: string, samples: SampleLine[], measur
     name,
     agent: {
       kind: 'reference',
-      placement: (['pre-attestation', 'post-attestation', 'disabled'].includes(name) ? name : null) as VariantResult['agent']['placement'],
+      placement: isPlacementName(name) ? name : null,
       key: null,
     },
     runDirs: [repDir],

@@ -22,7 +22,6 @@ import {
   agentKindSummary,
   AGENT_KINDS,
   DEFAULT_AGENT_KIND,
-  PLACEMENT_NAMES,
   resolveVariantAgent,
   sharedAgentShape,
   TARGET_KINDS,
@@ -30,17 +29,16 @@ import {
   type VariantAgent,
 } from '../target/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../util/index.js';
-import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES } from '../contract/index.js';
+import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES, PLACEMENTS, type PlacementName } from '../contract/index.js';
 
 const pinnableKinds = () =>
   TARGET_KINDS.filter((k) => k.pinnable)
     .map((k) => k.kind)
     .join(', ');
 
-export { PLACEMENT_NAMES };
 /** The single column used when the target is an external agent: placements then mean nothing. */
 export const EXTERNAL_PLACEMENT = 'external' as const;
-export const EXPECT_KEYS = [...PLACEMENT_NAMES, EXTERNAL_PLACEMENT] as const;
+export const EXPECT_KEYS = [...PLACEMENTS, EXTERNAL_PLACEMENT] as const;
 
 /**
  * Shared agent settings (and the agent of the `placements` shorthand): keys of every kind are
@@ -236,7 +234,7 @@ function variantInputs(s: { variants?: Array<{ name: string; agent: AgentInput }
     const { memoryLimit, ...t } = s.target;
     return { list: [{ name: EXTERNAL_PLACEMENT, agent: { kind: 'external', ...t, ...(memoryLimit !== undefined ? { memoryLimit } : {}) } }], path: 'target' };
   }
-  const placements = (s.placements ?? [...PLACEMENT_NAMES]).filter((p): p is (typeof PLACEMENT_NAMES)[number] => p !== EXTERNAL_PLACEMENT);
+  const placements = (s.placements ?? [...PLACEMENTS]).filter((p): p is PlacementName => p !== EXTERNAL_PLACEMENT);
   return { list: placements.map((p) => ({ name: p, agent: { kind: 'reference' as const, placement: p } })), path: 'placements' };
 }
 

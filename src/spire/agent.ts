@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnInCgroup, type Cgroup } from '../cgroup/index.js';
+import type { LimitedPlacement } from '../contract/index.js';
 import { ChildProcessError, ConfigError, RunError } from '../errors.js';
 import { onCleanup, stopChild } from '../util/index.js';
 import { renderAgentConfig, type KubeletAccess } from './config-agent.js';
@@ -14,9 +15,6 @@ import type { HclTree } from './hcl.js';
 import { SPIRE_RATE_LIMIT_KEYS, SPIRE_RATE_LIMIT_METHODS, type SpireRateLimits } from './options.js';
 import type { SpireAgentGrammar } from './release.js';
 import { MAX_SOCKET_PATH } from './server.js';
-
-/** Where a build's Workload API limiter sits: as SPIRE ships it, or moved before attestation. */
-export type LimiterPlacement = 'post-attestation' | 'pre-attestation';
 
 export interface PrepareSpireAgentOptions {
   binary: string;
@@ -39,7 +37,7 @@ export interface PrepareSpireAgentOptions {
    * Where the build's limiter sits. A pre-attestation build (the limiter moved before attestation)
    * must say so in its "rate limiting enabled" lines; a released build must not. Default post-attestation.
    */
-  limiterPlacement?: LimiterPlacement;
+  limiterPlacement?: LimitedPlacement;
   /** Added to the agent's environment (ATTESTORM_RUN_ID lets `attestorm cleanup` find it if we die). */
   env?: Record<string, string>;
 }
@@ -60,7 +58,7 @@ export class SpireAgentPlan {
     readonly telemetryPort: number,
     readonly rateLimits: SpireRateLimits | undefined,
     readonly extraEnv: Record<string, string> = {},
-    readonly limiterPlacement: LimiterPlacement = 'post-attestation',
+    readonly limiterPlacement: LimitedPlacement = 'post-attestation',
   ) {}
 
   /** SPIRE's Prometheus endpoint (it answers on every path). */
@@ -156,7 +154,7 @@ function refusalInLog(logFile: string, from: number): string | null {
  * The limited method (and its limit) a log line announces, or null for any other line. placement:
  * what the line says of where the limiter sits; released builds say nothing (post-attestation).
  */
-export function limiterAnnouncement(line: string): { method: string; limit: number; placement: LimiterPlacement } | null {
+export function limiterAnnouncement(line: string): { method: string; limit: number; placement: LimitedPlacement } | null {
   if (!line.includes(LIMITER_LINE)) return null;
   // Text format (method=/x limit=10) or JSON ("method":"/x","limit":10).
   const method = /\bmethod"?[=:]"?([^\s",}]+)/.exec(line)?.[1];
@@ -166,7 +164,7 @@ export function limiterAnnouncement(line: string): { method: string; limit: numb
 }
 
 /** Announced methods whose placement is not the one the variant declares, as a sentence; null when all agree. */
-export function placementMismatch(plan: SpireAgentPlan, announced: ReadonlyMap<string, LimiterPlacement>): string | null {
+export function placementMismatch(plan: SpireAgentPlan, announced: ReadonlyMap<string, LimitedPlacement>): string | null {
   const wrong = [...announced].filter(([, p]) => p !== plan.limiterPlacement);
   if (!wrong.length) return null;
   return `the variant declares limiterPlacement ${plan.limiterPlacement}, but ${plan.binary} announced its limiter ${wrong[0]![1]} for ${wrong.map(([m]) => m).join(', ')}`;

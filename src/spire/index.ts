@@ -26,7 +26,7 @@ export {
   joinTokenRefusal,
   placementMismatch,
 } from './agent.js';
-export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand, LimiterPlacement } from './agent.js';
+export type { PrepareSpireAgentOptions, StartSpireAgentOptions, SpireAgentCommand } from './agent.js';
 export { probeSvid, asGroup, inPod, SVID_PROBE_BUNDLE } from './svid-probe.js';
 export type { ProbeSvidOptions, ProbeResult, ProbeSpawn, ProbePodHost } from './svid-probe.js';
 export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from './metrics.js';

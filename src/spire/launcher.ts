@@ -2,17 +2,10 @@
 // the in-memory key manager re-attests on every start) and an empty data dir; ready when /ready
 // answers 200 and SPIRE has announced every configured rate limit.
 import type { ChildProcess } from 'node:child_process';
+import type { LimitedPlacement } from '../contract/index.js';
 import { ChildProcessError, RunError } from '../errors.js';
 import { isRunning, sleep } from '../util/index.js';
-import {
-  joinTokenRefusal,
-  limiterAnnouncement,
-  limiterNotLoggedError,
-  placementMismatch,
-  unannouncedLimits,
-  type LimiterPlacement,
-  type SpireAgentPlan,
-} from './agent.js';
+import { joinTokenRefusal, limiterAnnouncement, limiterNotLoggedError, placementMismatch, unannouncedLimits, type SpireAgentPlan } from './agent.js';
 import { isReady } from './health.js';
 import { quoteLog } from './log-tail.js';
 import type { SpireServer } from './server.js';
@@ -54,7 +47,7 @@ export function spireAgentLauncher(plan: SpireAgentPlan, server: SpireServer, lo
     },
     async ready(child, onLine, signal) {
       const announced = new Map<string, number>();
-      const placements = new Map<string, LimiterPlacement>();
+      const placements = new Map<string, LimitedPlacement>();
       let refused: string | null = null;
       onLine((line) => {
         const a = limiterAnnouncement(line);

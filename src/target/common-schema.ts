@@ -1,10 +1,8 @@
 // Settings every agent the harness starts has (memory limit, CPU share, the kubelet emulator its
-// attestor talks to, restarts, start timeout), and the limiter placements a variant can name.
+// attestor talks to, restarts, start timeout).
 import { z } from 'zod';
 import { zBytes, zDuration, zNonNegInt, zSizeAsWritten } from '../util/index.js';
 import { podListConflict, podListSchema } from './pod-list-schema.js';
-
-export const PLACEMENT_NAMES = ['pre-attestation', 'post-attestation', 'disabled'] as const;
 
 export const cpuSchema = z
   .strictObject({

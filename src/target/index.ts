@@ -18,13 +18,12 @@ export { agentKindSummary, resolveVariantAgent, sharedAgentShape } from './resol
 export { defineTargetKind } from './kind.js';
 export type { AgentOf, AgentPreflight, ClusterAgentSpec, ClusterLayout, LimiterChoice, TargetKind } from './kind.js';
 export type { AgentTarget, TargetContext } from './target.js';
-export { PLACEMENT_NAMES } from './common-schema.js';
 export type { CpuShare, KubeletEmulation } from './common-schema.js';
 export { podListEmulatorOptions } from './pod-list-schema.js';
 export type { PodList, PodListInput } from './pod-list-schema.js';
 export { AgentSupervisor } from './agent-supervisor.js';
 export type { AgentLaunch, AgentLauncher, AgentReady, AgentSupervisorOptions } from './agent-supervisor.js';
-export { agentConfigYaml, buildAgentConfig, KEY_STRATEGIES, referenceLauncher, REFERENCE_AGENT_BUNDLE } from './reference/index.js';
+export { agentConfigYaml, buildAgentConfig, referenceLauncher, REFERENCE_AGENT_BUNDLE } from './reference/index.js';
 export type { AgentEndpoints, ReferenceAgent } from './reference/index.js';
 export { SPIRE_PROBE_GID, spireLimiter, spireTarget } from './spire/index.js';
 export type { SpireAgent } from './spire/index.js';

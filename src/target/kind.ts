@@ -2,7 +2,7 @@
 // spire-agent and an agent already running, in one object per kind, chosen by a variant's agent.kind.
 import type { z } from 'zod';
 import type { CgroupHost } from '../cgroup/index.js';
-import type { PlacementName } from '../contract/index.js';
+import type { KeyStrategyName, PlacementName } from '../contract/index.js';
 import type { FaultCapabilities } from '../fault/index.js';
 import type { CpuShare, KubeletEmulation } from './common-schema.js';
 import type { AgentTarget, TargetContext } from './target.js';
@@ -10,7 +10,7 @@ import type { AgentTarget, TargetContext } from './target.js';
 /** The effective limiter placement and key of a variant's agent; null when unknown or none. */
 export interface LimiterChoice {
   placement: PlacementName | null;
-  key: string | null;
+  key: KeyStrategyName | null;
 }
 
 /** Where an agent lives in a cluster, as the manifest renderer lays it out. */

@@ -7,6 +7,7 @@ import { createKeyStrategy, registerKeyStrategy, keyStrategyNames } from '../../
 import { createPodUidKeyStrategy, detectKubernetesNode } from '../../src/agent/limiter-key-pod-uid.js';
 import { selectorSetHash } from '../../src/agent/limiter-key-selector-set.js';
 import type { CallerCreds, KeyContext } from '../../src/agent/types.js';
+import { KEY_STRATEGIES } from '../../src/contract/index.js';
 import { ConfigError } from '../../src/errors.js';
 
 const CID = '9bca8d63d5fa610783847915bcff0ecac1273e5b4bed3f6fa1b07350e0135961';
@@ -33,8 +34,9 @@ function caller(pid: number, uid = 1000, startTime: string | null = '100'): Call
 const cfg = (over: object = {}) => parseAgentConfig(over);
 
 describe('key strategy registry', () => {
-  it('has the four strategies and rejects unknown names', () => {
+  it('has the four strategies, one for every name the config accepts, and rejects unknown names', () => {
     expect(keyStrategyNames().sort()).toEqual(['os-uid', 'pod-uid', 'selector-set', 'spiffe-id']);
+    expect(keyStrategyNames().sort()).toEqual([...KEY_STRATEGIES].sort());
     expect(() => createKeyStrategy('nope' as never, cfg())).toThrow(ConfigError);
     expect(() => createKeyStrategy('nope' as never, cfg())).toThrow(/rateLimit\.key must be one of .* got "nope"/);
   });

@@ -2,11 +2,10 @@
 // renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
 // the scenario's variants (reference and spire agents; an external agent lives on this machine).
 import type { GeneratorLoad } from '../../load/index.js';
-import type { Scenario, Variant } from '../../scenario/index.js';
+import type { KeyStrategyName, PlacementName, Scenario, Variant } from '../../scenario/index.js';
 import { spireLimiter, targetKind, type KubeletEmulation } from '../../target/index.js';
 
 export type KindAgentKind = 'reference' | 'spire';
-export type KindPlacement = 'pre-attestation' | 'post-attestation' | 'disabled';
 
 export interface SpireImages {
   serverImage: string;
@@ -38,8 +37,8 @@ export interface KindVariant {
   name: string;
   kind: KindAgentKind;
   memoryLimitBytes: number;
-  placement: KindPlacement | null;
-  key: string | null;
+  placement: PlacementName | null;
+  key: KeyStrategyName | null;
   rateLimits: Record<string, number>;
   /** Reference agent: its config YAML object (socket, kubelet and metrics are set by the renderer). */
   referenceConfig?: Record<string, unknown>;

@@ -36,4 +36,4 @@ export const referenceKind = defineTargetKind<ReferenceAgent, string>({
 export { agentConfigYaml, buildAgentConfig } from './agent-config.js';
 export type { AgentEndpoints } from './agent-config.js';
 export { referenceLauncher, REFERENCE_AGENT_BUNDLE } from './local.js';
-export { KEY_STRATEGIES, type ReferenceAgent } from './schema.js';
+export type { ReferenceAgent } from './schema.js';

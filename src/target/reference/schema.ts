@@ -1,10 +1,9 @@
 // The reference agent's settings in a scenario: its attestors, limiter (placement, key, limits,
 // rejection status), modeled costs and extra config, and the keys it adds to the shared agent block.
 import { z } from 'zod';
+import { defaultKey, KEY_STRATEGIES, keyRuleProblem, keysAllowed, PLACEMENT_FACTS, PLACEMENTS, type LimitedPlacement } from '../../contract/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../../util/index.js';
-import { PLACEMENT_NAMES, startedAgentShape, startedAgentSharedShape } from '../common-schema.js';
-
-export const KEY_STRATEGIES = ['pod-uid', 'os-uid', 'selector-set', 'spiffe-id'] as const;
+import { startedAgentShape, startedAgentSharedShape } from '../common-schema.js';
 
 const k8sSchema = z
   .strictObject({
@@ -28,10 +27,16 @@ const rateLimitsSchema = z
   })
   .describe("Token-bucket limits per method (SPIRE's config keys): rate = burst = the integer given");
 
+const placementKey = (p: LimitedPlacement) =>
+  z
+    .enum(keysAllowed(p), { error: (issue) => keyRuleProblem(p, issue.input) ?? undefined })
+    .default(defaultKey(p))
+    .describe(`Limiter key ${PLACEMENT_FACTS[p].where}`);
+
 const keysSchema = z
   .strictObject({
-    'pre-attestation': z.enum(['pod-uid', 'os-uid']).default('pod-uid').describe('Limiter key before attestation'),
-    'post-attestation': z.enum(['selector-set', 'spiffe-id', 'pod-uid', 'os-uid']).default('selector-set').describe('Limiter key after attestation'),
+    'pre-attestation': placementKey('pre-attestation'),
+    'post-attestation': placementKey('post-attestation'),
   })
   .describe('Limiter key strategy per placement');
 
@@ -79,16 +84,15 @@ export const referenceAgentSchema = z
   .strictObject({
     kind: z.literal('reference'),
     placement: z
-      .enum(PLACEMENT_NAMES, { error: `must be one of ${PLACEMENT_NAMES.join(', ')} for a reference agent` })
+      .enum(PLACEMENTS, { error: `must be one of ${PLACEMENTS.join(', ')} for a reference agent` })
       .describe('Where the rate limiter sits: before attestation, after it, or nowhere'),
     key: z.enum(KEY_STRATEGIES).optional().describe('Limiter key strategy; default agent.keys[placement]'),
     ...startedAgentShape,
     ...referenceOnlyShape,
   })
   .superRefine((a, ctx) => {
-    if (a.placement === 'pre-attestation' && a.key !== undefined && a.key !== 'pod-uid' && a.key !== 'os-uid') {
-      ctx.addIssue({ code: 'custom', path: ['key'], message: `must be pod-uid or os-uid before attestation (nothing else is known yet), got "${a.key}"` });
-    }
+    const problem = keyRuleProblem(a.placement, a.key, 'placement');
+    if (problem) ctx.addIssue({ code: 'custom', path: ['key'], message: problem });
   });
 export type ReferenceAgent = z.output<typeof referenceAgentSchema>;
 
@@ -97,7 +101,7 @@ export const referenceInherits = [...Object.keys(startedAgentShape), ...Object.k
 
 /** The keys the reference agent adds to the shared agent block (the first kind: they set the block's order). */
 export const referenceSharedShape = {
-  placement: z.enum(PLACEMENT_NAMES).optional().describe('reference: where the rate limiter sits'),
+  placement: z.enum(PLACEMENTS).optional().describe('reference: where the rate limiter sits'),
   key: z.enum(KEY_STRATEGIES).optional().describe('reference: limiter key strategy; default agent.keys[placement]'),
   ...startedAgentSharedShape,
   attestors: z

@@ -1,6 +1,7 @@
 // A real spire-agent's settings in a scenario: its k8s attestor, binaries, SPIRE's experimental
 // rate limits (never inherited: they are what is compared), extra configs, heap profiles.
 import { z } from 'zod';
+import { LIMITED_PLACEMENTS } from '../../contract/index.js';
 import { zDuration, zNonNegInt, zPosInt } from '../../util/index.js';
 import { startedAgentShape, startedAgentSharedShape } from '../common-schema.js';
 
@@ -37,7 +38,7 @@ const spireOnlyShape = {
     .optional()
     .describe("The SPIRE release this variant means: the agent's --version must name it, checked before anything starts"),
   limiterPlacement: z
-    .enum(['post-attestation', 'pre-attestation'])
+    .enum(LIMITED_PLACEMENTS)
     .default('post-attestation')
     .describe(
       'Where this build\'s Workload API limiter sits: post-attestation (SPIRE as released, keyed by the selector set) or pre-attestation (a build with the limiter moved before attestation, keyed by pod UID, else OS uid, which must say so in its "rate limiting enabled" log line)',
