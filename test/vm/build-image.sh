@@ -39,6 +39,8 @@ NINEP_MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev vi
 
 build_minimal() {
   root="$tmp/initramfs"
+  # The initramfs has no libraries: a dynamically linked busybox would not start.
+  if ldd /bin/busybox >/dev/null 2>&1; then echo "build-image.sh: /bin/busybox is dynamically linked (apt-get install busybox-static)" >&2; exit 1; fi
   mkdir -p "$root/bin" "$root/modules" "$root/proc" "$root/sys" "$root/dev" "$root/host"
   cp /bin/busybox "$root/bin/busybox"
   for m in $NINEP_MODULES; do
