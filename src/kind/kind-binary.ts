@@ -1,8 +1,9 @@
-// The kind CLI: the one on PATH when it is the version kind mode is built against, otherwise
-// built from its Go module (sigs.k8s.io/kind, through the Go module proxy) into the cache.
+// The kind CLI: the one on PATH (the user's choice, whatever its version), otherwise kind
+// KIND_VERSIONS.kind built from its Go module (sigs.k8s.io/kind, through the Go module proxy) into
+// the cache.
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { goEnv, sh } from '../cluster/index.js';
+import { goEnv, onPath, sh } from '../cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 
 async function versionOf(bin: string): Promise<string | null> {
@@ -10,9 +11,14 @@ async function versionOf(bin: string): Promise<string | null> {
   return r && r.code === 0 ? (/kind (v\S+)/.exec(r.stdout)?.[1] ?? null) : null;
 }
 
-/** Path of a kind binary of KIND_VERSIONS.kind; builds it (about 10 s warm) when neither PATH nor the cache has one. */
+/** Path of a kind binary; builds KIND_VERSIONS.kind (about 10 s warm) when neither PATH nor the cache has one. */
 export async function ensureKindBinary(l: KindLayout, log: (s: string) => void): Promise<string> {
-  if ((await versionOf('kind')) === KIND_VERSIONS.kind) return 'kind';
+  if (onPath('kind')) {
+    const version = await versionOf('kind');
+    if (version !== KIND_VERSIONS.kind)
+      log(`using kind ${version ?? '(version unknown)'} from PATH (the local node image is made for kind ${KIND_VERSIONS.kind})`);
+    return 'kind';
+  }
   if (existsSync(l.kindBin)) return l.kindBin;
   log(`building kind ${KIND_VERSIONS.kind} from sigs.k8s.io/kind (nice 10)`);
   const dir = dirname(l.kindBin);
