@@ -47,7 +47,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     scenarioWritten: results.scenario?.written ?? null,
     modeledCosts: results.scenario?.modeledCosts ?? {},
     command: results.command ?? '',
-    environment: { ...(platformFact(results.platform) ? { platform: platformFact(results.platform) } : {}), ...(results.environment ?? {}) },
+    environment: { ...(platformFact(results.platform) ? { cluster: platformFact(results.platform) } : {}), ...(results.environment ?? {}) },
     startedAt: results.startedAt,
     endedAt: results.endedAt,
     tool: `${results.tool?.name ?? 'attestorm'} ${results.tool?.version ?? ''}`.trim(),
@@ -79,10 +79,10 @@ export function platformFact(p: RunResults['platform']): string | null {
   const d = p.detail ?? {};
   const nodes = Array.isArray(d['nodes']) ? d['nodes'].length : null;
   const parts = [
-    typeof d['cluster'] === 'string' ? `cluster ${d['cluster']}` : null,
     typeof d['nodeImage'] === 'string' ? `node image ${d['nodeImage']}` : null,
     typeof d['serverVersion'] === 'string' ? `Kubernetes ${d['serverVersion']}` : null,
     nodes !== null ? `${nodes} node${nodes === 1 ? '' : 's'}` : null,
   ].filter((x): x is string => x !== null);
-  return `${p.name}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+  const name = typeof d['cluster'] === 'string' ? ` ${d['cluster']}` : '';
+  return `${p.name}${name}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }

@@ -143,7 +143,10 @@ describe("the report's platform fact", () => {
   it('names kind, the cluster, the node image and the Kubernetes version; nothing for local runs', () => {
     expect(
       platformFact({ name: 'kind', detail: { cluster: 't1', nodeImage: 'localhost/attestorm-kind-node:v1.34.4-x', serverVersion: 'v1.34.4', nodes: [{}] } }),
-    ).toBe('kind (cluster t1, node image localhost/attestorm-kind-node:v1.34.4-x, Kubernetes v1.34.4, 1 node)');
+    ).toBe('kind t1: node image localhost/attestorm-kind-node:v1.34.4-x, Kubernetes v1.34.4, 1 node');
+    expect(platformFact({ name: 'cluster', detail: { cluster: 'attestorm-local', serverVersion: 'v1.34.4', nodes: [{}, {}] } })).toBe(
+      'cluster attestorm-local: Kubernetes v1.34.4, 2 nodes',
+    );
     expect(platformFact({ name: 'local' })).toBeNull();
     expect(platformFact(undefined)).toBeNull();
   });
