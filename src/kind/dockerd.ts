@@ -2,8 +2,9 @@
 // own (nothing in the clone, nothing shared with another engine), runc behind the capability filter
 // as its default runtime. Started detached and recorded with its PID, binary and start time, so
 // `engineDown` stops exactly it, also from another process.
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { PlatformError } from '../errors.js';
 import { isOurs, logTail, sh, startDaemon, stopDaemon, type DaemonRecord } from '../cluster/index.js';
 import { dockerHost, type KindLayout } from './layout.js';
@@ -12,8 +13,46 @@ import { runcCapsScript } from './runc-caps.js';
 const DOCKERD = '/usr/sbin/dockerd';
 const RUNC = '/usr/sbin/runc';
 
-export function dockerdConfig(l: KindLayout): Record<string, unknown> {
+/**
+ * The cgroup the engine's containers go under (cgroup v1). Docker's default parent weighs all its
+ * containers together like one process (cpu.shares 1024), so on a busy host a whole kind cluster got
+ * one CPU's share; the kubelet weighs a node's pods by its CPUs (1024 each), as the local cluster's
+ * kubepods is: this parent is weighted the same.
+ */
+export const CGROUP_PARENT = 'attestorm-kind';
+const CGROUP_V1 = '/sys/fs/cgroup';
+
+function cgroupV1(): boolean {
+  return existsSync(join(CGROUP_V1, 'cpu', 'cpu.shares'));
+}
+
+function makeCgroupParent(): boolean {
+  if (!cgroupV1()) return false;
+  const dir = join(CGROUP_V1, 'cpu', CGROUP_PARENT);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'cpu.shares'), String(1024 * availableParallelism()));
+  return true;
+}
+
+/** Removes the parent cgroup from every v1 hierarchy (empty once the engine's containers are gone); returns those left. */
+function removeCgroupParent(): string[] {
+  const left: string[] = [];
+  if (!existsSync(CGROUP_V1)) return left;
+  for (const c of readdirSync(CGROUP_V1)) {
+    const dir = join(CGROUP_V1, c, CGROUP_PARENT);
+    if (!existsSync(dir)) continue;
+    try {
+      rmdirSync(dir);
+    } catch {
+      left.push(dir);
+    }
+  }
+  return left;
+}
+
+export function dockerdConfig(l: KindLayout, cgroupParent = false): Record<string, unknown> {
   return {
+    ...(cgroupParent ? { 'cgroup-parent': `/${CGROUP_PARENT}` } : {}),
     'data-root': l.dockerDataRoot,
     'exec-root': l.dockerExecRoot,
     hosts: [dockerHost(l)],
@@ -60,7 +99,7 @@ export async function engineUp(l: KindLayout, log: (s: string) => void): Promise
   for (const dir of [l.dockerDataRoot, l.dockerExecRoot, dirname(l.dockerSocket)]) mkdirSync(dir, { recursive: true });
   writeFileSync(l.runcWrapper, runcCapsScript(RUNC));
   chmodSync(l.runcWrapper, 0o755);
-  writeFileSync(l.dockerConfig, `${JSON.stringify(dockerdConfig(l), null, 2)}\n`);
+  writeFileSync(l.dockerConfig, `${JSON.stringify(dockerdConfig(l, makeCgroupParent()), null, 2)}\n`);
   rmSync(l.dockerSocket, { force: true });
   log(`starting dockerd (data root ${l.dockerDataRoot}, socket ${l.dockerSocket})`);
   // nice 0: kind's nodes, and so the pods in them, inherit the engine's nice value.
@@ -76,12 +115,14 @@ export async function engineUp(l: KindLayout, log: (s: string) => void): Promise
   throw new PlatformError(`dockerd did not answer on ${l.dockerSocket} within 60 s; its log ${d.log}:\n${logTail(d.log)}`);
 }
 
-/** Stops the engine this layout recorded (its containers stop with it); 'not running' when none. */
+/** Stops the engine this layout recorded (its containers stop with it) and removes its cgroup parent; 'not running' when none. */
 export async function engineDown(l: KindLayout): Promise<'stopped' | 'killed' | 'not running'> {
   const d = readRecord(l);
   if (!d) return 'not running';
   const r = await stopDaemon(d, 60_000);
   rmSync(l.dockerState, { force: true });
+  const left = removeCgroupParent();
+  if (left.length) throw new PlatformError(`dockerd ${r}, but its containers' cgroups remain: ${left.join(', ')}`);
   return r;
 }
 
