@@ -3,7 +3,7 @@
 // where it can be had and runs, otherwise from the node image built here (said so, with why); the
 // project's image built as `cluster up` builds it (buildah, no registry) and loaded with
 // `kind load image-archive`.
-import { existsSync, mkdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
 import { clusterLayout, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../cluster/index.js';
@@ -81,6 +81,9 @@ async function projectDockerArchive(l: KindLayout, log: (s: string) => void): Pr
   mkdirSync(l.partsDir, { recursive: true });
   await sh('skopeo', ['copy', '--quiet', `oci-archive:${oci}:${splitImage(PROJECT_IMAGE).tag}`, `docker-archive:${out}.partial:${PROJECT_IMAGE}`]);
   renameSync(`${out}.partial`, out);
+  // Earlier sources' archives are of no further use.
+  for (const f of readdirSync(l.partsDir))
+    if (/^attestorm-[0-9a-f]{16}\.docker\.tar$/.test(f) && join(l.partsDir, f) !== out) rmSync(join(l.partsDir, f), { force: true });
   return out;
 }
 
