@@ -4,12 +4,12 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ConfigError } from '../errors.js';
 import { GENERATOR_FLAGS, generatorLoadFromFlags } from '../load/index.js';
 import { readScenarioFile } from '../scenario/index.js';
+import { engineDown, engineForKind, engineUp, ensureKindBinary, kindClusterUp, kindLayout } from '../kind/index.js';
 import {
   cleanupCluster,
   DEFAULT_IMAGES,
   DEFAULT_KIND_CLUSTER,
   kindDown,
-  kindUp,
   loadKubeConfig,
   parseClusterTarget,
   renderScenario,
@@ -84,19 +84,45 @@ const renderCommand: CommandModule<object, RenderArgs> = {
 
 interface NameArgs {
   name: string;
-  'node-image'?: string;
 }
 
-const upCommand: CommandModule<object, NameArgs> = {
+interface UpArgs extends NameArgs {
+  nodes: number;
+  'node-image'?: string;
+  'project-image': boolean;
+}
+
+const log = (s: string) => process.stderr.write(`attestorm kind: ${s}\n`);
+
+const upCommand: CommandModule<object, UpArgs> = {
   command: 'up',
-  describe: 'Create a single-node kind cluster for kind mode (needs `kind` and a container engine)',
+  describe: "Create a kind cluster for kind mode: kind's node image where it can be pulled and runs, else one built here without a registry",
   builder: (y: Argv) =>
     y
       .option('name', nameOption)
-      .option('node-image', { type: 'string', describe: 'kindest/node image, e.g. kindest/node:v1.31.0' })
-      .example('$0 kind up', 'create cluster "attestorm" (context kind-attestorm)') as Argv<NameArgs>,
-  handler: async (args: ArgumentsCamelCase<NameArgs>) => {
-    await kindUp(checkName(args.name), args['node-image'] ? { nodeImage: args['node-image'] } : {});
+      .option('nodes', { type: 'number', default: 1, describe: 'Nodes in all: a control plane, the rest workers (1-9)' })
+      .option('node-image', { type: 'string', describe: 'Node image to use (default: kindest/node where it can be pulled and runs, else the local one)' })
+      .option('project-image', {
+        type: 'boolean',
+        default: true,
+        describe: "Build the project's image as `cluster up` does (buildah, no registry) and kind-load it (--no-project-image to skip)",
+      })
+      .example('$0 kind up', 'create cluster "attestorm" (context kind-attestorm)')
+      .example('$0 kind up --name three --nodes 3', 'a control plane and two workers')
+      .epilog(
+        'Needs a Docker engine (DOCKER_HOST, the default socket, or `attestorm kind engine up`). Cache: $ATTESTORM_KIND_CACHE (default /var/cache/attestorm/kind) for kind and the node image, $ATTESTORM_CLUSTER_CACHE for the Kubernetes binaries.',
+      ) as Argv<UpArgs>,
+  handler: async (args: ArgumentsCamelCase<UpArgs>) => {
+    if (!Number.isInteger(args.nodes) || args.nodes < 1 || args.nodes > 9) throw new ConfigError(`--nodes must be an integer from 1 to 9, got ${args.nodes}`);
+    const r = await kindClusterUp(kindLayout(), {
+      name: checkName(args.name),
+      nodes: args.nodes,
+      projectImage: args['project-image'],
+      log,
+      ...(args['node-image'] ? { nodeImage: args['node-image'] } : {}),
+    });
+    log(`up in ${r.seconds.toFixed(1)} s (${args.nodes} node${args.nodes === 1 ? '' : 's'}, ${r.nodeImage})`);
+    process.stdout.write(`${r.dockerHost ? `DOCKER_HOST=${r.dockerHost}\n` : ''}context=${r.context}\nnodeImage=${r.nodeImage}\n`);
   },
 };
 
@@ -105,7 +131,34 @@ const downCommand: CommandModule<object, NameArgs> = {
   describe: 'Delete the kind cluster',
   builder: (y: Argv) => y.option('name', nameOption).example('$0 kind down --name ci', 'delete cluster "ci"') as Argv<NameArgs>,
   handler: async (args: ArgumentsCamelCase<NameArgs>) => {
-    await kindDown(checkName(args.name));
+    const l = kindLayout();
+    const name = checkName(args.name);
+    const env = await engineForKind(l);
+    await kindDown(name, { kind: await ensureKindBinary(l, log), env });
+  },
+};
+
+const engineCommand: CommandModule<object, { action: string }> = {
+  command: 'engine <action>',
+  describe: "kind mode's own Docker engine (Debian's dockerd; data outside the clone): up prints its DOCKER_HOST, down stops it and its containers",
+  builder: (y: Argv) =>
+    y
+      .positional('action', { choices: ['up', 'down'] as const, demandOption: true, describe: 'up or down' })
+      .example('$0 kind engine up', 'then: DOCKER_HOST=<printed> attestorm kind up')
+      .epilog(
+        'Data root $ATTESTORM_DOCKER_STATE (default /var/lib/attestorm/docker), socket under $ATTESTORM_DOCKER_RUN (default /run/attestorm-docker).',
+      ) as Argv<{
+      action: string;
+    }>,
+  handler: async (args) => {
+    const l = kindLayout();
+    if (args.action === 'up') {
+      const r = await engineUp(l, log);
+      log(r.started ? 'engine started' : 'engine already running');
+      process.stdout.write(`DOCKER_HOST=${r.dockerHost}\n`);
+    } else {
+      log(`engine ${await engineDown(l)}`);
+    }
   },
 };
 
@@ -203,9 +256,10 @@ export const kindCommand: CommandModule = {
       .command(renderCommand)
       .command(upCommand)
       .command(downCommand)
+      .command(engineCommand)
       .command(cleanupCommand)
       .command(generatorCommand)
       .command(memorySamplerCommand)
-      .demandCommand(1, 'Name a kind command: render, up, down or cleanup.'),
+      .demandCommand(1, 'Name a kind command: render, up, down, engine or cleanup.'),
   handler: () => {},
 };

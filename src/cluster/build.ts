@@ -44,6 +44,9 @@ export const STAGING_MODULES = [
 ] as const;
 
 export const K8S_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'] as const;
+/** What a kind node image needs beside them: kubeadm and kubectl on the node, kube-proxy as an image. */
+export const KIND_K8S_COMMANDS = ['kubeadm', 'kubectl', 'kube-proxy'] as const;
+type K8sCommand = (typeof K8S_COMMANDS)[number] | (typeof KIND_K8S_COMMANDS)[number];
 
 export function k8sWrapperGoMod(k8s: string = VERSIONS.kubernetes, staging: string = VERSIONS.staging): string {
   const replaces = STAGING_MODULES.map((m) => `\tk8s.io/${m} => k8s.io/${m} ${staging}`).join('\n');
@@ -81,7 +84,7 @@ export function missingBinaries(l: ClusterLayout): string[] {
   return Object.values(binaries(l)).filter((b) => !existsSync(b));
 }
 
-function goEnv(): NodeJS.ProcessEnv {
+export function goEnv(): NodeJS.ProcessEnv {
   // GOTOOLCHAIN=local: never fetch another toolchain behind the user's back; -mod=mod lets tidy write go.sum.
   return { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' };
 }
@@ -115,17 +118,19 @@ export async function buildMissing(l: ClusterLayout, log: (s: string) => void): 
     await goBuild(src, 'go.etcd.io/etcd/server/v3', b.etcd, '-s -w', log);
     built.push(b.etcd);
   }
-  const k8sMissing = K8S_COMMANDS.filter((c) => !existsSync(join(l.k8sDir, 'bin', c)));
-  if (k8sMissing.length) {
-    log(`building Kubernetes ${VERSIONS.kubernetes} (${k8sMissing.join(', ')}) from k8s.io/kubernetes (nice 19; ~15 min cold on 2 cores)`);
-    const pkgs = K8S_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`);
-    const src = await prepareModule(l.k8sDir, k8sWrapperGoMod(), pkgs);
-    for (const c of k8sMissing) {
-      await goBuild(src, `k8s.io/kubernetes/cmd/${c}`, join(l.k8sDir, 'bin', c), k8sLdflags(), log);
-      built.push(c);
-    }
-  }
+  built.push(...(await buildKubernetes(l, K8S_COMMANDS, log)));
   return built;
+}
+
+/** Builds those of `commands` the cache lacks (the module's tools file names every command either user needs). */
+export async function buildKubernetes(l: ClusterLayout, commands: readonly K8sCommand[], log: (s: string) => void): Promise<string[]> {
+  const missing = commands.filter((c) => !existsSync(join(l.k8sDir, 'bin', c)));
+  if (!missing.length) return [];
+  log(`building Kubernetes ${VERSIONS.kubernetes} (${missing.join(', ')}) from k8s.io/kubernetes (nice 19; ~15 min cold on 2 cores)`);
+  const pkgs = [...K8S_COMMANDS, ...KIND_K8S_COMMANDS].map((c) => `k8s.io/kubernetes/cmd/${c}`);
+  const src = await prepareModule(l.k8sDir, k8sWrapperGoMod(), pkgs);
+  for (const c of missing) await goBuild(src, `k8s.io/kubernetes/cmd/${c}`, join(l.k8sDir, 'bin', c), k8sLdflags(), log);
+  return missing;
 }
 
 /** Where `go` keeps k8s.io/kubernetes's source (pause.c lives there). */

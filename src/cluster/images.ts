@@ -40,7 +40,7 @@ export function projectImageKey(root = PROJECT_ROOT): string {
   return h.digest('hex').slice(0, 16);
 }
 
-async function umociImage(layout: string, tag: string, rootfsFrom: string, config: string[]): Promise<void> {
+export async function umociImage(layout: string, tag: string, rootfsFrom: string, config: string[]): Promise<void> {
   rmSync(layout, { recursive: true, force: true });
   const bundle = `${layout}.bundle`;
   rmSync(bundle, { recursive: true, force: true });
@@ -54,7 +54,7 @@ async function umociImage(layout: string, tag: string, rootfsFrom: string, confi
   rmSync(bundle, { recursive: true, force: true });
 }
 
-async function tarLayout(layout: string, archive: string): Promise<void> {
+export async function tarLayout(layout: string, archive: string): Promise<void> {
   await sh('tar', ['-C', layout, '-cf', `${archive}.partial`, '.']);
   renameSync(`${archive}.partial`, archive);
 }

@@ -16,3 +16,9 @@ export {
   type SpireImagePlan,
 } from './spire-images.js';
 export { isLocalClusterContext } from './local-context.js';
+export { startDaemon, stopDaemon, waitFor, logTail } from './daemons.js';
+export { isOurs, type DaemonRecord } from './state.js';
+export { sh, type ShResult } from './sh.js';
+export { onPath } from './checks.js';
+export { buildKubernetes, kubernetesModuleDir, goEnv, toolsGo } from './build.js';
+export { umociImage, tarLayout, pauseArchive, splitImage, projectArchive, projectImageKey } from './images.js';

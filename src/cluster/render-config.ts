@@ -127,7 +127,7 @@ current-context: ${context}
 }
 
 export interface DaemonSpec {
-  name: 'containerd' | 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet';
+  name: 'containerd' | 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'dockerd';
   exe: string;
   args: string[];
   /** Nice value: the cluster's daemons run at 0 (pods inherit containerd's); builds run at 19. */

@@ -32,7 +32,7 @@ export { readCgroupMemory } from './cgroup-memory.js';
 export type { CgroupMemory } from './cgroup-memory.js';
 export { runVariantInCluster } from './host/run-variant.js';
 export type { RunVariantInClusterOptions } from './host/run-variant.js';
-export { kindUp, kindDown, kindNodeCgroup, kindConfig, runTool } from './host/kind-cli.js';
+export { kindUp, kindDown, kindNode, kindConfig, runTool, type KindUpOptions } from './host/kind-cli.js';
 export { openCluster, loopbackApiServer } from './host/open-cluster.js';
 export type { OpenCluster } from './host/open-cluster.js';
 export { fetchJwtSvidOnce, waitForSvid } from './pod/svid-probe.js';

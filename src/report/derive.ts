@@ -6,7 +6,7 @@ import { deriveRows, deriveVerdict } from './derive-table.js';
 import { deriveSeries, rejectionsFromSamples } from './derive-series.js';
 import { deriveComparison } from './derive-compare.js';
 import { latencyFromSamples } from './latency.js';
-import { runMemoryMeasure, type LatencySummary, type Outcome, type SampleLine } from '../contract/index.js';
+import { runMemoryMeasure, type LatencySummary, type Outcome, type RunResults, type SampleLine } from '../contract/index.js';
 
 export function deriveReport(runs: LoadedRun[]): ReportData {
   const reports = runs.map(deriveRun);
@@ -47,7 +47,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     scenarioWritten: results.scenario?.written ?? null,
     modeledCosts: results.scenario?.modeledCosts ?? {},
     command: results.command ?? '',
-    environment: { ...(results.environment ?? {}) },
+    environment: { ...(platformFact(results.platform) ? { cluster: platformFact(results.platform) } : {}), ...(results.environment ?? {}) },
     startedAt: results.startedAt,
     endedAt: results.endedAt,
     tool: `${results.tool?.name ?? 'attestorm'} ${results.tool?.version ?? ''}`.trim(),
@@ -72,4 +72,18 @@ export function deriveRun(run: LoadedRun): RunReport {
       })),
     ),
   };
+}
+
+/** Where a cluster run ran, in words: kind or another cluster, its name, node image and Kubernetes version; null for local runs. */
+export function platformFact(p: RunResults['platform']): string | null {
+  if (!p || p.name === 'local') return null;
+  const d = p.detail ?? {};
+  const nodes = Array.isArray(d['nodes']) ? d['nodes'].length : null;
+  const parts = [
+    typeof d['nodeImage'] === 'string' ? `node image ${d['nodeImage']}` : null,
+    typeof d['serverVersion'] === 'string' ? `Kubernetes ${d['serverVersion']}` : null,
+    nodes !== null ? `${nodes} node${nodes === 1 ? '' : 's'}` : null,
+  ].filter((x): x is string => x !== null);
+  const name = typeof d['cluster'] === 'string' ? ` ${d['cluster']}` : '';
+  return `${p.name}${name}${parts.length ? `: ${parts.join(', ')}` : ''}`;
 }

@@ -36,7 +36,8 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     const cgroups = run.environment['cgroupVersion']
       ? ` cgroup ${String(run.environment['cgroupVersion'])}${delegation?.kind ? ` (${delegation.kind})` : ''}.`
       : '';
-    out.push('', `Status: ${run.status}. OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.${cgroups}`);
+    const where = typeof run.environment['cluster'] === 'string' ? ` Cluster: ${run.environment['cluster']}.` : '';
+    out.push('', `Status: ${run.status}.${where} OOM fidelity: ${String(run.environment['oomFidelity'] ?? 'unknown')}.${cgroups}`);
     const costs = modeledCostsSentences(
       run.modeledCosts,
       run.rows.map((r) => r.variant),

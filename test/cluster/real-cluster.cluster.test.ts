@@ -3,7 +3,7 @@
 // saying so. Through the CLI, as a user runs it: the shipped ci-kind scenario end to end, a storm of
 // native workers, one fault of each kind Kubernetes mode maps, a second run right after the first, and a runner killed with
 // SIGKILL mid-run followed by `kind cleanup`. `npm run test:cluster`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,8 +62,15 @@ async function leftovers(timeoutMs = 180_000): Promise<string[]> {
   return left;
 }
 
-/** Socket directories of runs on this host's node (the local cluster's node is this host). */
-const socketDirs = () => (existsSync('/run/attestorm') ? readdirSync('/run/attestorm').filter((n) => n.startsWith('atst-')) : []);
+/** Socket directories of runs on the node: this host for the local cluster, inside the node container for kind. */
+const socketDirs = (): string[] => {
+  if (context?.startsWith('kind-')) {
+    const node = `${context.slice(5)}-control-plane`;
+    const out = execFileSync('docker', ['exec', node, 'sh', '-c', 'ls -1 /run/attestorm 2>/dev/null || true'], { encoding: 'utf8' });
+    return out.split('\n').filter((n) => n.startsWith('atst-'));
+  }
+  return existsSync('/run/attestorm') ? readdirSync('/run/attestorm').filter((n) => n.startsWith('atst-')) : [];
+};
 
 describe.skipIf(reason !== null)('Kubernetes mode on a real cluster', () => {
   it('ci-kind.yaml end to end: the cluster in results.json, pre-attestation survives, disabled OOM-killed, 100 ms memory, bystanders, nothing left', async () => {

@@ -1,6 +1,6 @@
 // `attestorm kind …` as a user runs it: real CLI processes. `kind up`/`down` are tested with a PATH
-// of the test's own, whatever the machine has installed: without kind (the error path), and with a
-// STAND-IN `kind` that records its arguments and fails (kind cannot create a cluster here); `cleanup`
+// of the test's own, whatever the machine has installed: without an engine (the error path), and
+// with a STAND-IN `kind` that records its arguments and fails (real clusters: `npm run test:kind`); `cleanup`
 // runs against the FAKE API server (test/kube/fake-apiserver.ts).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,33 +26,48 @@ function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: numbe
 }
 
 describe('attestorm kind', () => {
-  it('up and down without `kind` on PATH: a clear error naming it, exit 3', async () => {
-    // An empty folder as the whole PATH: no kind, whatever this machine has installed.
+  it('up and down without a Docker engine: a clear error naming what to start, exit 3', async () => {
+    // An empty folder as the whole PATH (no docker, no kind), and kind mode's own engine socket where none runs.
     const empty = join(dir, 'empty-bin');
     mkdirSync(empty);
-    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: empty });
+    const env = { PATH: empty, ATTESTORM_DOCKER_RUN: join(dir, 'no-engine'), ATTESTORM_KIND_CACHE: join(dir, 'kind-cache') };
+    const up = await cli(['kind', 'up', '--name', 'demo'], env);
     expect(up.code).toBe(3);
-    expect(up.stderr).toContain('attestorm: `kind` is not on PATH: install kind');
-    const down = await cli(['kind', 'down'], { PATH: empty });
+    expect(up.stderr).toMatch(/attestorm: no Docker engine answers \(.*\): start kind mode's own with `attestorm kind engine up`/);
+    const down = await cli(['kind', 'down'], env);
     expect(down.code).toBe(3);
-    expect(down.stderr).toContain('`kind` is not on PATH');
+    expect(down.stderr).toContain('no Docker engine answers');
   });
 
-  it('up and down with a `kind` that fails: its exit status named, exit 3 (a STAND-IN kind on a PATH of its own)', async () => {
+  it('up and down with a `kind` that fails: its exit status named, exit 3 (STAND-IN kind and docker on a PATH of their own)', async () => {
     const bin = join(dir, 'stand-in-bin');
     mkdirSync(bin);
     const log = join(dir, 'kind-args.log');
     writeFileSync(join(bin, 'kind'), `#!/bin/sh\necho "$@" >> ${log}\nexit 7\n`);
+    // An engine that answers `docker version`, and nothing else.
+    writeFileSync(join(bin, 'docker'), `#!/bin/sh\n[ "$1" = version ] && echo 20.10.24 && exit 0\nexit 1\n`);
     chmodSync(join(bin, 'kind'), 0o755);
-    const up = await cli(['kind', 'up', '--name', 'demo'], { PATH: `${bin}:/usr/bin:/bin` });
-    expect(up.code).toBe(3);
+    chmodSync(join(bin, 'docker'), 0o755);
+    const env = { PATH: `${bin}:/usr/bin:/bin` };
+    const up = await cli(['kind', 'up', '--name', 'demo', '--node-image', 'example/node:v1', '--no-project-image'], env);
+    expect(up.code, up.stderr).toBe(3);
+    expect(up.stderr).toContain('node image example/node:v1: given with --node-image');
     expect(up.stderr).toContain('kind create cluster --name demo failed (exit 7)');
-    const down = await cli(['kind', 'down', '--name', 'demo'], { PATH: `${bin}:/usr/bin:/bin` });
+    const down = await cli(['kind', 'down', '--name', 'demo'], env);
     expect(down.code).toBe(3);
     expect(down.stderr).toContain('kind delete cluster --name demo failed (exit 7)');
     const calls = readFileSync(log, 'utf8').trim().split('\n');
-    expect(calls[0]).toMatch(/^create cluster --name demo --config \S+kind\.yaml --wait 120s$/);
-    expect(calls[1]).toBe('delete cluster --name demo');
+    // `kind version` first (which kind is on PATH), then create and delete.
+    expect(calls.filter((c) => c !== 'version')).toEqual([
+      expect.stringMatching(/^create cluster --name demo --config \S+kind\.yaml --wait 300s$/),
+      'delete cluster --name demo',
+    ]);
+  });
+
+  it('--nodes outside 1-9 is invalid input (exit 2), before any tool runs', async () => {
+    const r = await cli(['kind', 'up', '--nodes', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--nodes must be an integer from 1 to 9, got 0');
   });
 
   it('a bad cluster name is invalid input (exit 2), before any tool runs', async () => {

@@ -58,7 +58,10 @@ export function clusterScenarioProblems(s: Scenario, where = ''): string[] {
  */
 export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Platform {
   return {
-    record: { name: cluster.target.kindName ? 'kind' : 'cluster', detail: { cluster: cluster.clusterName, context: cluster.target.context } },
+    record: {
+      name: cluster.target.kindName ? 'kind' : 'cluster',
+      detail: { cluster: cluster.clusterName, context: cluster.target.context, ...(cluster.nodeImage ? { nodeImage: cluster.nodeImage } : {}) },
+    },
     loadHere: false,
     problems: (s) => [...faultScheduleProblems(s.faults, s.duration), ...clusterScenarioProblems(s)],
     agentHost: () => ({ host: null, reason: 'variants run in a cluster', note: null, isolationRefusal: 'variants run in a cluster' }),

@@ -33,41 +33,69 @@ export function runTool(tool: string, args: string[], opts: { hint: string; inhe
 const KIND_HINT =
   'install kind (https://kind.sigs.k8s.io/docs/user/quick-start/#installation) and a container engine, or use --context with an existing cluster';
 
-/** The cluster config kind mode needs: one node (the agent and the storm share it: hostPath socket). */
-export function kindConfig(name: string, nodeImage?: string): string {
+export interface KindUpOptions {
+  nodeImage?: string;
+  /** Nodes in all: a control plane, the rest workers (default 1). */
+  nodes?: number;
+  wait?: string;
+  /** The kind binary (default: `kind` on PATH). */
+  kind?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The cluster config: a control plane and `nodes - 1` workers, all of one node image. */
+export function kindConfig(name: string, nodeImage?: string, nodes = 1): string {
+  const image = nodeImage ? `    image: ${nodeImage}\n` : '';
+  const workers = Array.from({ length: nodes - 1 }, () => `  - role: worker\n${image}`).join('');
   return `kind: Cluster
 apiVersion: kind.x-k8s.io/v1alpha4
 name: ${name}
 nodes:
   - role: control-plane
-${nodeImage ? `    image: ${nodeImage}\n` : ''}`;
+${image}${workers}`;
 }
 
-export async function kindUp(name: string, opts: { nodeImage?: string; wait?: string } = {}): Promise<void> {
+export async function kindUp(name: string, opts: KindUpOptions = {}): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'attestorm-kind-'));
   try {
     const file = join(dir, 'kind.yaml');
-    writeFileSync(file, kindConfig(name, opts.nodeImage));
-    const r = await runTool('kind', ['create', 'cluster', '--name', name, '--config', file, '--wait', opts.wait ?? '120s'], { hint: KIND_HINT, inherit: true });
+    writeFileSync(file, kindConfig(name, opts.nodeImage, opts.nodes));
+    const kind = opts.kind ?? 'kind';
+    const r = await runTool(kind, ['create', 'cluster', '--name', name, '--config', file, '--wait', opts.wait ?? '120s'], {
+      hint: KIND_HINT,
+      inherit: true,
+      ...(opts.env ? { env: opts.env } : {}),
+    });
     if (r.code !== 0) throw new PlatformError(`kind create cluster --name ${name} failed (exit ${r.code})`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function kindDown(name: string): Promise<void> {
-  const r = await runTool('kind', ['delete', 'cluster', '--name', name], { hint: KIND_HINT, inherit: true });
+export async function kindDown(name: string, opts: Pick<KindUpOptions, 'kind' | 'env'> = {}): Promise<void> {
+  const r = await runTool(opts.kind ?? 'kind', ['delete', 'cluster', '--name', name], {
+    hint: KIND_HINT,
+    inherit: true,
+    ...(opts.env ? { env: opts.env } : {}),
+  });
   if (r.code !== 0) throw new PlatformError(`kind delete cluster --name ${name} failed (exit ${r.code})`);
 }
 
-/** The kind node container's cgroup on this host, via its init PID (`docker inspect`, or podman). */
-export async function kindNodeCgroup(name: string, engine = process.env.KIND_EXPERIMENTAL_PROVIDER || 'docker'): Promise<NodeCgroupRoot> {
+export interface KindNode {
+  cgroup: NodeCgroupRoot;
+  /** The node container's image, as the engine names it. */
+  image: string;
+}
+
+/** The kind node container's cgroup on this host, via its init PID, and its image (`docker inspect`, or podman). */
+export async function kindNode(name: string, engine = process.env.KIND_EXPERIMENTAL_PROVIDER || 'docker'): Promise<KindNode> {
   const node = `${name}-control-plane`;
-  const r = await runTool(engine, ['inspect', '-f', '{{.State.Pid}}', node], {
+  const r = await runTool(engine, ['inspect', '-f', '{{.State.Pid}} {{.Config.Image}}', node], {
     hint: `kind mode reads the agent's memory through the node container's cgroup and needs ${engine} to find it`,
   });
-  const pid = Number(r.stdout.trim());
+  const [pidText = '', image = ''] = r.stdout.trim().split(' ');
+  const pid = Number(pidText);
   if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0)
     throw new PlatformError(`${engine} inspect ${node}: no running node container (${r.stderr.trim() || r.stdout.trim()})`);
-  return nodeCgroupRoot(pid);
+  return { cgroup: nodeCgroupRoot(pid), image };
 }

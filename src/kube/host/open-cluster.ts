@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, parseClusterTarget, type ClusterTarget } from './cluster-target.js';
 import type { NodeCgroupRoot } from './kind-cgroup.js';
-import { kindNodeCgroup } from './kind-cli.js';
+import { kindNode } from './kind-cli.js';
 
 export interface OpenCluster {
   kc: KubeConfig;
@@ -12,6 +12,8 @@ export interface OpenCluster {
   clusterName: string;
   /** null on clusters that are not kind on this host: a memory-sampler pod reads the agent's cgroup instead (stated in `note`). */
   nodeCgroup: NodeCgroupRoot | null;
+  /** kind only: the node container's image (what the cluster's nodes were made from). */
+  nodeImage?: string | null;
   note: string | null;
   /** Set when the API server listens on loopback (not kind): the runner is on the node, and host-network pods reach it there. */
   hostApiServer?: { host: string; port: number } | null;
@@ -45,5 +47,6 @@ export async function openCluster(opts: { cluster?: string; context?: string; ku
     };
   }
   // kind's loopback address is the Docker host's port mapping, not the node's own loopback.
-  return { kc, target, clusterName: target.kindName, nodeCgroup: await kindNodeCgroup(target.kindName), note: null, hostApiServer: null };
+  const node = await kindNode(target.kindName);
+  return { kc, target, clusterName: target.kindName, nodeCgroup: node.cgroup, nodeImage: node.image, note: null, hostApiServer: null };
 }

@@ -1,0 +1,112 @@
+// `attestorm kind up`: a kind cluster of one or more nodes on a Docker engine that answers (the
+// user's, or kind mode's own from `attestorm kind engine up`), from kind's registry node image
+// where it can be had and runs, otherwise from the node image built here (said so, with why); the
+// project's image built as `cluster up` builds it (buildah, no registry) and loaded with
+// `kind load image-archive`.
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { PlatformError } from '../errors.js';
+import { clusterLayout, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../cluster/index.js';
+import { kindUp, runTool } from '../kube/index.js';
+import { engineEnv } from './dockerd.js';
+import { ensureKindBinary } from './kind-binary.js';
+import { KIND_VERSIONS, type KindLayout } from './layout.js';
+import { ensureNodeImage } from './node-image.js';
+
+/** kind v0.33.0's default node image (its pkg/apis/config/defaults): Kubernetes 1.37. */
+export const KIND_DEFAULT_NODE_IMAGE = 'kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5';
+
+export interface KindClusterOptions {
+  name: string;
+  nodes: number;
+  nodeImage?: string;
+  projectImage: boolean;
+  log: (s: string) => void;
+}
+
+export interface KindCluster {
+  name: string;
+  context: string;
+  nodeImage: string;
+  /** Why this node image: given, kind's default from the registry, or the local one (and why). */
+  nodeImageReason: string;
+  /** DOCKER_HOST of the engine the nodes run on (empty: the engine's default socket). */
+  dockerHost: string;
+  seconds: number;
+}
+
+async function answers(env: NodeJS.ProcessEnv): Promise<boolean> {
+  const r = await sh('docker', ['version', '--format', '{{.Server.Version}}'], { env, allowFail: true }).catch(() => null);
+  return r !== null && r.code === 0;
+}
+
+/** The engine to use: the one the environment names (or the default socket), else kind mode's own. */
+export async function engineForKind(l: KindLayout): Promise<NodeJS.ProcessEnv> {
+  if (await answers(process.env)) return process.env;
+  const own = engineEnv(l);
+  if (await answers(own)) return own;
+  throw new PlatformError(
+    `no Docker engine answers (${process.env.DOCKER_HOST ? `DOCKER_HOST=${process.env.DOCKER_HOST}` : 'the default socket'}, nor ${l.dockerSocket}): start kind mode's own with \`attestorm kind engine up\` (Debian's docker.io), or point DOCKER_HOST at one`,
+  );
+}
+
+/** Which node image, and why: kind's default only where it can run (cgroup v2) and can be had (present or pulled). */
+async function chooseNodeImage(
+  l: KindLayout,
+  env: NodeJS.ProcessEnv,
+  given: string | undefined,
+  log: (s: string) => void,
+): Promise<{ ref: string; reason: string }> {
+  if (given) return { ref: given, reason: 'given with --node-image' };
+  let why: string;
+  if (!existsSync('/sys/fs/cgroup/cgroup.controllers')) {
+    why = `this host is cgroup v1, and kind ${KIND_VERSIONS.kind}'s default ${KIND_DEFAULT_NODE_IMAGE.split('@')[0]} (Kubernetes 1.35+) refuses cgroup v1`;
+  } else if ((await sh('docker', ['image', 'inspect', KIND_DEFAULT_NODE_IMAGE], { env, allowFail: true })).code === 0) {
+    return { ref: KIND_DEFAULT_NODE_IMAGE, reason: "kind's default, already in the engine" };
+  } else {
+    const pull = await sh('timeout', ['120', 'docker', 'pull', '--quiet', KIND_DEFAULT_NODE_IMAGE], { env, allowFail: true });
+    if (pull.code === 0) return { ref: KIND_DEFAULT_NODE_IMAGE, reason: "kind's default, pulled from its registry" };
+    why = `${KIND_DEFAULT_NODE_IMAGE.split('@')[0]} cannot be pulled here (${(pull.stderr || pull.stdout || `exit ${pull.code}`).trim().split('\n').pop()})`;
+  }
+  const img = await ensureNodeImage(l, env, log);
+  const from = { engine: 'already in the engine', cache: `loaded from ${img.archive}`, built: `built now and cached as ${img.archive}` }[img.source];
+  return { ref: img.ref, reason: `${why}: using the node image built here without a registry (Kubernetes ${KIND_VERSIONS.kubernetes}; ${from})` };
+}
+
+/** The project's image as a docker archive (what `kind load image-archive` reads), from `cluster up`'s OCI archive. */
+async function projectDockerArchive(l: KindLayout, log: (s: string) => void): Promise<string> {
+  const out = join(l.partsDir, `attestorm-${projectImageKey()}.docker.tar`);
+  if (existsSync(out)) return out;
+  const oci = await projectArchive(clusterLayout(), log);
+  mkdirSync(l.partsDir, { recursive: true });
+  await sh('skopeo', ['copy', '--quiet', `oci-archive:${oci}:${splitImage(PROJECT_IMAGE).tag}`, `docker-archive:${out}.partial:${PROJECT_IMAGE}`]);
+  renameSync(`${out}.partial`, out);
+  // Earlier sources' archives are of no further use.
+  for (const f of readdirSync(l.partsDir))
+    if (/^attestorm-[0-9a-f]{16}\.docker\.tar$/.test(f) && join(l.partsDir, f) !== out) rmSync(join(l.partsDir, f), { force: true });
+  return out;
+}
+
+export async function kindClusterUp(l: KindLayout, o: KindClusterOptions): Promise<KindCluster> {
+  const t0 = Date.now();
+  const env = await engineForKind(l);
+  const kind = await ensureKindBinary(l, o.log);
+  const image = await chooseNodeImage(l, env, o.nodeImage, o.log);
+  o.log(`node image ${image.ref}: ${image.reason}`);
+  // The project's image first: a build that fails leaves no cluster behind.
+  const project = o.projectImage ? await projectDockerArchive(l, o.log) : null;
+  await kindUp(o.name, { nodeImage: image.ref, nodes: o.nodes, kind, env, wait: '300s' });
+  if (project) {
+    const r = await runTool(kind, ['load', 'image-archive', project, '--name', o.name], { hint: '', env });
+    if (r.code !== 0) throw new PlatformError(`kind load image-archive ${project} --name ${o.name} failed (exit ${r.code}): ${r.stderr.trim()}`);
+    o.log(`loaded ${PROJECT_IMAGE} into every node (kind load image-archive)`);
+  }
+  return {
+    name: o.name,
+    context: `kind-${o.name}`,
+    nodeImage: image.ref,
+    nodeImageReason: image.reason,
+    dockerHost: env.DOCKER_HOST ?? '',
+    seconds: (Date.now() - t0) / 1000,
+  };
+}
