@@ -112,6 +112,11 @@ const proved = new Map<string, { host: CgroupHost | null; reason: string }>();
 function detectV2(mount: string, own: string): { host: CgroupHost | null; reason: string } {
   const known = proved.get(own);
   if (known) return known;
+  // The runner inside its run's own cgroups (CPU isolation moves it into attestorm/<run>/harness):
+  // the subtree it proved before it moved there.
+  for (const earlier of proved.values()) {
+    if (earlier.host && join(mount, own).startsWith(`${join(earlier.host.memoryBase, 'attestorm')}/`)) return earlier;
+  }
   let delegation: Delegation;
   const leafBase = baseOfLeaf(mount, own);
   if (leafBase !== null) {

@@ -7,7 +7,7 @@
 # so that every clone rebuilds instead of booting a stale guest.
 set -eu
 
-RECIPE=7
+RECIPE=8
 # The guest kernel: the newest in /boot (Debian's linux-image-amd64), unless the caller names one.
 KVER=${ATTESTORM_VM_KERNEL:-$(ls /boot | sed -n 's/^vmlinuz-//p' | sort -V | tail -n 1)}
 CACHE=${ATTESTORM_VM_CACHE:-/var/cache/attestorm/vm}
@@ -100,8 +100,9 @@ EOF
   rm -rf "$root/var/lib/apt/lists"/* "$root/var/cache/apt"/*.bin
   mkdir -p "$root/attestorm-job"
   size=$(du -sm "$root" | cut -f1)
-  # Room for the job's writes (the run's temp files live on tmpfs; this is for logs and gcc's output).
-  mkfs.ext4 -q -F -L attestorm-root -d "$root" "$tmp/root.ext4" "$((size + 768))M"
+  # Room for the job's writes: logs, gcc's output, and Docker's copy of the container job's image
+  # (the guest's own root). The file is sparse, and the guest writes to a snapshot overlay.
+  mkfs.ext4 -q -F -L attestorm-root -d "$root" "$tmp/root.ext4" "$((size + 3072))M"
   rm -rf "$root"
 }
 

@@ -41,6 +41,7 @@ function expectRealV2Run(r: GuestResult, delegation: string): RunResults {
   expect(res.environment.cgroupVersion, why).toBe('v2');
   expect(res.environment.oomFidelity, why).toBe('cgroup-oom');
   expect(res.environment.cgroupDelegation?.kind, why).toBe(delegation);
+  expect(res.environment.podFidelity, 'pods in cgroups of their own').toBe('cgroup-pods');
   for (const v of res.variants) {
     expect(v.error, `${v.name}: ${why}`).toBeUndefined();
     expect(v.memoryLimitBytes, v.name).toBe(LIMIT);
@@ -108,6 +109,9 @@ describe.skipIf(unavailable.minimal !== null)('cgroup v2 without systemd (minima
     const res = results(r);
     expect(res.environment.cgroupVersion).toBe('v2');
     expect(res.environment.isolation, why).toMatchObject({ applied: true });
+    // The runner moved into the run's own cgroups (the harness cpuset) still starts pods in theirs.
+    expect(res.environment.podFidelity, why).toBe('cgroup-pods');
+    expectPodCgroups(r, 'cgroupfs');
     const faults = variant(res, 'pre-attestation').faults ?? [];
     expect(faults.map((f) => f.action)).toEqual(['agent-pause', 'cpu-throttle', 'memory-squeeze', 'agent-kill']);
     for (const f of faults) {

@@ -108,7 +108,8 @@ echo '{"bridge": "none", "iptables": false, "ip6tables": false}' >/etc/docker/da
 systemctl start docker >"$F/docker-start" 2>&1 || { journalctl -u docker --no-pager | tail -n 30 >>"$F/docker-start"; exit 1; }
 tar -C / --one-file-system --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' --exclude='./run/*' --exclude='./tmp/*' \
   --exclude=./var/lib/docker --exclude=./var/lib/containerd --exclude=./lib/modules --exclude=./usr/lib/modules \
-  --exclude=./usr/share/doc --exclude=./usr/share/locale --exclude=./usr/share/man --exclude=./home -c . |
+  --exclude=./usr/share/doc --exclude=./usr/share/locale --exclude=./usr/share/man --exclude=./home \
+  --exclude=./usr/sbin/dockerd --exclude=./usr/bin/docker --exclude='./usr/bin/containerd*' --exclude=./usr/bin/ctr -c . |
   docker import -c 'ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin' - attestorm-vm:local >"$F/import" 2>&1 || exit 1
 out=$(mktemp -d)
 chmod 755 "$out"
