@@ -95,6 +95,8 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
   const unifiedPath = self.get('');
   const mount = unifiedMount(root);
   if (unifiedPath !== undefined && existsSync(join(mount, unifiedPath, 'cgroup.controllers'))) {
+    const earlier = provedAbove(mount, unifiedPath);
+    if (earlier) return earlier;
     // A hybrid host's unified mount carries no controllers: nothing to delegate, so nothing is moved.
     if (/\bmemory\b/.test(readFileSync(join(mount, unifiedPath, 'cgroup.controllers'), 'utf8'))) return detectV2(mount, unifiedPath);
   }
@@ -109,14 +111,20 @@ export function detectCgroupHost(opts: DetectOptions = {}): { host: CgroupHost |
 let performed: Delegation | null = null;
 const proved = new Map<string, { host: CgroupHost | null; reason: string }>();
 
-function detectV2(mount: string, own: string): { host: CgroupHost | null; reason: string } {
-  const known = proved.get(own);
-  if (known) return known;
-  // The runner inside its run's own cgroups (CPU isolation moves it into attestorm/<run>/harness):
-  // the subtree it proved before it moved there.
+/**
+ * The runner inside its run's own cgroups (CPU isolation moves it into attestorm/<run>/harness, a
+ * cgroup with the cpuset controller only): the subtree it proved before it moved there.
+ */
+function provedAbove(mount: string, own: string): { host: CgroupHost | null; reason: string } | null {
   for (const earlier of proved.values()) {
     if (earlier.host && join(mount, own).startsWith(`${join(earlier.host.memoryBase, 'attestorm')}/`)) return earlier;
   }
+  return null;
+}
+
+function detectV2(mount: string, own: string): { host: CgroupHost | null; reason: string } {
+  const known = proved.get(own);
+  if (known) return known;
   let delegation: Delegation;
   const leafBase = baseOfLeaf(mount, own);
   if (leafBase !== null) {
