@@ -9,7 +9,7 @@ import { Cgroup, inactiveFileBytes, parseFlatKeyed, workingSetBytes } from '../.
 import { NO_PEAKS, PeakTracker, peaksAtOomKill, runMemoryMeasure, upgradeResults, type MemorySample } from '../../src/contract/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { readCgroupMemory } from '../../src/kube/index.js';
-import { aggregateVariant, evaluateExpectations, parseScenario, type RepMeasurement } from '../../src/scenario/index.js';
+import { aggregateVariant, evaluateExpectations, newMeasurement, parseScenario, type RepMeasurement } from '../../src/scenario/index.js';
 import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;
@@ -130,19 +130,10 @@ describe('peaks of a repetition', () => {
 
 describe('the scenario chooses the measure', () => {
   const rep = (over: Partial<RepMeasurement>): RepMeasurement => ({
-    runDir: 'post.r1',
-    memoryLimitBytes: 256 * MiB,
+    ...newMeasurement('post.r1', 256 * MiB),
     peaks: { workingSetBytes: 202 * MiB, usageBytes: 255 * MiB, rssBytes: 190 * MiB },
-    oomKills: 0,
-    restarts: 0,
-    downtimeSeconds: 0,
     loadSeconds: 10,
     counts: { ok: 10, rateLimited: 0, deadlineExceeded: 0, error: 0 },
-    histograms: {},
-    peakInflightAttestations: null,
-    rejectionsByKeyType: {},
-    workerMemoryBytes: null,
-    deaths: [],
     ...over,
   });
   const agent = { kind: 'spire', placement: 'post-attestation', key: null } as const;
