@@ -3,11 +3,15 @@
 # flavour's cache folder. Usage: build-image.sh minimal|systemd
 #   minimal: a busybox initramfs (host root and checkout shared over 9p, cgroup2 mounted by /init).
 #   systemd: a debootstrap'd bookworm root filesystem as an ext4 image, systemd as PID 1.
-# The cache is keyed by RECIPE: change it whenever what this script builds or the guest files change,
-# so that every clone rebuilds instead of booting a stale guest.
+# The cache is keyed by RECIPE: change the flavour's whenever what this script builds for it or its
+# guest files change, so that every clone rebuilds instead of booting a stale guest.
 set -eu
 
-RECIPE=8
+# One recipe number per flavour, so that a change to one guest rebuilds only that one.
+case "${1:-}" in
+  minimal) RECIPE=9 ;;
+  *) RECIPE=8 ;;
+esac
 # The guest kernel: the newest in /boot (Debian's linux-image-amd64), unless the caller names one.
 KVER=${ATTESTORM_VM_KERNEL:-$(ls /boot | sed -n 's/^vmlinuz-//p' | sort -V | tail -n 1)}
 CACHE=${ATTESTORM_VM_CACHE:-/var/cache/attestorm/vm}

@@ -16,7 +16,8 @@ F=$ATTESTORM_JOB_FILES
 const WATCH = String.raw`(
   while :; do
     find /sys/fs/cgroup -path '*attestorm/*' -type d -name 'agent-*' 2>/dev/null | while read -r d; do
-      echo "$d $(cat "$d/memory.max" 2>/dev/null) $(cat "$d/memory.swap.max" 2>/dev/null)"
+      # Only whole lines: a cgroup removed between find and cat is skipped.
+      m=$(cat "$d/memory.max" 2>/dev/null) && s=$(cat "$d/memory.swap.max" 2>/dev/null) && echo "$d $m $s"
     done
     find /sys/fs/cgroup -path '*attestorm/*/kubepods*' -type d -name '*pod*' 2>/dev/null >>"$F/pods"
     sleep 1
@@ -35,6 +36,8 @@ ${WATCH}`;
 const EPILOGUE = String.raw`
 kill $watcher 2>/dev/null
 [ -f "$out/results.json" ] && cp "$out/results.json" "$F/results.json"
+# systemd removes an emptied transient scope (attestorm-<pid>.scope) a moment after its last process.
+for _ in $(seq 20); do find /sys/fs/cgroup -name '*attestorm*' 2>/dev/null | grep -q . || break; sleep 0.5; done
 find /sys/fs/cgroup -name '*attestorm*' >"$F/left" 2>/dev/null
 `;
 

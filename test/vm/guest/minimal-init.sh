@@ -25,6 +25,8 @@ mount -t tmpfs -o mode=1777 tmpfs $h/var/tmp
 mount -t tmpfs -o mode=755 tmpfs $h/run
 mount -t tmpfs -o mode=700 tmpfs $h/root
 mount -t cgroup2 cgroup2 $h/sys/fs/cgroup
+# A checkout below /tmp or /run is below one of the tmpfs just mounted: its mount point is made there.
+mkdir -p "$h$checkout" 2>/dev/null
 mount -t 9p -o "$opts" checkout "$h$checkout"
 mkdir -p $h/run/attestorm-job
 mount -t 9p -o "$opts" job $h/run/attestorm-job
