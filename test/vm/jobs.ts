@@ -9,6 +9,8 @@ export const SMALL = 'test/vm/fixtures/v2-small.yaml';
 
 const HEADER = String.raw`set -u
 F=$ATTESTORM_JOB_FILES
+# Cgroups named after attestorm, but for the test bed's own unit that runs the job.
+leftovers() { find /sys/fs/cgroup -name '*attestorm*' 2>/dev/null | grep -v '/attestorm-job\.service$'; }
 `;
 
 // Every agent cgroup's memory.max and memory.swap.max, and every pod cgroup, once a second while the
@@ -37,8 +39,8 @@ const EPILOGUE = String.raw`
 kill $watcher 2>/dev/null
 [ -f "$out/results.json" ] && cp "$out/results.json" "$F/results.json"
 # systemd removes an emptied transient scope (attestorm-<pid>.scope) a moment after its last process.
-for _ in $(seq 20); do find /sys/fs/cgroup -name '*attestorm*' 2>/dev/null | grep -q . || break; sleep 0.5; done
-find /sys/fs/cgroup -name '*attestorm*' >"$F/left" 2>/dev/null
+for _ in $(seq 20); do leftovers | grep -q . || break; sleep 0.5; done
+leftovers >"$F/left"
 `;
 
 /** Runs one command that writes its run folder to $out; `$out` is expanded by the guest's shell. */
@@ -57,7 +59,7 @@ i=0
 while [ $i -lt 300 ] && ! find /sys/fs/cgroup -path '*attestorm*' -name '*pod*' 2>/dev/null | grep -q .; do sleep 1; i=$((i+1)); done
 echo "$i" >"$F/pods-after-seconds"
 sleep 3
-find /sys/fs/cgroup -name '*attestorm*' >"$F/before-cleanup" 2>/dev/null
+leftovers >"$F/before-cleanup"
 # The runner and everything it started in the same process group: what a kill -9 of a CI step does.
 kill -9 -- -$pid 2>/dev/null || kill -9 $pid
 wait $pid 2>/dev/null
@@ -65,7 +67,7 @@ sleep 2
 kill $watcher 2>/dev/null
 node bin/attestorm.js cleanup >"$F/cleanup.out" 2>&1
 echo $? >"$F/cleanup-exit"
-find /sys/fs/cgroup -name '*attestorm*' >"$F/left" 2>/dev/null
+leftovers >"$F/left"
 # The harness's processes: the CLI, and the agent, pods and workers it runs from its bundle cache.
 ps -eo pid,args | grep -E 'bin/attestorm\.js|\.cache/attestorm/' | grep -v grep >"$F/left-processes" || true
 [ -f "$out/results.json" ] && cp "$out/results.json" "$F/results.json"
@@ -128,7 +130,7 @@ kill $watcher 2>/dev/null
 in_container --security-opt apparmor=unconfined attestorm-vm:local node bin/attestorm.js run ${SMALL} --out /out/refused --no-report >"$F/refused.out" 2>"$F/refused.err"
 echo $? >"$F/refused-exit"
 [ -e "$out/refused" ] && echo yes >"$F/refused-wrote" || true
-find /sys/fs/cgroup -name '*attestorm*' >"$F/left" 2>/dev/null
+leftovers >"$F/left"
 docker ps -aq >"$F/containers-left"
 `;
 }
