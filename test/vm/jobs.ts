@@ -10,7 +10,7 @@ export const SMALL = 'test/vm/fixtures/v2-small.yaml';
 const HEADER = String.raw`set -u
 F=$ATTESTORM_JOB_FILES
 # Cgroups named after attestorm, but for the test bed's own unit that runs the job.
-leftovers() { find /sys/fs/cgroup -name '*attestorm*' 2>/dev/null | grep -v '/attestorm-job\.service$'; }
+leftovers() { find /sys/fs/cgroup -name '*attestorm*' 2>/dev/null | grep -v '/attestorm-job\.service$' || true; }
 `;
 
 // Every agent cgroup's memory.max and memory.swap.max, and every pod cgroup, once a second while the
