@@ -4,6 +4,7 @@
 // with the numbers instead of failing halfway through a fork storm or an accept loop.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inactiveFileBytes, readKeyed } from '../cgroup/index.js';
 import { ConfigError } from '../errors.js';
 import type { LoadClient } from './worker/messages.js';
 
@@ -181,16 +182,14 @@ function memoryHeadroom(root: string, cg: Map<string, string>): { bytes: number;
   const v1 = cg.get('memory');
   if (v1 !== undefined) {
     for (const dir of enclosing(join(root, 'memory'), v1)) {
-      const stat = readText(join(dir, 'memory.stat')) ?? '';
-      const inactive = Number(/^total_inactive_file\s+(\d+)/m.exec(stat)?.[1] ?? 0);
+      const inactive = inactiveFileBytes('v1', readKeyed(join(dir, 'memory.stat'))) ?? 0;
       consider(dir, readInt(join(dir, 'memory.limit_in_bytes')), readInt(join(dir, 'memory.usage_in_bytes')), inactive);
     }
   }
   const v2 = cg.get('');
   if (v2 !== undefined && v1 === undefined) {
     for (const dir of enclosing(root, v2)) {
-      const stat = readText(join(dir, 'memory.stat')) ?? '';
-      const inactive = Number(/^inactive_file\s+(\d+)/m.exec(stat)?.[1] ?? 0);
+      const inactive = inactiveFileBytes('v2', readKeyed(join(dir, 'memory.stat'))) ?? 0;
       consider(dir, readInt(join(dir, 'memory.max')), readInt(join(dir, 'memory.current')), inactive);
     }
   }
