@@ -34,7 +34,7 @@ export function createCgroupDirs(host: CgroupHost, relPath: string, opts: Create
     freezerPath = join(host.freezerBase, relPath);
     mkdirSync(freezerPath, { recursive: true });
   }
-  if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath, opts.cpus !== undefined);
+  if (host.version === 'v2') enableV2Controllers(host.memoryBase, relPath);
   let cpusetPath: string | null = null;
   if (opts.cpus !== undefined) {
     if (!host.cpusetBase) throw new Error(`cannot pin cgroup ${relPath} to CPUs ${opts.cpus}: no writable cpuset hierarchy`);
@@ -44,14 +44,13 @@ export function createCgroupDirs(host: CgroupHost, relPath: string, opts: Create
   return { path, cpuPath, freezerPath, cpusetPath };
 }
 
-function enableV2Controllers(base: string, relPath: string, cpuset: boolean): void {
-  // Each ancestor between the base and the new cgroup must delegate memory (and cpu, cpuset) to its
-  // children. Memory refused is an error naming the cgroup; cpu refused shows in canLimitCpu().
+function enableV2Controllers(base: string, relPath: string): void {
+  // Each ancestor between the base and the new cgroup must delegate memory and cpu to its children
+  // (cpuset: createCpuset, when the cgroup is pinned). Memory refused is an error naming the cgroup;
+  // cpu refused shows in canLimitCpu().
   let dir = base;
   for (const part of relPath.split('/').filter(Boolean)) {
-    const refused = enableControllers(dir, cpuset ? ['memory', 'cpu', 'cpuset'] : ['memory', 'cpu']);
-    if (cpuset && refused.some((r) => r.startsWith('cpuset')))
-      throw new Error(`cannot pin cgroup ${relPath} to CPUs: ${dir} refused the cpuset controller (${refused.join(', ')})`);
+    enableControllers(dir, ['memory', 'cpu']);
     dir = join(dir, part);
   }
 }
