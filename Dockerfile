@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # The project's image for kind mode: the reference agent (entrypoint `attestorm agent`) and the
 # generator pods (`attestorm kind generator`), as bundled JavaScript on plain node (no tsx), and the
 # native load worker (client native), compiled in the build stage: the final image has no compiler.

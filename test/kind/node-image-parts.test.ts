@@ -6,12 +6,13 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { capsInMask, containerdConfig, criBaseSpec, podNetworkManifest, routesScript, runcCapsScript } from '../../src/kind/index.js';
 import { kindConfig } from '../../src/kube/index.js';
 import { platformFact } from '../../src/report/derive.js';
 import { onPath } from '../../src/cluster/index.js';
 
+const ROOT = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kind-parts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -129,13 +130,23 @@ describe('the pod network in kind’s default-cni slot', () => {
 
 describe('the kind cluster config', () => {
   it('one node by default; --nodes 3 is a control plane and two workers, each of the node image', () => {
-    expect(kindConfig('a', 'img:1')).toBe('kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nname: a\nnodes:\n  - role: control-plane\n    image: img:1\n');
+    const one = parseAllDocuments(kindConfig('a', 'img:1')).map((d) => d.toJS());
+    expect(one).toHaveLength(1);
+    expect(one[0]).toMatchObject({ kind: 'Cluster', apiVersion: 'kind.x-k8s.io/v1alpha4', name: 'a', nodes: [{ role: 'control-plane', image: 'img:1' }] });
     const docs = parseAllDocuments(kindConfig('b', 'img:1', 3)).map((d) => d.toJS());
     expect(docs[0].nodes).toEqual([
       { role: 'control-plane', image: 'img:1' },
       { role: 'worker', image: 'img:1' },
       { role: 'worker', image: 'img:1' },
     ]);
+  });
+
+  it("lets the kubelet start on a cgroup v1 host, as the workflow's kind config does", () => {
+    const patches = (parseAllDocuments(kindConfig('a')).map((d) => d.toJS())[0].kubeadmConfigPatches as string[]).map((p) => parse(p));
+    expect(patches).toEqual([{ kind: 'KubeletConfiguration', failCgroupV1: false }]);
+    const workflows = parse(readFileSync(join(ROOT, '.github/kind-cluster.yaml'), 'utf8'));
+    expect(workflows.kubeadmConfigPatches.map((p: string) => parse(p))).toEqual(patches);
+    expect(workflows).toMatchObject({ kind: 'Cluster', apiVersion: 'kind.x-k8s.io/v1alpha4' });
   });
 });
 

@@ -43,6 +43,17 @@ export interface KindUpOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * The kubelet setting every kind cluster of attestorm gets: Kubernetes 1.35 and later refuse to start
+ * on a cgroup v1 host unless told otherwise, and some self-hosted runners still are v1. The
+ * workflow's kind config (`.github/kind-cluster.yaml`) carries the same patch.
+ */
+const KIND_KUBELET_PATCH = `kubeadmConfigPatches:
+  - |
+    kind: KubeletConfiguration
+    failCgroupV1: false
+`;
+
 /** The cluster config: a control plane and `nodes - 1` workers, all of one node image. */
 export function kindConfig(name: string, nodeImage?: string, nodes = 1): string {
   const image = nodeImage ? `    image: ${nodeImage}\n` : '';
@@ -50,7 +61,7 @@ export function kindConfig(name: string, nodeImage?: string, nodes = 1): string 
   return `kind: Cluster
 apiVersion: kind.x-k8s.io/v1alpha4
 name: ${name}
-nodes:
+${KIND_KUBELET_PATCH}nodes:
   - role: control-plane
 ${image}${workers}`;
 }
