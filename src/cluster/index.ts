@@ -21,4 +21,4 @@ export { isOurs, type DaemonRecord } from './state.js';
 export { sh, type ShResult } from './sh.js';
 export { onPath } from './checks.js';
 export { buildKubernetes, kubernetesModuleDir, goEnv, toolsGo } from './build.js';
-export { umociImage, tarLayout, pauseArchive, splitImage, projectArchive, projectImageKey } from './images.js';
+export { umociImage, tarLayout, pauseArchive, splitImage, projectArchive, projectImageKey, ensureNodeBase, NODE_BASE_IMAGE } from './images.js';

@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { clusterLayout, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../cluster/index.js';
+import { clusterLayout, ensureNodeBase, NODE_BASE_IMAGE, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../cluster/index.js';
 import { kindUp, runTool } from '../kube/index.js';
 import { engineEnv } from './dockerd.js';
 import { ensureKindBinary } from './kind-binary.js';
@@ -51,7 +51,7 @@ export async function engineForKind(l: KindLayout): Promise<NodeJS.ProcessEnv> {
 }
 
 /** Which node image, and why: kind's default only where it can run (cgroup v2) and can be had (present or pulled). */
-async function chooseNodeImage(
+export async function chooseNodeImage(
   l: KindLayout,
   env: NodeJS.ProcessEnv,
   given: string | undefined,
@@ -71,6 +71,27 @@ async function chooseNodeImage(
   const img = await ensureNodeImage(l, env, log);
   const from = { engine: 'already in the engine', cache: `loaded from ${img.archive}`, built: `built now and cached as ${img.archive}` }[img.source];
   return { ref: img.ref, reason: `${why}: using the node image built here without a registry (Kubernetes ${KIND_VERSIONS.kubernetes}; ${from})` };
+}
+
+/** The public Node 20 image the Dockerfile starts from by default. */
+const PUBLIC_NODE_BASE = 'node:20-bookworm-slim';
+
+/**
+ * A Node 20 image in the engine for the Dockerfile's BASE: the public one where it is there or can
+ * be pulled, else the base `cluster up` makes without a registry, copied into the engine.
+ */
+export async function engineNodeBase(env: NodeJS.ProcessEnv, log: (s: string) => void): Promise<{ ref: string; reason: string }> {
+  if ((await sh('docker', ['image', 'inspect', PUBLIC_NODE_BASE], { env, allowFail: true })).code === 0)
+    return { ref: PUBLIC_NODE_BASE, reason: 'already in the engine' };
+  const pull = await sh('timeout', ['120', 'docker', 'pull', '--quiet', PUBLIC_NODE_BASE], { env, allowFail: true });
+  if (pull.code === 0) return { ref: PUBLIC_NODE_BASE, reason: 'pulled from its registry' };
+  const why = `${PUBLIC_NODE_BASE} cannot be pulled here (${(pull.stderr || pull.stdout || `exit ${pull.code}`).trim().split('\n').pop()})`;
+  if ((await sh('docker', ['image', 'inspect', NODE_BASE_IMAGE], { env, allowFail: true })).code !== 0) {
+    await ensureNodeBase(clusterLayout(), log);
+    const host = env.DOCKER_HOST ? ['--dest-daemon-host', env.DOCKER_HOST] : [];
+    await sh('skopeo', ['copy', '--quiet', ...host, `containers-storage:${NODE_BASE_IMAGE}`, `docker-daemon:${NODE_BASE_IMAGE}`]);
+  }
+  return { ref: NODE_BASE_IMAGE, reason: `${why}: using the Node base made here without a registry` };
 }
 
 /** The project's image as a docker archive (what `kind load image-archive` reads), from `cluster up`'s OCI archive. */
