@@ -3,9 +3,9 @@
 export * from '../contract/index.js';
 export { scenarioSchema, overridesSchema, overrideKeys, scenarioVariantNames, selectVariants, EXTERNAL_PLACEMENT, EXPECT_KEYS } from './schema.js';
 export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant } from './schema.js';
-// The agent of a variant is a target kind's: its schema and rules live in src/target.
-export { AGENT_KINDS, resolveVariantAgent, variantPlacement } from '../target/index.js';
-export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../target/index.js';
+// The agent of a variant is a target kind's: its schema and rules live in src/targets.
+export { AGENT_KINDS, resolveVariantAgent, variantPlacement } from '../targets/index.js';
+export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../targets/index.js';
 export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';

@@ -5,7 +5,7 @@ import { detectCgroupHost, type CgroupHost } from '../cgroup/index.js';
 import { PlatformError } from '../errors.js';
 import { burstProblems, faultProblems, faultScheduleProblems } from '../fault/index.js';
 import { MAX_WORKERS_TOTAL } from '../load/index.js';
-import { targetKind } from '../target/index.js';
+import { targetKind } from '../targets/index.js';
 import type { AgentHost, Platform } from './platform.js';
 import type { Scenario } from './schema.js';
 import { runVariant } from './variant-run.js';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectProvenance } from '../ci/index.js';
 import { currentRunner, RESULTS_SCHEMA_VERSION, type IsolationRecord, type RunResults, type SkippedVariant, type VariantResult } from '../contract/index.js';
-import { modeledCosts, variantPlacement } from '../target/index.js';
+import { modeledCosts, variantPlacement } from '../targets/index.js';
 import { PROJECT_ROOT } from '../util/index.js';
 import { aggregateVariant, type RepMeasurement } from './aggregate.js';
 import { describeEnvironment } from './environment.js';

@@ -9,7 +9,7 @@ import { MEASURE_WORDS, peakIn, type MemoryMeasure, type RunResults } from '../c
 import { ConfigError, EXIT } from '../errors.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
 import { createRunFolder, ensureRuntimeBase, newRunId, otherPodIds, runTempDir } from '../sandbox/index.js';
-import { prepareTargets, targetKind, type TargetMaker } from '../target/index.js';
+import { prepareTargets, targetKind, type TargetMaker } from '../targets/index.js';
 import { firstMissing, formatMiB, handBackOwner, handBackTree, onCleanup, onInterrupt, terminalColumns, wrapText, type OsOwner } from '../util/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { isolateRunner, planIsolation, type CpusetPlan } from './cpu-isolation.js';

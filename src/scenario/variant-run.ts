@@ -9,7 +9,7 @@ import { bystanderSandboxOptions, type StormControl, type StormWave, type StormW
 import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
 import { parseCpuList } from '../cgroup/index.js';
 import { createSandbox, ensureRunFolder, newRunId, otherPodIds, runTempDir, type Sandbox } from '../sandbox/index.js';
-import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../target/index.js';
+import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../targets/index.js';
 import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
 import type { RepMeasurement } from './aggregate.js';
 import { RejectionTotals } from './rejection-totals.js';

@@ -10,7 +10,7 @@ import { parseAllDocuments } from 'yaml';
 import { capsInMask, containerdConfig, criBaseSpec, podNetworkManifest, routesScript, runcCapsScript } from '../../src/kind/index.js';
 import { kindConfig } from '../../src/kube/index.js';
 import { platformFact } from '../../src/report/derive.js';
-import { onPath } from '../../src/cluster/index.js';
+import { onPath } from '../../src/local-cluster/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kind-parts-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

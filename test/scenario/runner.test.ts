@@ -8,7 +8,7 @@ import { detectCgroupHost, removeIfEmpty, removeTree } from '../../src/cgroup/in
 import { parseNdjson } from '../../src/sample/index.js';
 import { newRunId, runTempDir } from '../../src/sandbox/index.js';
 import { parseScenario, Progress, runScenario, runVariant, type LoadDriver } from '../../src/scenario/index.js';
-import { prepareTargets } from '../../src/target/index.js';
+import { prepareTargets } from '../../src/targets/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
 
 const out = mkdtempSync(join(tmpdir(), 'attestorm-runner-'));

@@ -3,7 +3,7 @@
 // the scenario's variants (reference and spire agents; an external agent lives on this machine).
 import type { GeneratorLoad } from '../../load/index.js';
 import type { KeyStrategyName, PlacementName, Scenario, Variant } from '../../scenario/index.js';
-import { spireLimiter, targetKind, type KubeletEmulation } from '../../target/index.js';
+import { spireLimiter, targetKind, type KubeletEmulation } from '../../targets/index.js';
 
 export type KindAgentKind = 'reference' | 'spire';
 

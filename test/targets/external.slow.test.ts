@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Cgroup, detectCgroupHost, removeIfEmpty, spawnInCgroup } from '../../src/cgroup/index.js';
-import type { DeathVerdict } from '../../src/target/index.js';
-import { createTarget } from '../../src/target/index.js';
+import type { DeathVerdict } from '../../src/targets/index.js';
+import { createTarget } from '../../src/targets/index.js';
 import { skipNote } from '../support/skip-note.js';
 
 const { host, reason } = detectCgroupHost();

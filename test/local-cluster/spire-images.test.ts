@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { planSpireImages, spireBinDirProblems, spireImageRefs } from '../../src/cluster/index.js';
+import { planSpireImages, spireBinDirProblems, spireImageRefs } from '../../src/local-cluster/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-bins-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -4,11 +4,11 @@ import 'reflect-metadata';
 import * as x509 from '@peculiar/x509';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { etcdWrapperGoMod, k8sLdflags, k8sWrapperGoMod, STAGING_MODULES, toolsGo } from '../../src/cluster/build.js';
-import { makeClusterPki, subjectOf } from '../../src/cluster/certs.js';
-import { clusterLayout, CONTEXT_NAME, PAUSE_IMAGE, PORTS } from '../../src/cluster/layout.js';
-import { cniConfig, containerdConfig, daemonSpecs, kubeconfig, kubeletConfig } from '../../src/cluster/render-config.js';
-import { digestOf, splitImage } from '../../src/cluster/images.js';
+import { etcdWrapperGoMod, k8sLdflags, k8sWrapperGoMod, STAGING_MODULES, toolsGo } from '../../src/local-cluster/build.js';
+import { makeClusterPki, subjectOf } from '../../src/local-cluster/certs.js';
+import { clusterLayout, CONTEXT_NAME, PAUSE_IMAGE, PORTS } from '../../src/local-cluster/layout.js';
+import { cniConfig, containerdConfig, daemonSpecs, kubeconfig, kubeletConfig } from '../../src/local-cluster/render-config.js';
+import { digestOf, splitImage } from '../../src/local-cluster/images.js';
 
 const l = clusterLayout({ ATTESTORM_CLUSTER_CACHE: '/c', ATTESTORM_CLUSTER_STATE: '/s', ATTESTORM_CLUSTER_RUN: '/r' }, 'Build_Host.example');
 

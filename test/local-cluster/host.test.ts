@@ -1,10 +1,10 @@
 // The local cluster's host checks and leftover parsers, on fake hosts and captured /proc and
 // iptables-save text; the PID ownership rule (PIDs wrap: a PID is ours only while it runs our binary).
 import { describe, expect, it } from 'vitest';
-import { hostProblems, type HostProbe } from '../../src/cluster/checks.js';
-import { cgroupTree, firewallCleanupPlan, listeningPorts, mountsUnder, parseChains, parseMountinfo, splitRule } from '../../src/cluster/host-state.js';
-import { isOurs, readState, writeState, type ProcReader } from '../../src/cluster/state.js';
-import { restoreSysctls } from '../../src/cluster/sysctl.js';
+import { hostProblems, type HostProbe } from '../../src/local-cluster/checks.js';
+import { cgroupTree, firewallCleanupPlan, listeningPorts, mountsUnder, parseChains, parseMountinfo, splitRule } from '../../src/local-cluster/host-state.js';
+import { isOurs, readState, writeState, type ProcReader } from '../../src/local-cluster/state.js';
+import { restoreSysctls } from '../../src/local-cluster/sysctl.js';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -14,7 +14,7 @@ import { referenceLimiter } from './limiter.js';
 import type { ReferenceAgent } from './schema.js';
 
 /** The program the reference agent runs as, relative to the project. */
-const AGENT_ENTRY = 'src/target/agent-entry.ts';
+const AGENT_ENTRY = 'src/targets/agent-entry.ts';
 export const REFERENCE_AGENT_BUNDLE: BundleSpec = { entry: AGENT_ENTRY };
 
 /** Bundles the agent to plain JavaScript, once per run: bundling is slow and shared by every repetition. */
