@@ -7,7 +7,7 @@ import type { PreflightResult } from './host/preflight.js';
 import { renderReferenceAgent } from './render/agent-reference.js';
 import { renderSpire } from './render/agent-spire.js';
 import { createGeneratorEntry } from './host/spire-entries.js';
-import type { KindAgentKind } from './render/variant.js';
+import type { ClusterAgentKind } from './render/variant.js';
 
 export interface ClusterAgent {
   /** The agent's objects (and those of whatever it needs), applied after the namespace. */
@@ -24,7 +24,7 @@ export interface ClusterAgent {
   readonly spireImages: boolean;
 }
 
-const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
+const CLUSTER_AGENTS: Record<ClusterAgentKind, ClusterAgent> = {
   reference: {
     render: renderReferenceAgent,
     extraPods: 0,
@@ -46,11 +46,11 @@ const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
 };
 
 /** The cluster side of a kind that runs in a cluster. */
-export function clusterAgent(kind: KindAgentKind): ClusterAgent {
+export function clusterAgent(kind: ClusterAgentKind): ClusterAgent {
   return CLUSTER_AGENTS[kind];
 }
 
 /** The cluster side of a scenario's agent kind; null for a kind that runs on this machine only (external). */
 export function clusterAgentOf(kind: string): ClusterAgent | null {
-  return Object.hasOwn(CLUSTER_AGENTS, kind) ? CLUSTER_AGENTS[kind as KindAgentKind] : null;
+  return Object.hasOwn(CLUSTER_AGENTS, kind) ? CLUSTER_AGENTS[kind as ClusterAgentKind] : null;
 }

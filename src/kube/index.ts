@@ -11,7 +11,7 @@ export * from './render/names.js';
 export * from './render/objects.js';
 export { renderVariant, renderAgentSide, toYaml } from './render/variant-objects.js';
 export { manifestProblems } from './render/manifest-checks.js';
-export { renderScenario, renderContext, renderChecked, kindVariants, writeRendered } from './render/scenario.js';
+export { renderScenario, renderContext, renderChecked, clusterVariants, writeRendered } from './render/scenario.js';
 export type { RenderOptions, RenderedVariant } from './render/scenario.js';
 export { parseClusterTarget, loadKubeConfig, DEFAULT_KIND_CLUSTER } from './host/cluster-target.js';
 export type { ClusterTarget } from './host/cluster-target.js';

@@ -11,7 +11,7 @@ import { clusterFaultProblems } from './fault-cluster.js';
 import type { OpenCluster } from './open-cluster.js';
 import type { PreflightResult } from './preflight.js';
 import { runVariantInCluster } from './run-variant.js';
-import { kindVariant, type SpireImages } from '../render/variant.js';
+import { clusterVariant, type SpireImages } from '../render/variant.js';
 
 /** How a cluster run measures: OOM kills are the node kernel's, pods have the kubelet's cgroups. */
 export function clusterEnvironment(
@@ -42,7 +42,7 @@ export function clusterScenarioProblems(s: Scenario, where = ''): string[] {
   // An agent that lives on this machine cannot run there: named before anything starts.
   for (const v of s.variants) {
     try {
-      kindVariant(v);
+      clusterVariant(v);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       problems.push(...err.problems);
@@ -72,7 +72,7 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
         kc: cluster.kc,
         clusterName: cluster.clusterName,
         scenario: ctx.scenario,
-        variant: kindVariant(ctx.variant, spire),
+        variant: clusterVariant(ctx.variant, spire),
         ...(spire ? { localImages: [spire.serverImage, spire.agentImage] } : {}),
         hostApiServer: cluster.hostApiServer ?? null,
         runId: ctx.runId,

@@ -10,7 +10,7 @@ import { applyObjects } from './apply.js';
 import { GeneratorCollector } from './generator-collector.js';
 import type { KubeObject } from '../render/objects.js';
 import { bystanderPodName, generatorPodName } from '../render/names.js';
-import type { KindLoad } from '../render/variant.js';
+import type { ClusterLoad } from '../render/variant.js';
 
 export interface LoadPodsResult {
   counts: Record<Outcome, number>;
@@ -29,14 +29,14 @@ const JOIN_TIMEOUT_MS = 180_000;
 export class LoadPods {
   readonly storm: GeneratorCollector;
   readonly bystanders: GeneratorCollector | null;
-  readonly #load: KindLoad;
+  readonly #load: ClusterLoad;
   readonly #kc: KubeConfig;
   readonly #namespace: string;
   #created = 0;
   #joins: Array<Promise<boolean>> = [];
   #ended = false;
 
-  constructor(kc: KubeConfig, namespace: string, load: KindLoad) {
+  constructor(kc: KubeConfig, namespace: string, load: ClusterLoad) {
     this.#load = load;
     this.#kc = kc;
     this.#namespace = namespace;

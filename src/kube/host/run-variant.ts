@@ -43,7 +43,7 @@ import type { KindMemorySampler } from './sampler-kind-memory.js';
 import type { PodMetricsSampler } from './sampler-pod-metrics.js';
 import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
-import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type KindImages, type KindVariant } from '../render/variant.js';
+import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type ClusterImages, type ClusterVariant } from '../render/variant.js';
 import { placeFillerPods } from './filler-pods.js';
 import { waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
@@ -54,14 +54,14 @@ export interface RunVariantInClusterOptions {
   /** The kind cluster name, or the name spire-server's k8s_psat should use for another cluster. */
   clusterName: string;
   scenario: Scenario;
-  variant: KindVariant;
+  variant: ClusterVariant;
   runId: string;
   rep: number;
   /** The run folder; this writes <dirName>/samples.ndjson and the logs there. */
   runDir: string;
   /** Folder name of this repetition (the local runner's `<variant>.r<rep>`). */
   dirName: string;
-  images?: Partial<KindImages>;
+  images?: Partial<ClusterImages>;
   /** Images made on this machine and imported into the node (never pulled): missing ones fail the preflight. */
   localImages?: string[];
   /** The API server on the node's loopback (OpenCluster.hostApiServer). */
