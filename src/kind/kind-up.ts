@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
 import { clusterLayout, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../local-cluster/index.js';
-import { kindUp, runTool } from '../kube/index.js';
+import { kindUp, runTool } from './kind-cli.js';
 import { engineEnv } from './dockerd.js';
 import { ensureKindBinary } from './kind-binary.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';

@@ -7,16 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario, type Scenario } from '../../src/scenario/index.js';
-import {
-  adaptScenario,
-  loadKubeConfig,
-  namespaceName,
-  parseClusterTarget,
-  preflight,
-  renderContext,
-  renderVariant,
-  type RunningGenerator,
-} from '../../src/kube/index.js';
+import { adaptScenario, namespaceName, renderContext, renderVariant, type RunningGenerator } from '../../src/kube/index.js';
+import { loadKubeConfig, parseClusterTarget, preflight } from '../../src/platform/cluster/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
 import { fakeKubeConfig, proxiedGenerator, runOnFake } from './support.js';

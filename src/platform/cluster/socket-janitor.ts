@@ -6,8 +6,8 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyObjects } from './apply.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { labels, MANAGED_BY, MANAGER, ROLE_LABEL } from '../render/names.js';
-import type { KubeObject } from '../render/objects.js';
+import { labels, MANAGED_BY, MANAGER, ROLE_LABEL } from '../../kube/index.js';
+import type { KubeObject } from '../../kube/index.js';
 
 export const SOCKET_PARENT = '/run/attestorm';
 const MOUNT = '/host/run/attestorm';

@@ -5,13 +5,16 @@
 import type { RunEnvironment } from '../../contract/index.js';
 import { ConfigError } from '../../errors.js';
 import { faultScheduleProblems } from '../../fault/index.js';
-import type { Platform, RunScenarioOptions, Scenario, VariantRunContext } from '../../scenario/index.js';
-import { variantDirName } from '../../scenario/index.js';
+import { clusterVariant, type SpireImages } from '../../kube/index.js';
+import { planIsolation, variantDirName, type Scenario } from '../../scenario/index.js';
+import type { Platform, RepetitionContext } from '../platform.js';
+import { runVariantInCluster } from './cluster-repetition.js';
 import { clusterFaultProblems } from './fault-cluster.js';
 import type { OpenCluster } from './open-cluster.js';
 import type { PreflightResult } from './preflight.js';
-import { runVariantInCluster } from './run-variant.js';
-import { clusterVariant, type SpireImages } from '../render/variant.js';
+
+/** Why the scenario's CPU isolation cannot apply: the agents run on the cluster's nodes. */
+const IN_A_CLUSTER = 'variants run in a cluster';
 
 /** How a cluster run measures: OOM kills are the node kernel's, pods have the kubelet's cgroups. */
 export function clusterEnvironment(
@@ -62,34 +65,36 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       name: cluster.target.kindName ? 'kind' : 'cluster',
       detail: { cluster: cluster.clusterName, context: cluster.target.context, ...(cluster.nodeImage ? { nodeImage: cluster.nodeImage } : {}) },
     },
-    loadHere: false,
+    loadSite: 'cluster',
     problems: (s) => [...faultScheduleProblems(s.faults, s.duration), ...clusterScenarioProblems(s)],
-    agentHost: () => ({ host: null, reason: 'variants run in a cluster', note: null, isolationRefusal: 'variants run in a cluster' }),
-    measurement: () => clusterEnvironment(cluster),
-    runRepetition: (ctx: VariantRunContext) => {
-      const spire = spireImages.get(ctx.variant.name);
-      return runVariantInCluster({
-        kc: cluster.kc,
-        clusterName: cluster.clusterName,
-        scenario: ctx.scenario,
-        variant: clusterVariant(ctx.variant, spire),
-        ...(spire ? { localImages: [spire.serverImage, spire.agentImage] } : {}),
-        hostApiServer: cluster.hostApiServer ?? null,
-        runId: ctx.runId,
-        rep: ctx.rep,
-        runDir: ctx.runDir,
-        dirName: variantDirName(ctx.variant.name, ctx.rep),
-        nodeCgroup: cluster.nodeCgroup,
-        signal: ctx.signal,
-        ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
-        onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),
-        onCgroupVersion: (version) => ctx.onEnvironment?.({ cgroupVersion: version }),
-      });
-    },
+    // Nothing of the run is made on this machine.
+    checkMachine: () => {},
+    prepare: async (s) => ({
+      measurement: clusterEnvironment(cluster),
+      // Still refused when this machine lacks the CPUs asked for, as a local run would be.
+      isolation: planIsolation(s, null, IN_A_CLUSTER).record,
+      open: () => ({ start: () => null, runRepetition, close: async () => {} }),
+    }),
   };
-}
 
-/** The runner's options for a run in this cluster. */
-export function clusterRunOptions(cluster: OpenCluster, spireImages: ReadonlyMap<string, SpireImages> = new Map()): Pick<RunScenarioOptions, 'platform'> {
-  return { platform: clusterPlatform(cluster, spireImages) };
+  function runRepetition(ctx: RepetitionContext) {
+    const spire = spireImages.get(ctx.variant.name);
+    return runVariantInCluster({
+      kc: cluster.kc,
+      clusterName: cluster.clusterName,
+      scenario: ctx.scenario,
+      variant: clusterVariant(ctx.variant, spire),
+      ...(spire ? { localImages: [spire.serverImage, spire.agentImage] } : {}),
+      hostApiServer: cluster.hostApiServer ?? null,
+      runId: ctx.runId,
+      rep: ctx.rep,
+      runDir: ctx.runDir,
+      dirName: variantDirName(ctx.variant.name, ctx.rep),
+      nodeCgroup: cluster.nodeCgroup,
+      signal: ctx.signal,
+      ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
+      onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),
+      onCgroupVersion: (version) => ctx.onEnvironment?.({ cgroupVersion: version }),
+    });
+  }
 }

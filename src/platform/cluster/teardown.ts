@@ -2,11 +2,11 @@
 // its cluster-scoped RBAC, found by label, and its socket directory on the nodes. `cleanupCluster`
 // does the same for every run that left something behind (killed runner, lost connection).
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { labels, MANAGED_SELECTOR, RUN_LABEL } from '../render/names.js';
+import { labels, MANAGED_SELECTOR, RUN_LABEL } from '../../kube/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeSocketDirs, type SocketDirSelection } from './socket-janitor.js';
 import { applyObjects } from './apply.js';
-import { DEFAULT_IMAGES } from '../render/variant.js';
+import { DEFAULT_IMAGES } from '../../kube/index.js';
 
 const notFound = (err: unknown) => (err as { code?: number }).code === 404;
 /** A delete's failure, except that the object is already gone. */

@@ -5,8 +5,8 @@
 // is continuous across restarts and is the series kept.
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { PlatformError } from '../../errors.js';
-import { readCgroupMemory, type CgroupFlavour, type CgroupMemory } from '../cgroup-memory.js';
+import { PlatformError } from '../errors.js';
+import { readCgroupMemory, type CgroupFlavour, type CgroupMemory } from '../kube/index.js';
 
 export interface NodeCgroupRoot {
   version: CgroupFlavour;

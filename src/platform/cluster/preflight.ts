@@ -3,7 +3,7 @@
 // Each failure names its step; the CLI maps them to exit 3.
 import { CoreV1Api, VersionApi, type KubeConfig, type V1DaemonSetSpec, type V1PodSpec } from '@kubernetes/client-node';
 import { RunError } from '../../errors.js';
-import type { KubeObject } from '../render/objects.js';
+import type { KubeObject } from '../../kube/index.js';
 
 export interface PreflightResult {
   serverVersion: string;

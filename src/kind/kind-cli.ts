@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PlatformError } from '../../errors.js';
+import { PlatformError } from '../errors.js';
 import { nodeCgroupRoot, type NodeCgroupRoot } from './kind-cgroup.js';
 
 export interface ToolResult {

@@ -1,9 +1,9 @@
 // The 100 ms memory series of an agent in a kind node, read from the host through the node
 // container's cgroup: the pod slice (continuous across restarts) as usage, working set and peak, in the
 // project's MemorySample form.
-import { PeakTracker, type MemoryPeaks } from '../../contract/index.js';
-import { registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
-import type { MemorySample } from '../../scenario/index.js';
+import { PeakTracker, type MemoryPeaks } from '../contract/index.js';
+import { registerSampler, type Sampler, type SamplerOptions } from '../sample/index.js';
+import type { MemorySample } from '../scenario/index.js';
 import type { KindAgentCgroup } from './kind-cgroup.js';
 
 export interface KindMemoryTarget {
@@ -50,7 +50,7 @@ function kindMemorySampler(target: KindMemoryTarget, opts: SamplerOptions = {}):
   };
 }
 
-declare module '../../sample/sampler.js' {
+declare module '../sample/sampler.js' {
   interface SamplerKinds {
     'kind-cgroup-memory': { target: KindMemoryTarget; sampler: KindMemorySampler };
   }

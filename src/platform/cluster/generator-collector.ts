@@ -5,8 +5,8 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { RunError } from '../../errors.js';
 import { LoadAggregator } from '../../load/index.js';
-import type { GeneratorFinal, GeneratorParts } from '../pod/generator-server.js';
-import { GENERATOR_PORT } from '../render/objects.js';
+import type { GeneratorFinal, GeneratorParts } from '../../kube/index.js';
+import { GENERATOR_PORT } from '../../kube/index.js';
 
 export class GeneratorCollector {
   readonly agg = new LoadAggregator();

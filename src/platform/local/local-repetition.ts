@@ -1,60 +1,46 @@
-// One repetition of one variant: sandbox and kubelet emulator, the agent under test (a target),
-// samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each phase is
-// marked on the timeline, and every agent death carries the phase it happened in.
-import { deathRecord } from './death-record.js';
+// One repetition of one variant on this machine: sandbox and kubelet emulator, the agent under test
+// (a target), samplers, warm-up, the load, and the teardown — every piece owned and reaped here. Each
+// phase is marked on the timeline, and every agent death carries the phase it happened in.
 import { cpus } from 'node:os';
-import type { CgroupHost } from '../cgroup/index.js';
-import { NO_PEAKS, type DeathRecord, type MetricsSample, type RunEnvironment, type SampleLine, type VariantAgentRecord } from '../contract/index.js';
-import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../load/index.js';
-import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, SamplerLoop, type MachineCpuReading } from '../sample/index.js';
-import { parseCpuList } from '../cgroup/index.js';
-import { createSandbox, ensureRunFolder, newRunId, otherPodIds, runTempDir, type Sandbox } from '../sandbox/index.js';
-import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../targets/index.js';
-import { FaultScheduler, waitAgentAnswers } from '../fault/index.js';
-import type { RepMeasurement } from './aggregate.js';
-import { RejectionTotals } from './rejection-totals.js';
-import { closeMeasurement, openRepetitionRecord, runRepetitionSteps, type RepetitionRecord } from './repetition.js';
-import type { Timeline } from './timeline.js';
-import type { LoadDriver } from './load-driver.js';
-import { faultRecordsOf, loadClientRecord } from './measurement.js';
-import { variantDirName } from './run-folder.js';
-import type { Scenario, Variant } from './schema.js';
+import type { CgroupHost } from '../../cgroup/index.js';
+import { parseCpuList } from '../../cgroup/index.js';
+import { NO_PEAKS, type MetricsSample } from '../../contract/index.js';
+import { waitAgentAnswers, type FaultTarget } from '../../fault/index.js';
+import { bystanderSandboxOptions, type StormControl, type StormWave, type StormWaveEnd } from '../../load/index.js';
+import { busyCores, CumulativeCpuSeries, loadAverage1m, readMachineCpu, type MachineCpuReading } from '../../sample/index.js';
+import { createSandbox, ensureRunFolder, newRunId, otherPodIds, runTempDir, type Sandbox } from '../../sandbox/index.js';
+import { loadClientRecord, variantDirName, type RepMeasurement, type Scenario } from '../../scenario/index.js';
+import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../../targets/index.js';
+import type { RepetitionContext } from '../platform.js';
+import {
+  closeMeasurement,
+  endFaults,
+  feedBystanders,
+  noteDeath,
+  noteDowntime,
+  openRepetitionRecord,
+  runRepetitionSteps,
+  startFaults,
+  startSamplerLoop,
+  undoFaults,
+  type RepetitionRecord,
+} from '../repetition.js';
 
-export interface VariantRunContext {
-  scenario: Scenario;
-  variant: Variant;
-  runDir: string;
-  runId: string;
-  rep: number;
+/** The local platform's context: the runner's, and this machine's cgroups and the run's targets. */
+export interface LocalRepetitionContext extends RepetitionContext {
   host: CgroupHost | null;
   /** Makes the variant's target, with what its kind prepared for the run. */
   targets: TargetMaker;
   /** Scenario isolation in force: the agent's cgroup is pinned to these CPUs (the runner already is off them). */
   agentCpus?: string;
-  load: LoadDriver;
-  signal: AbortSignal;
-  /** Live view for the progress display. */
-  onSample?(line: SampleLine): void;
-  /** Called once the sandbox exists (its fidelity goes into the results). */
-  onSandbox?(sandbox: Sandbox): void;
-  /** What really ran (binary, version), once the agent has started. */
-  onDescribe?(agent: VariantAgentRecord): void;
-  /** Runs elsewhere (a cluster): facts about where the variant ran, merged into results.json's environment. */
-  onEnvironment?(patch: Partial<Pick<RunEnvironment, 'cgroupVersion'>>): void;
-  /** Runs elsewhere (a cluster): facts about the platform (server version, nodes, image digests), merged into results.json's platform.detail. */
-  onPlatform?(detail: Record<string, unknown>): void;
 }
 
 /** What one repetition holds while it runs; everything here is reaped by finishRepetition. */
 interface Repetition extends RepetitionRecord {
-  ctx: VariantRunContext;
+  ctx: LocalRepetitionContext;
   tmpDir: string;
-  deaths: DeathRecord[];
-  rejections: RejectionTotals;
   sandbox: Sandbox | null;
   target: AgentTarget | null;
-  loop: SamplerLoop | null;
-  faults: FaultScheduler | null;
   /** The agent's CPU seconds counted during the load phase, and its last cumulative reading. */
   agentCpu: { last: number | null; inLoad: number; series: CumulativeCpuSeries };
   /** /proc/stat when the calls started, for the machine's busy cores over the load. */
@@ -71,7 +57,7 @@ function notePeaks(m: RepMeasurement, line: MetricsSample & { spire?: { runtime?
 }
 
 /** One repetition on this machine; a failure is kept as the measurement's error and the run goes on. */
-export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement> {
+export async function runLocalRepetition(ctx: LocalRepetitionContext): Promise<RepMeasurement> {
   const r = openRepetition(ctx);
   return runRepetitionSteps(r, ctx.scenario.warmup, ctx.signal, 'record', {
     start: async () => {
@@ -85,18 +71,14 @@ export async function runVariant(ctx: VariantRunContext): Promise<RepMeasurement
 }
 
 /** The repetition's record (folder, samples file, timeline, empty measurement) and nothing started yet. */
-function openRepetition(ctx: VariantRunContext): Repetition {
-  const record = openRepetitionRecord(ctx.runDir, variantDirName(ctx.variant.name, ctx.rep), ctx.variant.agent.memoryLimit ?? 0, ctx.onSample);
+function openRepetition(ctx: LocalRepetitionContext): Repetition {
+  const record = openRepetitionRecord(ctx.runDir, variantDirName(ctx.variant.name, ctx.rep), ctx.rep, ctx.variant.agent.memoryLimit ?? 0, ctx.onSample);
   return {
     ...record,
     ctx,
     tmpDir: runTempDir(ctx.runId),
-    deaths: [],
-    rejections: new RejectionTotals(),
     sandbox: null,
     target: null,
-    loop: null,
-    faults: null,
     agentCpu: { last: null, inLoad: 0, series: new CumulativeCpuSeries() },
     machineAtCalls: null,
     kubeletAtCalls: null,
@@ -131,11 +113,10 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
         }
       : {}),
   }));
-  ctx.onSandbox?.(sandbox);
+  ctx.onEnvironment?.({ podFidelity: sandbox.fidelity });
   ensureRunFolder(r.tmpDir, otherPodIds({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }) !== null);
   const onDeath = (v: DeathVerdict) => {
-    if (v.cause === 'stopped') return;
-    r.deaths.push(deathRecord({ rep, atMs: timeline.t(), phase: timeline.phase, cause: v.cause, detail: v.detail }, s.oomKillsOutsideLoad));
+    if (v.cause !== 'stopped') noteDeath(r, s.oomKillsOutsideLoad, { cause: v.cause, detail: v.detail });
   };
   const target = (r.target = ctx.targets.create(variant.agent, {
     variant: variant.name,
@@ -158,21 +139,15 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
 
 /** The target's samplers into the samples file (as the warm-up begins), and what the repetition takes from their lines. */
 function startSamplers(r: Repetition): void {
-  const { ctx, timeline, m } = r;
-  const loop = (r.loop = new SamplerLoop(r.target!.samplers(), r.writer, () => timeline.t()));
+  const { timeline, m } = r;
+  const loop = startSamplerLoop(r, r.target!.samplers());
   loop.onSample((line) => {
-    ctx.onSample?.(line);
     if (line.kind === 'memory' && line.cpuSeconds !== null) {
       countAgentCpu(r, line.cpuSeconds);
       r.agentCpu.series.add(line.t, line.cpuSeconds);
     }
-    if (line.kind === 'metrics') {
-      if (line.inflightAttestations !== null) m.peakInflightAttestations = Math.max(m.peakInflightAttestations ?? 0, line.inflightAttestations);
-      if (timeline.phase === 'load') notePeaks(m, line);
-      r.rejections.observe(line);
-    }
+    if (line.kind === 'metrics' && timeline.phase === 'load') notePeaks(m, line);
   });
-  loop.start();
 }
 
 /** The load through the LoadDriver, the faults from the calls' start, and the load's figures. */
@@ -203,26 +178,23 @@ async function loadPhase(r: Repetition): Promise<void> {
       if (targetKind(ctx.variant.agent.kind).kubelet(ctx.variant.agent) !== null) m.podList = { ...sandbox.kubelet.podList(), maxBytes: 0 };
       timeline.enter('load', at);
       // Faults count from the moment the calls start: pods take a while to come up here.
-      if (s.faults.length) r.faults = startFaults(s, target, sandbox, storm ?? null, at, ctx.signal, timeline);
+      if (s.faults.length) startFaults(r, s.faults, at, ctx.signal, faultTarget(target, sandbox, storm ?? null));
     },
     onSecond: (sample) => {
       // The agent's CPU in the same second beside the generator's (its samples are every 100 ms).
       if (sample.cpu) sample.cpu.agentCores = r.agentCpu.series.coresBetween(sample.t, sample.t + 1000);
       r.loop!.emit(sample);
       // Recovery after a fault is measured on the bystanders' seconds (t: the second's end, from the calls' start).
-      if (r.faults && sample.bystanders && callsAt !== null) {
-        const b = sample.bystanders;
-        r.faults.bystanderSecond({ t: sample.t - (callsAt - loadOrigin) + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
-      }
+      if (callsAt !== null) feedBystanders(r, sample.bystanders, sample.t - (callsAt - loadOrigin) + 1000);
     },
   });
   const machineBusy = busyCores(r.machineAtCalls, readMachineCpu());
   if (timeline.phase === 'starting-pods') timeline.enter('load', result.callsStartedAt);
   timeline.event('note', `calls started at t=${result.callsStartedAt - loadOrigin} ms (after the pods came up)`);
-  if (r.faults) m.faults = faultRecordsOf(await r.faults.stop(), ctx.rep);
+  await endFaults(r);
   timeline.enter('drain', result.callsStartedAt + result.loadSeconds * 1000);
   timeline.event('load-end');
-  m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
+  noteDowntime(m, target.downtimeMs());
   m.counts = result.counts;
   m.loadSeconds = result.loadSeconds;
   m.histograms = result.histograms;
@@ -265,8 +237,8 @@ async function finishRepetition(r: Repetition): Promise<void> {
   if (ctx.signal.aborted) timeline.event('interrupted');
   timeline.enter('stop');
   // A fault still holding the agent (frozen, squeezed, throttled) is undone before the agent is stopped.
-  if (r.faults && !m.faults) m.faults = faultRecordsOf(await r.faults.stop().catch(() => []), ctx.rep);
-  if (target && m.downtimeSeconds === 0) m.downtimeSeconds = Math.round(target.downtimeMs() / 100) / 10;
+  await undoFaults(r);
+  if (target && m.downtimeSeconds === 0) noteDowntime(m, target.downtimeMs());
   // The agent is stopped while the samplers still run, so a death during the stop is on the timeline.
   await target?.stop().catch((err: Error) => timeline.event('note', `stopping the agent failed: ${err.message}`));
   if (loop) {
@@ -275,7 +247,7 @@ async function finishRepetition(r: Repetition): Promise<void> {
     for (const [name, e] of Object.entries(m.samplerErrors)) timeline.event('note', `sampler ${name} failed ${e.count}× (first: ${e.first})`);
   }
   if (target) recordAgentFigures(r, target);
-  closeMeasurement(m, r.deaths, r.rejections.scraped());
+  closeMeasurement(r);
   r.writer.close();
   if (m.podList && r.sandbox) m.podList.maxBytes = Math.max(m.podList.bytes, r.sandbox.kubelet.stats().maxDocumentBytes);
   await r.sandbox?.close().catch(() => {});
@@ -304,7 +276,6 @@ function recordAgentFigures(r: Repetition, target: AgentTarget): void {
   }
 }
 
-/** The fault schedule of one repetition, started when the calls start. */
 /** The storm's workers plus each burst's extra ones: what the scenario asked the generator for. */
 function offeredWorkers(s: Scenario): number {
   return s.load.pods * s.load.workersPerPod + s.faults.reduce((n, f) => n + (f.action === 'burst' ? f.workers : 0), 0);
@@ -322,44 +293,27 @@ function waveEndDetail(w: StormWave, end: StormWaveEnd): string {
   return `${pods(w.pods)} of the wave ended (${w.workers} workers), ${calling}${failed}`;
 }
 
-function startFaults(
-  s: Scenario,
-  target: AgentTarget,
-  sandbox: Sandbox,
-  storm: StormControl | null,
-  at: number,
-  signal: AbortSignal,
-  timeline: Timeline,
-): FaultScheduler {
-  const scheduler = new FaultScheduler({
-    faults: s.faults,
-    loadStart: at,
-    signal,
-    target: {
-      socket: target.socket,
-      agentPid: () => target.pid(),
-      agentCgroup: target.cgroup(),
-      kubelet: sandbox.kubelet.faults,
-      waitAgentAnswers: (sig) => waitAgentAnswers(target.socket, sig),
-      ...(target.kill ? { killAgent: (sig: 'SIGKILL' | 'SIGTERM') => target.kill!(sig) } : {}),
-      churnPods: (n) => sandbox.replacePods(n),
-      // A burst is a wave of new storm pods (new UIDs) the kubelet lists; their pods end at the window's end.
-      ...(storm
-        ? {
-            startBurst: async (n: number) => {
-              const wave = await storm.addWorkers(n);
-              return {
-                detail: `${wave.workers} extra storm workers in ${pods(wave.pods)} started (${wave.podUids.join(', ')})`,
-                stop: async () => waveEndDetail(wave, await wave.stop()),
-              };
-            },
-          }
-        : {}),
-    },
-    // e.t: a start is placed when the action began, not when its starter returned (a kill waits for
-    // the death, a burst for its wave to call).
-    onEvent: (e) => timeline.event(e.type, e.detail, at + e.t),
-  });
-  scheduler.start();
-  return scheduler;
+/** What the fault schedule acts on here: the agent's process and cgroup, the kubelet emulator, the storm's pods. */
+function faultTarget(target: AgentTarget, sandbox: Sandbox, storm: StormControl | null): FaultTarget {
+  return {
+    socket: target.socket,
+    agentPid: () => target.pid(),
+    agentCgroup: target.cgroup(),
+    kubelet: sandbox.kubelet.faults,
+    waitAgentAnswers: (sig) => waitAgentAnswers(target.socket, sig),
+    ...(target.kill ? { killAgent: (sig: 'SIGKILL' | 'SIGTERM') => target.kill!(sig) } : {}),
+    churnPods: (n) => sandbox.replacePods(n),
+    // A burst is a wave of new storm pods (new UIDs) the kubelet lists; their pods end at the window's end.
+    ...(storm
+      ? {
+          startBurst: async (n: number) => {
+            const wave = await storm.addWorkers(n);
+            return {
+              detail: `${wave.workers} extra storm workers in ${pods(wave.pods)} started (${wave.podUids.join(', ')})`,
+              stop: async () => waveEndDetail(wave, await wave.stop()),
+            };
+          },
+        }
+      : {}),
+  };
 }

@@ -2,8 +2,8 @@
 // its typed models (unknown fields vanish there silently), so objects are checked before this.
 import { KubernetesObjectApi, PatchStrategy, type KubeConfig } from '@kubernetes/client-node';
 import { RunError } from '../../errors.js';
-import { FIELD_MANAGER } from '../render/names.js';
-import type { KubeObject } from '../render/objects.js';
+import { FIELD_MANAGER } from '../../kube/index.js';
+import type { KubeObject } from '../../kube/index.js';
 
 export async function applyObjects(kc: KubeConfig, objects: KubeObject[]): Promise<void> {
   const api = KubernetesObjectApi.makeApiClient(kc);

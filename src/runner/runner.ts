@@ -2,27 +2,29 @@
 // platform (this machine, or a cluster). results.json says `running` (with the runner's pid) from
 // the first moment, is rewritten after each variant run, and ends `complete`, `interrupted` or
 // `failed`; expectations are judged at the end.
-import { rmSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import { removeIfEmpty, removeTree, throttledSeconds, type CgroupHost, type CpuBudget } from '../cgroup/index.js';
+import { throttledSeconds, type CpuBudget } from '../cgroup/index.js';
 import { MEASURE_WORDS, peakIn, type MemoryMeasure, type RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
+import { localPlatform, type Platform, type PlatformRun } from '../platform/index.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
-import { createRunFolder, ensureRuntimeBase, newRunId, otherPodIds, runTempDir } from '../sandbox/index.js';
-import { prepareTargets, targetKind, type TargetMaker } from '../targets/index.js';
+import { newRunId } from '../sandbox/index.js';
+import {
+  comparisonTable,
+  createRunDir,
+  defaultRunDir,
+  linkLatest,
+  preflightVariants,
+  Progress,
+  writeResults,
+  writeScenarioCopy,
+  type LoadDriver,
+  type LoadedScenario,
+  type RepMeasurement,
+  type Scenario,
+} from '../scenario/index.js';
 import { firstMissing, formatMiB, handBackOwner, handBackTree, onCleanup, onInterrupt, terminalColumns, wrapText, type OsOwner } from '../util/index.js';
-import type { RepMeasurement } from './aggregate.js';
-import { isolateRunner, planIsolation, type CpusetPlan } from './cpu-isolation.js';
-import type { LoadedScenario } from './load-scenario.js';
-import type { LoadDriver } from './load-driver.js';
-import { localFaultProblems, localPlatform } from './platform-local.js';
-import type { Platform } from './platform.js';
-import { Progress } from './progress.js';
-import { createRunDir, defaultRunDir, linkLatest, writeResults, writeScenarioCopy } from './run-folder.js';
 import { concludeResults, startRunResults, VariantTally } from './run-results.js';
-import { preflightVariants } from './variant-preflight.js';
-import type { Scenario } from './schema.js';
-import { comparisonTable } from './summary-table.js';
 
 export interface RunScenarioOptions {
   loaded: LoadedScenario;
@@ -58,15 +60,6 @@ export interface RunScenarioOutcome {
   exitCode: number;
 }
 
-/**
- * Faults a variant's agent cannot take on this machine (no cgroup to squeeze, no pid to kill),
- * faults after the load's end and bursts past the generator's process cap: one ConfigError.
- */
-export function validateFaults(s: Scenario): void {
-  const problems = localFaultProblems(s);
-  if (problems.length) throw new ConfigError(problems);
-}
-
 /** Exit status of a finished run: interrupted, not carried out, expectations failed, or ok. */
 export function exitCodeOf(results: RunResults): number {
   if (results.status === 'interrupted' || results.status === 'incomplete') return EXIT.INTERRUPTED;
@@ -77,12 +70,10 @@ export function exitCodeOf(results: RunResults): number {
 /** One scenario run while it goes: its folder, results and what must be undone at the end. */
 interface ScenarioRun {
   s: Scenario;
-  platform: Platform;
+  /** The run on its platform: its repetitions, and what it made there, removed at the end. */
+  platform: PlatformRun;
   runDir: string;
   runId: string;
-  host: CgroupHost | null;
-  isolation: CpusetPlan | null;
-  targets: TargetMaker;
   results: RunResults;
   tally: VariantTally;
   abort: AbortController;
@@ -95,7 +86,7 @@ interface ScenarioRun {
 export async function runScenario(opts: RunScenarioOptions): Promise<RunScenarioOutcome> {
   const run = await openRun(opts);
   const { s, runDir, results, abort } = run;
-  const unisolate = isolate(run);
+  startPlatform(run);
   const offInterrupt = onInterrupt(() => {
     run.interrupted = true;
     abort.abort();
@@ -114,7 +105,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   } finally {
     progress.stop();
     offInterrupt();
-    await closeRun(run, unisolate);
+    await run.platform.close();
   }
 
   results.variants = run.tally.summarize();
@@ -136,24 +127,16 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
 async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   const platform = opts.platform ?? localPlatform;
   // The generator's own rules, and whether the platform can run every variant and fault.
-  opts.load.validate(opts.loaded.scenario, platform.loadHere ? 'local' : 'cluster');
+  opts.load.validate(opts.loaded.scenario, platform.loadSite);
   const problems = platform.problems(opts.loaded.scenario);
   if (problems.length) throw new ConfigError([...new Set(problems)]);
-  // A runtime base another user controls (or others may write) is refused here, before anything
-  // is written or started (UnsafePathError, exit 3).
-  if (platform.loadHere) ensureRuntimeBase();
+  platform.checkMachine();
   // What each variant's kind needs from the machine (a SPIRE variant's binaries); variants without them are skipped.
   const preflight = await preflightVariants(opts.loaded.scenario);
   const s = preflight.scenario;
-  const agentHost = platform.agentHost(s);
-  const { host } = agentHost;
-  // Refused here, before anything starts, when the machine lacks the CPUs asked for.
-  const isolation = planIsolation(s, host, agentHost.isolationRefusal);
-  // What each kind needs once per run (the reference agent's bundle), before the first repetition.
-  const targets = await prepareTargets(s.variants.map((v) => v.agent));
+  const prepared = await platform.prepare(s);
   const runId = newRunId(s.name.slice(0, 20));
-  // The agents' sockets go here: made new, traverse-only for pods of another uid.
-  if (platform.loadHere) createRunFolder(runTempDir(runId), otherPodIds({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }) !== null);
+  const platformRun = prepared.open(runId);
   const throttledAtStart = opts.cpuBudget ? throttledSeconds(opts.cpuBudget) : null;
   const wanted = opts.outDir ?? defaultRunDir(s.name);
   const handBack = { path: firstMissing(wanted) ?? wanted, owner: handBackOwner(wanted) };
@@ -161,37 +144,25 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   linkLatest(runDir);
   writeScenarioCopy(runDir, s);
 
-  const cpuModes = [
-    ...new Set(
-      s.variants
-        .map((v) => targetKind(v.agent.kind).cpu(v.agent))
-        .filter((c) => c !== null)
-        .map((c) => (c.mode === 'cgroup' ? (host ? `cpu-weight ${c.weight}` : 'none (no cgroup)') : c.mode === 'nice' ? `nice ${c.nice}` : 'none')),
-    ),
-  ];
   const results = startRunResults({
     loaded: { ...opts.loaded, scenario: s },
     command: opts.command,
     platform: platform.record,
-    measurement: platform.measurement(host, cpuModes.join(', ') || 'none'),
-    isolation: isolation.record,
+    measurement: prepared.measurement,
+    isolation: prepared.isolation,
     cpuBudgetCores: opts.cpuBudget ? opts.cpuBudget.cores : null,
     droppedExpectations: [...(opts.droppedExpectations ?? []), ...preflight.dropped],
     skipped: preflight.skipped,
   });
-  if (agentHost.note) process.stderr.write(`attestorm: ${agentHost.note}\n`);
   for (const k of preflight.skipped) process.stderr.write(`attestorm: variant ${k.name} skipped: ${k.reason}\n`);
   for (const d of results.droppedExpectations) process.stderr.write(`attestorm: expectation dropped (variant subset): ${d}\n`);
-  if (isolation.record && !isolation.record.applied) process.stderr.write(`attestorm: CPU isolation ${isolation.record.detail}\n`);
+  if (prepared.isolation && !prepared.isolation.applied) process.stderr.write(`attestorm: CPU isolation ${prepared.isolation.detail}\n`);
   writeResults(runDir, results);
   return {
     s,
-    platform,
+    platform: platformRun,
     runDir,
     runId,
-    host,
-    isolation: isolation.plan,
-    targets,
     results,
     tally: new VariantTally(s, opts.load),
     abort: new AbortController(),
@@ -201,19 +172,13 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   };
 }
 
-/** From here on the runner (and every pod it forks) stays off the agent's CPUs; returns the undo. */
-function isolate(run: ScenarioRun): () => void {
-  if (!run.isolation || !run.host) return () => {};
-  try {
-    return isolateRunner(run.host, run.runId, run.isolation);
-  } catch (err) {
-    const env = run.results.environment;
-    env.isolation = { ...env.isolation!, applied: false, detail: `not applied: cannot create or join the runner's cpuset: ${(err as Error).message}` };
-    process.stderr.write(`attestorm: CPU isolation ${env.isolation.detail}\n`);
-    run.isolation = null;
-    writeResults(run.runDir, run.results);
-    return () => {};
-  }
+/** The run started on its platform; an isolation that could not be applied is said and recorded, and the run goes on. */
+function startPlatform(run: ScenarioRun): void {
+  const notApplied = run.platform.start();
+  if (!notApplied) return;
+  run.results.environment.isolation = notApplied;
+  process.stderr.write(`attestorm: CPU isolation ${notApplied.detail}\n`);
+  writeResults(run.runDir, run.results);
 }
 
 /** Every repetition of every variant, in turn; results.json is rewritten after each. */
@@ -229,19 +194,13 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
         runDir: run.runDir,
         runId: run.runId,
         rep,
-        host: run.host,
-        targets: run.targets,
-        ...(run.isolation ? { agentCpus: run.isolation.agentCpus } : {}),
         load: opts.load,
         signal: run.abort.signal,
         onSample: (line) => progress.onSample(line),
-        onSandbox: (sb) => {
-          results.environment.podFidelity = sb.fidelity;
-        },
         onDescribe: (agent) => run.tally.describe(variant.name, agent),
         onEnvironment: (patch) => Object.assign(results.environment, patch),
         onPlatform: (detail) => {
-          const platform = results.platform ?? run.platform.record;
+          const platform = results.platform!;
           results.platform = { ...platform, detail: { ...platform.detail, ...detail } };
         },
       });
@@ -259,25 +218,6 @@ function repetitionLine(m: RepMeasurement, measure: MemoryMeasure): string {
   const p = peakIn(m.peaks, measure);
   const usage = measure !== 'usage' && m.peaks.usageBytes !== null ? ` (usage ${formatMiB(m.peaks.usageBytes)})` : '';
   return `peak ${MEASURE_WORDS[measure]} ${p === null ? 'unmeasured' : formatMiB(p)}${usage} of ${formatMiB(m.memoryLimitBytes, 0)}, OOM kills ${m.oomKills}, restarts ${m.restarts}, ok ${(m.counts.ok / Math.max(1, m.loadSeconds)).toFixed(1)}/s`;
-}
-
-/** Back to the runner's own cpuset; the run's cgroups and temp folder removed: a finished run leaves none. */
-async function closeRun(run: ScenarioRun, unisolate: () => void): Promise<void> {
-  try {
-    unisolate();
-  } catch (err) {
-    process.stderr.write(`attestorm: cannot move the runner back to its own cpuset: ${(err as Error).message}\n`);
-  }
-  const host = run.host;
-  for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase, host?.cpusetBase]) {
-    if (!base) continue;
-    await removeTree(join(base, 'attestorm', run.runId)).catch((err: Error) =>
-      process.stderr.write(`attestorm: cannot remove the run's cgroups: ${err.message}\n`),
-    );
-    // The shared parent goes too once no other run uses it.
-    removeIfEmpty(join(base, 'attestorm'));
-  }
-  rmSync(runTempDir(run.runId), { recursive: true, force: true });
 }
 
 /** A root run's files in the user's space (run folder, reports, reports/latest) handed to the user (sudo caller, folder owner). */

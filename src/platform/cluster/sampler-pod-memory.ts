@@ -5,8 +5,8 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { PeakTracker, type MemoryPeaks } from '../../contract/index.js';
 import type { MemorySample } from '../../scenario/index.js';
-import type { MemoryReading } from '../pod/memory-sampler-server.js';
-import { MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT } from '../render/objects.js';
+import type { MemoryReading } from '../../kube/index.js';
+import { MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT } from '../../kube/index.js';
 
 export class PodMemorySampler {
   #api: CoreV1Api;

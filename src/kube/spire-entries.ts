@@ -2,9 +2,9 @@
 // in its pod (the images are FROM scratch: no shell, the binary is called directly).
 import { Writable } from 'node:stream';
 import { CoreV1Api, Exec, type KubeConfig } from '@kubernetes/client-node';
-import { RunError } from '../../errors.js';
-import type { RenderContext } from '../render/objects.js';
-import { SPIRE_SERVER, spireAgentId, spireEntryCommand } from '../render/agent-spire.js';
+import { RunError } from '../errors.js';
+import type { RenderContext } from './render/objects.js';
+import { SPIRE_SERVER, spireAgentId, spireEntryCommand } from './render/agent-spire.js';
 
 function sink(): { stream: Writable; text: () => string } {
   let text = '';

@@ -8,9 +8,9 @@ import type { Outcome } from '../../scenario/index.js';
 import { sleep } from '../../util/index.js';
 import { applyObjects } from './apply.js';
 import { GeneratorCollector } from './generator-collector.js';
-import type { KubeObject } from '../render/objects.js';
-import { bystanderPodName, generatorPodName } from '../render/names.js';
-import type { ClusterLoad } from '../render/variant.js';
+import type { KubeObject } from '../../kube/index.js';
+import { bystanderPodName, generatorPodName } from '../../kube/index.js';
+import type { ClusterLoad } from '../../kube/index.js';
 
 export interface LoadPodsResult {
   counts: Record<Outcome, number>;

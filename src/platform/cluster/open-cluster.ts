@@ -3,8 +3,8 @@
 // container's cgroup on this host for the 100 ms memory series.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, parseClusterTarget, type ClusterTarget } from './cluster-target.js';
-import type { NodeCgroupRoot } from './kind-cgroup.js';
-import { kindNode } from './kind-cli.js';
+import type { NodeCgroupRoot } from '../../kind/index.js';
+import { kindNode } from '../../kind/index.js';
 
 export interface OpenCluster {
   kc: KubeConfig;

@@ -5,46 +5,51 @@
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { NO_PEAKS } from '../../contract/index.js';
 import { RunError } from '../../errors.js';
-import { createSampler, SamplerLoop, type Sampler } from '../../sample/index.js';
+import { KindAgentCgroup, type KindMemorySampler, type NodeCgroupRoot } from '../../kind/index.js';
+import {
+  AGENT_NAME as AGENT_CONTAINER,
+  clusterAgent,
+  DEFAULT_IMAGES,
+  loadPod,
+  renderAgentSide,
+  renderChecked,
+  renderContext,
+  renderGenerators,
+  ROLE_LABEL,
+  SOCKET_DIR,
+  SOCKET_FILE,
+  type ClusterImages,
+  type ClusterVariant,
+  type RenderContext,
+} from '../../kube/index.js';
+import type { FaultTarget } from '../../fault/index.js';
+import { createSampler, type Sampler } from '../../sample/index.js';
+import { loadClientRecord, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../../scenario/index.js';
+import { sleep } from '../../util/index.js';
 import {
   closeMeasurement,
-  deathRecord,
-  faultRecordsOf,
-  loadClientRecord,
+  endFaults,
+  feedBystanders,
+  noteDeath,
+  noteDowntime,
   openRepetitionRecord,
   runRepetitionSteps,
-  type EventSample,
+  startFaults,
+  startSamplerLoop,
+  undoFaults,
   type RepetitionRecord,
   type RepetitionSteps,
-  type RepMeasurement,
-  type SampleLine,
-  type Scenario,
-} from '../../scenario/index.js';
-import { FaultScheduler, type FaultEvent } from '../../fault/index.js';
-import type { LoadSampleWithBystanders } from '../../load/index.js';
-import { sleep } from '../../util/index.js';
-import { clusterAgent } from '../cluster-agent.js';
-import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
-import type { RenderContext } from '../render/objects.js';
-import { loadPod, renderGenerators } from '../render/generators.js';
-import { AGENT_NAME as AGENT_CONTAINER } from '../render/agent-reference.js';
+} from '../repetition.js';
 import { saveLogs } from './agent-logs.js';
-import { AgentTracker, type Death } from './agent-tracker.js';
+import { AgentTracker } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
+import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
+import { placeFillerPods } from './filler-pods.js';
 import { LoadPods } from './load-pods.js';
-import { KindAgentCgroup, type NodeCgroupRoot } from './kind-cgroup.js';
-import { ROLE_LABEL } from '../render/names.js';
 import { preflight, type PreflightResult } from './preflight.js';
-import { renderAgentSide } from '../render/variant-objects.js';
-import { renderChecked, renderContext } from '../render/scenario.js';
-import './sampler-kind-memory.js';
 import './sampler-pod-metrics.js';
-import type { KindMemorySampler } from './sampler-kind-memory.js';
-import type { PodMetricsSampler } from './sampler-pod-metrics.js';
 import { PodMemorySampler } from './sampler-pod-memory.js';
 import { teardownVariant } from './teardown.js';
-import { DEFAULT_IMAGES, SOCKET_DIR, SOCKET_FILE, type ClusterImages, type ClusterVariant } from '../render/variant.js';
-import { placeFillerPods } from './filler-pods.js';
 import { waitFor } from './wait.js';
 import { watchPods } from './watch-pods.js';
 
@@ -91,7 +96,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}),
   });
   const all = renderChecked(ctx);
-  const record = openRepetitionRecord(o.runDir, o.dirName, o.variant.memoryLimitBytes, o.onSample);
+  const record = openRepetitionRecord(o.runDir, o.dirName, o.rep, o.variant.memoryLimitBytes, o.onSample);
   const facts = await preflight(o.kc, all, { localImages: [images.project, ...(o.localImages ?? [])] });
   o.onPreflight?.(facts);
   // Before anything is applied: a fault this cluster's version cannot carry out.
@@ -111,15 +116,13 @@ class ClusterRepetition implements RepetitionSteps {
   private readonly tracker: AgentTracker;
   private readonly memory: KindMemorySampler;
   private readonly podMemory: PodMemorySampler | null;
-  private readonly metrics: PodMetricsSampler;
+  private readonly metrics: Sampler;
   private readonly watch: { stop(): void };
   private cg: KindAgentCgroup | null = null;
   private agentPod: V1Pod | null = null;
   private stuck: string | null = null;
   private watchError: Error | null = null;
-  private loop: SamplerLoop | null = null;
   private pods: LoadPods | null = null;
-  private faults: FaultScheduler | null = null;
   private readonly onAbort = () => this.event('interrupted');
 
   constructor(
@@ -196,7 +199,7 @@ class ClusterRepetition implements RepetitionSteps {
       this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
     if (this.podMemory && this.tracker.podUid && this.tracker.containerID) await this.podMemory.follow(this.tracker.podUid, this.tracker.containerID);
-    await clusterAgent(o.variant.kind).beforeLoad?.(o.kc, ctx, this.facts);
+    await clusterAgent(o.variant.kind).beforeLoad?.(o.kc, ctx, this.facts.nodes[0]!.uid);
     return true;
   }
 
@@ -219,7 +222,7 @@ class ClusterRepetition implements RepetitionSteps {
     const { timeline, m } = this.record;
     const s = o.scenario;
     const pods = this.pods!;
-    const loop = this.loop!;
+    const loop = this.record.loop!;
     const t0 = Date.now() + 200;
     const endAt = t0 + s.duration;
     timeline.fix(t0);
@@ -227,19 +230,16 @@ class ClusterRepetition implements RepetitionSteps {
     timeline.enter('load');
     this.event('load-start');
     if (s.faults.length)
-      this.faults = startFaults(
-        s,
+      startFaults(
+        this.record,
+        s.faults,
         t0,
-        o,
-        ctx,
-        pods,
-        this.tracker,
-        () => this.agentPod,
-        (e) => timeline.event(e.type, e.detail),
+        o.signal,
+        faultTarget(o, ctx, pods, this.tracker, () => this.agentPod),
       );
     await this.pullUntilFinished(pods, loop, endAt + Math.max(s.load.deadline, s.load.bystanders?.deadline ?? 0) + END_GRACE_MS, endAt);
     m.loadSeconds = Math.max(0, Math.min(Date.now(), endAt) - t0) / 1000;
-    if (this.faults) m.faults = faultRecordsOf(await this.faults.stop(), o.rep);
+    await endFaults(this.record);
     await pods.end();
     this.event('load-end');
     timeline.enter('stop');
@@ -257,23 +257,19 @@ class ClusterRepetition implements RepetitionSteps {
   }
 
   /** The agent's memory (where this host reads its node's cgroup) and metrics samplers, and the sampler pod's pulls, from the warm-up on. */
-  startSamplers(): SamplerLoop {
+  startSamplers(): void {
     const { o } = this;
     const samplers: Sampler[] = o.nodeCgroup ? [this.memory] : [];
     if (clusterAgent(o.variant.kind).servesMetrics) samplers.push(this.metrics);
-    const loop = new SamplerLoop(samplers, this.record.writer, () => this.record.timeline.t());
-    this.loop = loop;
-    if (o.onSample) loop.onSample(o.onSample);
-    loop.start();
+    const loop = startSamplerLoop(this.record, samplers);
     this.podMemory?.start(
       (line) => loop.emit(line),
       (at) => this.record.timeline.t(at),
     );
-    return loop;
   }
 
   /** Each second: the pods' completed seconds into the samples (and the bystanders' into fault recovery), until all finished after endAt. */
-  private async pullUntilFinished(pods: LoadPods, loop: SamplerLoop, hardEnd: number, endAt: number): Promise<void> {
+  private async pullUntilFinished(pods: LoadPods, loop: NonNullable<RepetitionRecord['loop']>, hardEnd: number, endAt: number): Promise<void> {
     const { o } = this;
     const { timeline } = this.record;
     while (Date.now() < hardEnd && !o.signal.aborted) {
@@ -281,7 +277,7 @@ class ClusterRepetition implements RepetitionSteps {
       await pods.pull();
       for (const line of pods.emitComplete()) {
         loop.emit(line);
-        feedBystanders(this.faults, line);
+        feedBystanders(this.record, line.bystanders, line.t + 1000);
       }
       if (Date.now() >= endAt) {
         if (timeline.phase === 'load') timeline.enter('drain');
@@ -296,14 +292,14 @@ class ClusterRepetition implements RepetitionSteps {
   /** Whatever happened: faults undone, samplers stopped, the measurement completed, logs saved, the namespace torn down. */
   async finish(): Promise<void> {
     const { o, ctx, tracker } = this;
-    const { m, timeline, dir, writer } = this.record;
+    const { m, dir, writer } = this.record;
     o.signal.removeEventListener('abort', this.onAbort);
     this.pods?.destroy();
     // A squeeze still in force is undone before the namespace goes (and with it the pod).
-    if (this.faults && !m.faults) m.faults = faultRecordsOf(await this.faults.stop().catch(() => []), o.rep);
+    await undoFaults(this.record);
     await this.podMemory?.stop();
     // The loop's stop takes each sampler's last reading: the peak below must include it.
-    await this.loop?.stop();
+    await this.record.loop?.stop();
     this.watch.stop();
     // The peaks from the one source this cluster has; null when nothing could be read (never 0).
     const peaks = o.nodeCgroup ? this.memory.peaks() : (this.podMemory?.peaks() ?? null);
@@ -315,18 +311,11 @@ class ClusterRepetition implements RepetitionSteps {
     if (this.podMemory && peaks === null)
       this.event('note', `no reading came from the memory-sampler pod in ${ctx.namespace}: the agent's peak memory is unmeasured in this run`);
     m.restarts = tracker.restarts;
-    m.peakInflightAttestations = this.metrics.peakInflight();
-    m.downtimeSeconds = Math.round(tracker.downtimeSeconds() * 10) / 10;
-    const deaths: Death[] = tracker.deaths;
-    const records = deaths.map((d) =>
-      deathRecord(
-        { rep: o.rep, atMs: timeline.t(d.seenAt), phase: timeline.phaseAt(d.seenAt), cause: d.cause, detail: d.detail },
-        o.scenario.oomKillsOutsideLoad,
-      ),
-    );
-    closeMeasurement(m, records, this.metrics.rejections());
+    noteDowntime(m, tracker.downtimeSeconds() * 1000);
+    for (const d of tracker.deaths) noteDeath(this.record, o.scenario.oomKillsOutsideLoad, { cause: d.cause, detail: d.detail, at: d.seenAt });
+    closeMeasurement(this.record);
     const podName = this.agentPod?.metadata?.name;
-    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: deaths.length > 0 }).catch(() => undefined);
+    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }).catch(() => undefined);
     writer.close();
     await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
       process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
@@ -334,17 +323,8 @@ class ClusterRepetition implements RepetitionSteps {
   }
 }
 
-/** The scenario's fault schedule in the cluster, from the moment the calls start (the release). */
-function startFaults(
-  s: Scenario,
-  t0: number,
-  o: RunVariantInClusterOptions,
-  ctx: RenderContext,
-  pods: LoadPods,
-  tracker: AgentTracker,
-  agentPod: () => V1Pod | null,
-  onEvent: (e: FaultEvent) => void,
-): FaultScheduler {
+/** What the fault schedule acts on in the cluster: the agent pod through the API server, the storm's pods. */
+function faultTarget(o: RunVariantInClusterOptions, ctx: RenderContext, pods: LoadPods, tracker: AgentTracker, agentPod: () => V1Pod | null): FaultTarget {
   const actions = clusterFaultActions({
     kc: o.kc,
     namespace: ctx.namespace,
@@ -361,27 +341,13 @@ function startFaults(
     },
     churnPods: (count) => pods.replaceStormPods(count, (name) => loadPod(ctx, 'generator', name)),
   });
-  const scheduler = new FaultScheduler({
-    faults: s.faults,
-    loadStart: t0,
-    signal: o.signal,
-    target: {
-      socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
-      agentPid: () => null,
-      agentCgroup: null,
-      kubelet: null,
-      // Recovery: a real call to the agent, made from inside a load pod through the pod proxy.
-      waitAgentAnswers: (signal) => pods.waitAgentAnswers(signal),
-      actions,
-    },
-    onEvent,
-  });
-  scheduler.start();
-  return scheduler;
-}
-
-/** Fault recovery reads the bystanders' seconds (t: the second's end, ms since the calls started). */
-function feedBystanders(faults: FaultScheduler | null, line: LoadSampleWithBystanders): void {
-  const b = line.bystanders;
-  if (faults && b) faults.bystanderSecond({ t: line.t + 1000, calls: b.ok + b.rateLimited + b.deadlineExceeded + b.error, ok: b.ok });
+  return {
+    socket: `${SOCKET_DIR}/${SOCKET_FILE}`,
+    agentPid: () => null,
+    agentCgroup: null,
+    kubelet: null,
+    // Recovery: a real call to the agent, made from inside a load pod through the pod proxy.
+    waitAgentAnswers: (signal) => pods.waitAgentAnswers(signal),
+    actions,
+  };
 }

@@ -5,13 +5,9 @@ import { join } from 'node:path';
 import { collectProvenance } from '../ci/index.js';
 import { currentRunner, RESULTS_SCHEMA_VERSION, type IsolationRecord, type RunResults, type SkippedVariant, type VariantResult } from '../contract/index.js';
 import { modeledCosts, variantPlacement } from '../targets/index.js';
+import type { PlatformMeasurement } from '../platform/index.js';
+import { aggregateVariant, applyExpectations, describeEnvironment, type LoadDriver, type LoadedScenario, type RepMeasurement } from '../scenario/index.js';
 import { PROJECT_ROOT } from '../util/index.js';
-import { aggregateVariant, type RepMeasurement } from './aggregate.js';
-import { describeEnvironment } from './environment.js';
-import { applyExpectations } from './expectations.js';
-import type { LoadDriver } from './load-driver.js';
-import type { LoadedScenario } from './load-scenario.js';
-import type { PlatformMeasurement } from './platform.js';
 
 function toolVersion(): string {
   try {

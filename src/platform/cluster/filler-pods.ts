@@ -2,9 +2,9 @@
 // (it rejects each at admission and reports it Failed): from then on /pods carries them all.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { applyObjects } from './apply.js';
-import { ROLE_LABEL } from '../render/names.js';
-import type { RenderContext } from '../render/objects.js';
-import { fillerCount, renderFillerPods } from '../render/filler.js';
+import { ROLE_LABEL } from '../../kube/index.js';
+import type { RenderContext } from '../../kube/index.js';
+import { fillerCount, renderFillerPods } from '../../kube/index.js';
 import { waitFor } from './wait.js';
 
 export interface FillerResult {

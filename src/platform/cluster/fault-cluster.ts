@@ -5,7 +5,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { FaultNotApplied, type Fault, type FaultAction, type FaultStarters } from '../../fault/index.js';
 import { formatMiB } from '../../util/index.js';
-import { quantity } from '../render/objects.js';
+import { quantity } from '../../kube/index.js';
 
 /** Why each action is not mapped in a cluster; absent = mapped. */
 export const CLUSTER_FAULT_REFUSALS: Partial<Record<FaultAction, string>> = {
