@@ -2,18 +2,5 @@
 // cluster/ (a Kubernetes cluster). platform.ts is what the runner asks of each; repetition.ts is the
 // one repetition both run, start → warm-up → storm with its faults → finish, with the steps they share.
 export type { LoadSite, Platform, PlatformMeasurement, PlatformRun, PreparedRun, RepetitionContext } from './platform.js';
-export {
-  closeMeasurement,
-  endFaults,
-  feedBystanders,
-  noteDeath,
-  noteDowntime,
-  openRepetitionRecord,
-  runRepetitionSteps,
-  startFaults,
-  startSamplerLoop,
-  undoFaults,
-} from './repetition.js';
-export type { RepetitionFailures, RepetitionRecord, RepetitionSteps } from './repetition.js';
 export * from './local/index.js';
 export * from './cluster/index.js';

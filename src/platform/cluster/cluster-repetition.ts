@@ -1,7 +1,7 @@
 // One repetition of one variant in a cluster: preflight, apply the agent side, watch it become
 // ready, apply the generator pods, release them together, pull their seconds through the pod
 // proxy while the agent's cgroup is sampled every 100 ms, save the logs, tear the namespace down.
-// Returns the same RepMeasurement the local runner produces and writes the same run folder.
+// Returns the same RepMeasurement the local platform produces and writes the same run folder.
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { NO_PEAKS } from '../../contract/index.js';
 import { RunError } from '../../errors.js';
@@ -64,7 +64,7 @@ export interface RunVariantInClusterOptions {
   rep: number;
   /** The run folder; this writes <dirName>/samples.ndjson and the logs there. */
   runDir: string;
-  /** Folder name of this repetition (the local runner's `<variant>.r<rep>`). */
+  /** Folder name of this repetition (the local platform's `<variant>.r<rep>`). */
   dirName: string;
   images?: Partial<ClusterImages>;
   /** Images made on this machine and imported into the node (never pulled): missing ones fail the preflight. */
@@ -110,7 +110,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
 /**
  * One repetition in the cluster while it runs: the agent pod as the watch sees it, its memory and
  * metrics samplers, the fault schedule, and the measurement they fill. Phases on the timeline, as
- * the local runner marks them; every death carries the phase it fell in.
+ * the local platform marks them; every death carries the phase it fell in.
  */
 class ClusterRepetition implements RepetitionSteps {
   private readonly tracker: AgentTracker;

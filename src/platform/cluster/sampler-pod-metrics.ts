@@ -1,6 +1,6 @@
 // The reference agent's Prometheus metrics once a second, scraped through the API server's pod
 // proxy (the agent is on the host network; nothing else reaches it from the runner), as the same
-// MetricsSample lines the local runner writes; the repetition banks their rejections across agent
+// MetricsSample lines the local platform writes; the repetition banks their rejections across agent
 // restarts as it does locally.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { metricsSampleFrom, parsePrometheusText, registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
