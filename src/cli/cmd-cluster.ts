@@ -2,7 +2,7 @@
 // Linux host (no kind, no registry), for `attestorm run … --context attestorm-local`.
 import type { Argv, CommandModule } from 'yargs';
 import { PlatformError } from '../errors.js';
-import { clusterLayout, clusterStatus, clusterUp, CONTEXT_NAME, describeLeftovers, leftoverCount, teardownCluster } from '../cluster/index.js';
+import { clusterLayout, clusterStatus, clusterUp, CONTEXT_NAME, describeLeftovers, leftoverCount, teardownCluster } from '../local-cluster/index.js';
 
 interface UpArgs {
   'project-image': boolean;

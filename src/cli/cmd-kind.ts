@@ -5,19 +5,9 @@ import { ConfigError } from '../errors.js';
 import { GENERATOR_FLAGS, generatorLoadFromFlags } from '../load/index.js';
 import { readScenarioFile } from '../scenario/index.js';
 import { engineDown, engineForKind, engineUp, ensureKindBinary, kindClusterUp, kindLayout } from '../kind/index.js';
-import {
-  cleanupCluster,
-  DEFAULT_IMAGES,
-  DEFAULT_KIND_CLUSTER,
-  kindDown,
-  loadKubeConfig,
-  parseClusterTarget,
-  renderScenario,
-  startGenerator,
-  startMemorySampler,
-  toYaml,
-  writeRendered,
-} from '../kube/index.js';
+import { cleanupCluster, DEFAULT_KIND_CLUSTER, loadKubeConfig, parseClusterTarget } from '../platform/cluster/index.js';
+import { DEFAULT_IMAGES, renderScenario, startGenerator, startMemorySampler, toYaml, writeRendered } from '../kube/index.js';
+import { kindDown } from '../kind/index.js';
 import { parseDurationMs } from '../util/index.js';
 
 const nameOption = { type: 'string', default: DEFAULT_KIND_CLUSTER, describe: 'kind cluster name' } as const;

@@ -4,7 +4,8 @@
 import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { EXIT } from '../errors.js';
-import { overrideKeys, parseOverrides, readScenarioFile, runScenario, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { overrideKeys, parseOverrides, readScenarioFile, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { runScenario } from '../runner/index.js';
 import { firstMissing, handBackOwner, handBackTree, runCleanups } from '../util/index.js';
 import { CiSession, TOLERANCE_HELP } from '../ci/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
@@ -132,7 +133,7 @@ export const runCommand: CommandModule<object, RunArgs> = {
     problems.throwIfAny();
     // A cluster is checked (context, API server) before anything is applied; failures exit 3.
     const platform = await where.open();
-    for (const l of loaded) stormLoadDriver.validate(l.scenario, platform.loadHere ? 'local' : 'cluster');
+    for (const l of loaded) stormLoadDriver.validate(l.scenario, platform.loadSite);
     // CI flags too: the baseline is read and checked against each scenario here.
     const ci = CiSession.fromFlags(
       { baseline: args.baseline, tolerance: args.tolerance, junit: args.junit, stepSummary: args.stepSummary },

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import type { RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { Progress, range, readScenarioFile, runScenario, stormLoadDriver } from '../scenario/index.js';
+import { Progress, range, readScenarioFile, stormLoadDriver } from '../scenario/index.js';
+import { runScenario } from '../runner/index.js';
 import { formatMiB, runCleanups } from '../util/index.js';
 import { checkCpuBudgetFlag, cpuBudgetOption, startCpuBudget } from './cpu-budget-option.js';
 import { checkCpuHogFlag, cpuHogOption, startCpuHog } from './cpu-hog.js';
@@ -111,7 +112,7 @@ export const stabilityCommand: CommandModule<object, StabilityArgs> = {
     const platformProblems = where.problems([loaded]);
     if (platformProblems.length) throw new ConfigError(platformProblems);
     const platform = await where.open();
-    stormLoadDriver.validate(loaded.scenario, platform.loadHere ? 'local' : 'cluster');
+    stormLoadDriver.validate(loaded.scenario, platform.loadSite);
     // The hog first: it is the machine's neighbour, outside the budget's cgroup.
     const stopHog = startCpuHog(args.cpuHog);
     const cpuBudget = startCpuBudget(args.cpuBudget);

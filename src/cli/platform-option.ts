@@ -1,8 +1,10 @@
 // `--cluster`, `--context` and `--kubeconfig` of `run`, `sweep` and `stability`: where the
 // repetitions run, declared once. Without them: this machine (the local platform).
-import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../cluster/index.js';
-import { clusterPlatform, clusterScenarioProblems, openCluster, waitForNodeImages, type SpireImages } from '../kube/index.js';
-import { localPlatform, type LoadedScenario, type Platform } from '../scenario/index.js';
+import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../local-cluster/index.js';
+import { clusterPlatform, clusterScenarioProblems, openCluster, waitForNodeImages } from '../platform/cluster/index.js';
+import { type SpireImages } from '../kube/index.js';
+import { localPlatform, type Platform } from '../platform/index.js';
+import { type LoadedScenario } from '../scenario/index.js';
 
 export interface PlatformArgs {
   cluster?: string;

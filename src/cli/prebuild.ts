@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LOAD_BUNDLES } from '../load/index.js';
 import { SVID_PROBE_BUNDLE } from '../spire/index.js';
-import { REFERENCE_AGENT_BUNDLE } from '../target/index.js';
+import { REFERENCE_AGENT_BUNDLE } from '../targets/index.js';
 import { prebuildBundle, prebuildCliBundle, PREBUILT_DIR, PROJECT_ROOT } from '../util/index.js';
 
 const dist = join(PROJECT_ROOT, PREBUILT_DIR);

@@ -30,7 +30,7 @@ export interface ExpectationResult {
   message: string;
 }
 
-/** A target kind's name, as src/target's registry knows it: reference, spire, external. */
+/** A target kind's name, as src/targets's registry knows it: reference, spire, external. */
 export type AgentKind = string;
 
 /** What was really run for a variant. */

@@ -53,7 +53,7 @@ export interface FaultTarget {
   /** Replaces `count` storm pods at once by new ones (new UIDs, not yet listed by the kubelet). */
   churnPods?(count: number): Promise<void>;
   /**
-   * Starts `workers` extra storm workers (the local runner: a wave of new storm pods), resolving once
+   * Starts `workers` extra storm workers (the local platform: a wave of new storm pods), resolving once
    * they are started, not once they call (start-up must not stretch the window); the scheduler
    * stops them at the window's end.
    */

@@ -61,7 +61,7 @@ const podChurn = z
 const slowClients = z
   .strictObject({ action: z.literal('slow-clients'), at: zAt, for: zFor, count: zCount(5000) })
   .describe("`count` connections that open the agent's socket and never finish the HTTP/2 preface, held for `for`");
-// The local runner starts the wave as new pods rather than more workers in the running pods: a
+// The local platform starts the wave as new pods rather than more workers in the running pods: a
 // deploy's new pods are what the agent must attest from scratch (new UIDs, not yet in the kubelet's list).
 const burst = z
   .strictObject({ action: z.literal('burst'), at: zAt, for: zFor, workers: zCount(2000) })

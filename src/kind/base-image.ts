@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { goEnv, sh } from '../cluster/index.js';
+import { goEnv, sh } from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 import { runcCapsScript } from './runc-caps.js';
 

@@ -6,7 +6,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { buildKubernetes, clusterLayout, goEnv, pauseArchive, sh, toolsGo, umociImage, type ClusterLayout } from '../cluster/index.js';
+import { buildKubernetes, clusterLayout, goEnv, pauseArchive, sh, toolsGo, umociImage, type ClusterLayout } from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 import { ROUTES_IMAGE_NAME, ROUTES_SCRIPT_PATH, routesScript } from './pod-network.js';
 

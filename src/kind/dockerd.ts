@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync,
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { isOurs, logTail, sh, startDaemon, stopDaemon, type DaemonRecord } from '../cluster/index.js';
+import { isOurs, logTail, sh, startDaemon, stopDaemon, type DaemonRecord } from '../local-cluster/index.js';
 import { dockerHost, type KindLayout } from './layout.js';
 import { runcCapsScript } from './runc-caps.js';
 

@@ -1,6 +1,8 @@
-// kind mode on a host without a registry: kind mode's own Docker engine, the kind binary from its
+// kind: on a host without a registry, kind mode's own Docker engine, the kind binary from its
 // Go module, a node image built here from Debian's packages and the Kubernetes components `cluster
-// up` builds, and `attestorm kind up` on top of them.
+// up` builds, and `attestorm kind up` on top of them; the kind CLI's calls (kind-cli.ts), and the
+// agent's memory cgroup inside a kind node read from this host (kind-cgroup.ts, its sampler), which
+// the cluster platform uses when the cluster is kind.
 export { kindLayout, dockerHost, KIND_VERSIONS, type KindLayout } from './layout.js';
 export { engineUp, engineDown, engineRunning, engineEnv, type EngineUp } from './dockerd.js';
 export { ensureKindBinary } from './kind-binary.js';
@@ -9,3 +11,8 @@ export { kindClusterUp, engineForKind, chooseNodeImage, engineNodeBase, KIND_DEF
 export { capsInMask, runcCapsScript } from './runc-caps.js';
 export { containerdConfig, criBaseSpec } from './base-image.js';
 export { podNetworkManifest, routesScript } from './pod-network.js';
+export { kindUp, kindDown, kindNode, kindConfig, runTool, type KindUpOptions } from './kind-cli.js';
+export { nodeCgroupRoot, KindAgentCgroup, podSliceCandidates, containerScopeName, type NodeCgroupRoot } from './kind-cgroup.js';
+// Registers the kind node's memory sampler (createSampler('kind-cgroup-memory')).
+import './sampler-kind-memory.js';
+export type { KindMemorySampler } from './sampler-kind-memory.js';

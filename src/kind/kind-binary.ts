@@ -3,7 +3,7 @@
 // the cache.
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { goEnv, onPath, sh } from '../cluster/index.js';
+import { goEnv, onPath, sh } from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 
 async function versionOf(bin: string): Promise<string | null> {

@@ -6,8 +6,8 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { clusterLayout, ensureNodeBase, NODE_BASE_IMAGE, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../cluster/index.js';
-import { kindUp, runTool } from '../kube/index.js';
+import { clusterLayout, ensureNodeBase, NODE_BASE_IMAGE, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../local-cluster/index.js';
+import { kindUp, runTool } from './kind-cli.js';
 import { engineEnv } from './dockerd.js';
 import { ensureKindBinary } from './kind-binary.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';

@@ -2,7 +2,7 @@
 // node image and its parts, keyed by version or recipe), and a Docker engine of its own (data root,
 // exec root, socket) that `attestorm kind engine up|down` starts and stops.
 import { join } from 'node:path';
-import { VERSIONS } from '../cluster/index.js';
+import { VERSIONS } from '../local-cluster/index.js';
 
 export const KIND_VERSIONS = {
   /** sigs.k8s.io/kind, built from its Go module; its base-image files come from the same module. */

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clusterLayout, sh, type ClusterLayout } from '../cluster/index.js';
+import { clusterLayout, sh, type ClusterLayout } from '../local-cluster/index.js';
 import { PlatformError } from '../errors.js';
 import { baseKey, baseRootfs } from './base-image.js';
 import { componentImages } from './component-images.js';

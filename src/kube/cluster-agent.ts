@@ -3,11 +3,10 @@
 // and the runner ask here instead of naming a kind; a kind that runs in a cluster is one entry below.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject, RenderContext } from './render/objects.js';
-import type { PreflightResult } from './host/preflight.js';
 import { renderReferenceAgent } from './render/agent-reference.js';
 import { renderSpire } from './render/agent-spire.js';
-import { createGeneratorEntry } from './host/spire-entries.js';
-import type { KindAgentKind } from './render/variant.js';
+import { createGeneratorEntry } from './spire-entries.js';
+import type { ClusterAgentKind } from './render/variant.js';
 
 export interface ClusterAgent {
   /** The agent's objects (and those of whatever it needs), applied after the namespace. */
@@ -16,15 +15,15 @@ export interface ClusterAgent {
   readonly extraPods: number;
   /** Flags added to every generator's and bystander's argv. */
   readonly generatorArgs: readonly string[];
-  /** Once the agent is ready, before the load pods are applied: what it must know of them. */
-  beforeLoad?(kc: KubeConfig, ctx: RenderContext, facts: PreflightResult): Promise<void>;
+  /** Once the agent is ready, before the load pods are applied: what it must know of them (`nodeUid`: the agent's node, from the preflight). */
+  beforeLoad?(kc: KubeConfig, ctx: RenderContext, nodeUid: string): Promise<void>;
   /** It serves the reference agent's metrics (in-flight attestations, rejections by key), sampled through the pod proxy. */
   readonly servesMetrics: boolean;
   /** It runs SPIRE's images (spire-server, spire-agent): the local cluster needs them made from the user's build. */
   readonly spireImages: boolean;
 }
 
-const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
+const CLUSTER_AGENTS: Record<ClusterAgentKind, ClusterAgent> = {
   reference: {
     render: renderReferenceAgent,
     extraPods: 0,
@@ -39,18 +38,18 @@ const CLUSTER_AGENTS: Record<KindAgentKind, ClusterAgent> = {
     // A generator is ready only once it fetched an SVID (its registration entry reaches the agent in ~10 s).
     generatorArgs: ['--probe-timeout', '120s'],
     // The generators' registration entry, under the agent's k8s_psat ID on the node.
-    beforeLoad: (kc, ctx, facts) => createGeneratorEntry(kc, ctx, facts.nodes[0]!.uid),
+    beforeLoad: (kc, ctx, nodeUid) => createGeneratorEntry(kc, ctx, nodeUid),
     servesMetrics: false,
     spireImages: true,
   },
 };
 
 /** The cluster side of a kind that runs in a cluster. */
-export function clusterAgent(kind: KindAgentKind): ClusterAgent {
+export function clusterAgent(kind: ClusterAgentKind): ClusterAgent {
   return CLUSTER_AGENTS[kind];
 }
 
 /** The cluster side of a scenario's agent kind; null for a kind that runs on this machine only (external). */
 export function clusterAgentOf(kind: string): ClusterAgent | null {
-  return Object.hasOwn(CLUSTER_AGENTS, kind) ? CLUSTER_AGENTS[kind as KindAgentKind] : null;
+  return Object.hasOwn(CLUSTER_AGENTS, kind) ? CLUSTER_AGENTS[kind as ClusterAgentKind] : null;
 }

@@ -1,11 +1,12 @@
-// Scenarios and the runner: the scenario schema (variants), reading scenario files, running every
-// variant under the same storm, aggregating repetitions and judging expectations.
+// Scenarios: the schema (variants), reading scenario files, what one repetition measures and how
+// repetitions aggregate, the expectations and the verdict. Where repetitions run is src/platform;
+// the runner that drives them is src/runner.
 export * from '../contract/index.js';
 export { scenarioSchema, overridesSchema, overrideKeys, scenarioVariantNames, selectVariants, EXTERNAL_PLACEMENT, EXPECT_KEYS } from './schema.js';
 export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant } from './schema.js';
-// The agent of a variant is a target kind's: its schema and rules live in src/target.
-export { AGENT_KINDS, resolveVariantAgent, variantPlacement } from '../target/index.js';
-export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../target/index.js';
+// The agent of a variant is a target kind's: its schema and rules live in src/targets.
+export { AGENT_KINDS, resolveVariantAgent, variantPlacement } from '../targets/index.js';
+export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../targets/index.js';
 export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
@@ -14,22 +15,15 @@ export { evaluateExpectations, applyExpectations, combineVerdicts } from './expe
 export { aggregateVariant, median, range } from './aggregate.js';
 export type { RepMeasurement, LatencySummarizer } from './aggregate.js';
 export { completeRejections, RejectionTotals, UNATTRIBUTED } from './rejection-totals.js';
-export { runScenario, exitCodeOf, validateFaults } from './runner.js';
-export type { RunScenarioOptions, RunScenarioOutcome } from './runner.js';
-export { runVariant } from './variant-run.js';
-export { localPlatform, localFaultProblems } from './platform-local.js';
-export type { AgentHost, Platform, PlatformMeasurement } from './platform.js';
-export type { VariantRunContext } from './variant-run.js';
 export { Timeline } from './timeline.js';
 export { faultRecordsOf, loadClientRecord, newMeasurement } from './measurement.js';
-export { closeMeasurement, openRepetitionRecord, runRepetitionSteps } from './repetition.js';
-export type { RepetitionFailures, RepetitionRecord, RepetitionSteps } from './repetition.js';
-export { countsAsOomKill, deathRecord, oomKillsOf } from './death-record.js';
+export { describeEnvironment } from './environment.js';
+export { countsAsOomKill, deathRecord, oomKillsOf, type DeathCause } from './death-record.js';
 export { stormLoadDriver, loadOptionsFor } from './load-driver-storm.js';
-export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
+export type { LoadDriver, LoadPhaseOptions, LoadPhaseResult, LoadSite } from './load-driver.js';
 export { comparisonTable, ESSENTIAL_COLUMNS, WIDE_COLUMNS, type TableLayout } from './summary-table.js';
 export { Progress } from './progress.js';
-export { defaultRunDir, writeResults, linkLatest, variantDirName } from './run-folder.js';
+export { createRunDir, defaultRunDir, writeResults, writeScenarioCopy, linkLatest, variantDirName } from './run-folder.js';
 export { planIsolation, isolateRunner } from './cpu-isolation.js';
 export type { CpusetPlan } from './cpu-isolation.js';
 export { preflightVariants } from './variant-preflight.js';

@@ -12,7 +12,7 @@ import {
 } from '../load/index.js';
 import { PlatformError } from '../errors.js';
 import { podUidProblem, tempRoot } from '../sandbox/index.js';
-import { targetKind } from '../target/index.js';
+import { targetKind } from '../targets/index.js';
 import type { LoadDriver, LoadPhaseOptions, LoadPhaseResult } from './load-driver.js';
 import type { Scenario } from './schema.js';
 

@@ -48,12 +48,15 @@ export interface LoadPhaseResult {
   bystanders?: BystanderRun;
 }
 
+/** Where the load's processes run: on this machine the generator also checks the machine can hold them. */
+export type LoadSite = 'local' | 'cluster';
+
 export interface LoadDriver {
   /**
    * Validates the scenario's load block with the generator's own rules (before anything starts);
    * where the load runs on this machine, also that the machine can hold its processes.
    */
-  validate(scenario: Scenario, where?: 'local' | 'cluster'): void;
+  validate(scenario: Scenario, where?: LoadSite): void;
   run(opts: LoadPhaseOptions): Promise<LoadPhaseResult>;
   /** Merges encoded histograms of several repetitions and summarizes them. */
   summarize(encoded: string[]): LatencySummary | null;

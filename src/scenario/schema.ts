@@ -27,7 +27,7 @@ import {
   TARGET_KINDS,
   targetKind,
   type VariantAgent,
-} from '../target/index.js';
+} from '../targets/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../util/index.js';
 import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES, PLACEMENTS, type PlacementName } from '../contract/index.js';
 

@@ -1,6 +1,6 @@
 // The repetition's timeline: t = ms since the load phase's start. Until that start is known (the
 // agent is not ready yet) events are held with their wall-clock time and written once it is fixed.
-// The local runner and the cluster runner both mark phases and events through it.
+// The local and the cluster platform both mark phases and events through it.
 import type { EventSample, Phase, SampleLine } from '../contract/index.js';
 
 export class Timeline {

@@ -3,7 +3,7 @@
 // is named with the reason; the others run and are compared.
 import type { SkippedVariant } from '../contract/index.js';
 import { ConfigError, PlatformError } from '../errors.js';
-import { targetKind, type VariantAgent } from '../target/index.js';
+import { targetKind, type VariantAgent } from '../targets/index.js';
 import { selectVariants, type Scenario } from './schema.js';
 
 export interface PreflightOutcome {

@@ -4,7 +4,9 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../errors.js';
-import { Progress, runScenario, selectVariants, stormLoadDriver, type LoadedScenario, type Platform } from '../scenario/index.js';
+import { Progress, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { runScenario } from '../runner/index.js';
+import { localPlatform, type Platform } from '../platform/index.js';
 import { boundaries, pointsOf, sweepOrder, SWEEP_SCHEMA_VERSION, type SweepPoint, type SweepResult } from './sweep-result.js';
 import { numericValue, scenarioWith, type Vary } from './vary.js';
 
@@ -40,7 +42,7 @@ export function validateSweep(o: Pick<SweepOptions, 'base' | 'vary' | 'variants'
     try {
       const l = scenarioWith(o.base, o.vary.key, v);
       if (o.variants) selectVariants(l.scenario, o.variants);
-      stormLoadDriver.validate(l.scenario, o.platform && !o.platform.loadHere ? 'cluster' : 'local');
+      stormLoadDriver.validate(l.scenario, (o.platform ?? localPlatform).loadSite);
     } catch (err) {
       if (err instanceof ConfigError) problems.push(...err.problems);
       else throw err;

@@ -139,7 +139,7 @@ describe('both agent entry points stop the same way', () => {
     'runner entry': async (socket: string, ipc: boolean) => {
       const config = join(tmp(), 'agent.yaml');
       writeFileSync(config, `socket: ${socket}\nattestors: [unix]\n`);
-      return run([config], { ipc, argv0: [await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts'))] });
+      return run([config], { ipc, argv0: [await bundleEntry(join(PROJECT_ROOT, 'src/targets/agent-entry.ts'))] });
     },
   };
   for (const [name, start] of Object.entries(entries)) {

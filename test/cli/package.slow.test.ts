@@ -68,7 +68,7 @@ describe('the packed tarball, installed into an empty project', () => {
         'bin/attestorm.js',
         'dist/cli-main.mjs',
         'dist/cli-agent-main.mjs',
-        'dist/target-agent-entry.mjs',
+        'dist/targets-agent-entry.mjs',
         'dist/load-worker-pod-main.min.cjs',
         'dist/load-worker-worker-main-h2.min.cjs',
         'proto/workload.proto',

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupCluster, loadKubeConfig, MANAGED_SELECTOR, parseClusterTarget } from '../../src/kube/index.js';
+import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/platform/cluster/index.js';
+import { MANAGED_SELECTOR } from '../../src/kube/index.js';
 import { skipNote } from '../support/skip-note.js';
 
 const ROOT = join(import.meta.dirname, '../..');

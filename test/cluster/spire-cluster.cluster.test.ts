@@ -8,8 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spireBinDirProblems } from '../../src/cluster/index.js';
-import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/kube/index.js';
+import { spireBinDirProblems } from '../../src/local-cluster/index.js';
+import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/platform/cluster/index.js';
 import { spireAgentGrammar, spireVersion, versionOf } from '../../src/spire/index.js';
 import { skipNote } from '../support/skip-note.js';
 

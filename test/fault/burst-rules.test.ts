@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { burstProblems, parseFaults } from '../../src/fault/index.js';
 import { LiveStorm, MAX_WORKERS_TOTAL, waveSizes } from '../../src/load/index.js';
-import { parseScenario, validateFaults } from '../../src/scenario/index.js';
+import { parseScenario } from '../../src/scenario/index.js';
+import { validateFaults } from '../../src/platform/index.js';
 import { configProblems } from '../support/config-problems.js';
 
 const problems = (input: unknown): string[] => configProblems(() => parseFaults(input));

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
-import { parseScenario, Progress, runScenario, stormLoadDriver, type EventSample, type LoadSample, type SampleLine } from '../../src/scenario/index.js';
+import { parseScenario, Progress, stormLoadDriver, type EventSample, type LoadSample, type SampleLine } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
 
 const { host, reason } = detectCgroupHost();
 const out = mkdtempSync(join(tmpdir(), 'attestorm-burst-'));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Cgroup, detectCgroupHost, removeIfEmpty } from '../../src/cgroup/index.js';
 import { FaultScheduler, parseFaults, probeAgentOnce, waitAgentAnswers, type FaultEvent, type FaultTarget } from '../../src/fault/index.js';
-import { AgentSupervisor, referenceLauncher } from '../../src/target/index.js';
+import { AgentSupervisor, referenceLauncher } from '../../src/targets/index.js';
 import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
 import { skipNote } from '../support/skip-note.js';
 
@@ -27,7 +27,7 @@ afterAll(() => {
 
 describe.skipIf(!host)(`faults on the real agent (${reason})`, () => {
   it('throttle, kill, pause and squeeze on schedule; the supervisor restarts it; recovery measured', async () => {
-    const bundle = await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts'));
+    const bundle = await bundleEntry(join(PROJECT_ROOT, 'src/targets/agent-entry.ts'));
     const socket = join(dir, 'agent.sock');
     const configFile = join(dir, 'agent.yaml');
     writeFileSync(configFile, `socket: ${socket}\nattestors: [unix]\nmetrics: 127.0.0.1:0\n`);

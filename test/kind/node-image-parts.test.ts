@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { capsInMask, containerdConfig, criBaseSpec, podNetworkManifest, routesScript, runcCapsScript } from '../../src/kind/index.js';
-import { kindConfig } from '../../src/kube/index.js';
+import { kindConfig } from '../../src/kind/index.js';
 import { platformFact } from '../../src/report/derive.js';
-import { onPath } from '../../src/cluster/index.js';
+import { onPath } from '../../src/local-cluster/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-kind-parts-'));

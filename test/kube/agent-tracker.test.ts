@@ -1,7 +1,7 @@
 // Classifying the agent container's terminations from pod status objects as the watch delivers them.
 import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
-import { AgentTracker, classifyTermination } from '../../src/kube/index.js';
+import { AgentTracker, classifyTermination } from '../../src/platform/cluster/index.js';
 
 const ID1 = `containerd://${'1'.repeat(64)}`;
 const ID2 = `containerd://${'2'.repeat(64)}`;

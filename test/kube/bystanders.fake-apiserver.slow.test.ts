@@ -47,7 +47,7 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('applies, releases and collects them with the storm, counted apart, summarized as the local runner does', async () => {
+  it('applies, releases and collects them with the storm, counted apart, summarized as the local platform does', async () => {
     const s = scenario();
     const b = s.load.bystanders!;
     const variant = adaptScenario(s)[0]!;
@@ -106,7 +106,7 @@ describe('bystander pods in a cluster run (fake API server, real agent, real gen
     expect(sum(load, calls)).toBe(calls(m.counts));
     expect(Object.keys(load[0].pods)).toEqual(['generator-0']);
 
-    // results.json's per-variant summary, from the same merge the local runner uses.
+    // results.json's per-variant summary, from the same merge the local platform uses.
     const v = aggregateVariant('pre-attestation', { kind: 'reference', placement: 'pre-attestation', key: 'os-uid' }, [m], (e) => stormLoadDriver.summarize(e));
     expect(v.bystanders).toEqual({
       calls: run.totals.calls,

@@ -1,4 +1,4 @@
-// A whole `attestorm run --context` as the run command wires it (clusterRunOptions), against the
+// A whole `attestorm run --context` as the run command wires it (clusterPlatform), against the
 // FAKE API server: results.json must describe where the variants ran — the preflight's server
 // version, nodes and image digests in platform.detail, and the cluster's way of measuring (kernel
 // OOM kills, kubelet pod cgroups, the node's cgroup version from the memory-sampler pod) in
@@ -7,8 +7,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseScenario, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
-import { clusterRunOptions, startGenerator, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
+import { parseScenario, stormLoadDriver } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
+import { clusterPlatform } from '../../src/platform/index.js';
+import { startGenerator, startMemorySampler, type RunningGenerator } from '../../src/kube/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { fakeKubeConfig } from './support.js';
@@ -81,7 +83,7 @@ describe('attestorm run --context: what results.json says about the cluster (fak
       const kc = fakeKubeConfig(fake, join(dir, 'kc.yaml'), 'local');
       const cluster = { kc, target: { context: 'local', kindName: null }, clusterName: 'local', nodeCgroup: null, note: null };
       const outDir = join(dir, 'run');
-      const outcome = await runScenario({ loaded, load: stormLoadDriver, command: 'attestorm run', render: false, outDir, ...clusterRunOptions(cluster) });
+      const outcome = await runScenario({ loaded, load: stormLoadDriver, command: 'attestorm run', render: false, outDir, platform: clusterPlatform(cluster) });
       expect(outcome.results.variants[0]?.error).toBeUndefined();
       const results = JSON.parse(readFileSync(join(outDir, 'results.json'), 'utf8'));
       expect(results.platform).toEqual({

@@ -9,15 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAULT_ACTIONS, parseFaults } from '../../src/fault/index.js';
 import { parseScenario, type Scenario } from '../../src/scenario/index.js';
-import {
-  adaptScenario,
-  CLUSTER_FAULT_REFUSALS,
-  clusterFaultProblems,
-  clusterVersionProblems,
-  namespaceName,
-  type GeneratorOptions,
-  type RunningGenerator,
-} from '../../src/kube/index.js';
+import { adaptScenario, namespaceName, type GeneratorOptions, type RunningGenerator } from '../../src/kube/index.js';
+import { CLUSTER_FAULT_REFUSALS, clusterFaultProblems, clusterVersionProblems } from '../../src/platform/cluster/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { proxiedGenerator, runOnFake } from './support.js';

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/index.js';
 import { DEFAULT_NODE_PODS } from '../../src/sandbox/options.js';
-import { applyObjects, fillerCount, kindVariant, manifestProblems, placeFillerPods, renderContext, renderFillerPods } from '../../src/kube/index.js';
+import { applyObjects, placeFillerPods } from '../../src/platform/cluster/index.js';
+import { fillerCount, clusterVariant, manifestProblems, renderContext, renderFillerPods } from '../../src/kube/index.js';
 import { renderNamespace } from '../../src/kube/render/base.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { fakeKubeConfig } from './support.js';
@@ -17,7 +18,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function ctxFor(agent: Record<string, unknown>, load: Record<string, unknown> = { pods: 2, workersPerPod: 2 }) {
   const s = parseScenario({ name: 'filler', duration: '2s', placements: ['disabled'], agent, load }).scenario;
-  return renderContext(s, kindVariant(s.variants[0]!), { runId: 'filler' });
+  return renderContext(s, clusterVariant(s.variants[0]!), { runId: 'filler' });
 }
 
 describe('filler pods', () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
-import { containerScopeName, KindAgentCgroup, nodeCgroupRoot, podSliceCandidates } from '../../src/kube/index.js';
+import { containerScopeName, KindAgentCgroup, nodeCgroupRoot, podSliceCandidates } from '../../src/kind/index.js';
 import { skipNote } from '../support/skip-note.js';
 
 const POD_UID = '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';

@@ -5,7 +5,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { containerScopeName, KindAgentCgroup, nodeCgroupRoot, podSliceCandidates, readCgroupMemory } from '../../src/kube/index.js';
+import { containerScopeName, KindAgentCgroup, nodeCgroupRoot, podSliceCandidates } from '../../src/kind/index.js';
+import { readCgroupMemory } from '../../src/kube/index.js';
 
 const POD_UID = '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';
 const CID = 'a'.repeat(64);

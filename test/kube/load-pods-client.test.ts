@@ -3,7 +3,8 @@
 // record beside the client asked for, and its folding over repetitions: test/scenario/expectations).
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { LoadPods, type GeneratorFinal, type KindLoad } from '../../src/kube/index.js';
+import { LoadPods } from '../../src/platform/cluster/index.js';
+import { type GeneratorFinal, type ClusterLoad } from '../../src/kube/index.js';
 
 // No request is made: the pods' finals are what the collector keeps after pulling them.
 const kc = new KubeConfig();
@@ -15,7 +16,7 @@ kc.loadFromOptions({
 });
 
 const socket = '/run/attestorm/sockets/agent.sock';
-const load: KindLoad = {
+const load: ClusterLoad = {
   pods: 2,
   workersPerPod: 3,
   durationMs: 10_000,

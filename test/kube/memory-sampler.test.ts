@@ -10,7 +10,7 @@ import { Pod } from 'kubernetes-models/v1';
 import { readScenarioFile } from '../../src/scenario/index.js';
 import {
   findPodDir,
-  kindVariants,
+  clusterVariants,
   manifestProblems,
   NodeCgroupReader,
   renderContext,
@@ -137,7 +137,7 @@ describe('the memory-sampler server', () => {
 describe('the memory-sampler pod manifest', () => {
   it("passes the OpenAPI schema and our checks; on the agent's node, the node cgroup read-only, the project's CLI", async () => {
     const { scenario } = readScenarioFile(join(import.meta.dirname, '../../scenarios/quick.yaml'));
-    const variant = kindVariants(scenario, { runId: 'ms-1' })[0]!;
+    const variant = clusterVariants(scenario, { runId: 'ms-1' })[0]!;
     const ctx = renderContext(scenario, variant, { runId: 'ms-1', memorySampler: true });
     const objects = renderVariant(ctx) as any[];
     expect(manifestProblems(objects, ctx)).toEqual([]);

@@ -7,16 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario, type Scenario } from '../../src/scenario/index.js';
-import {
-  adaptScenario,
-  loadKubeConfig,
-  namespaceName,
-  parseClusterTarget,
-  preflight,
-  renderContext,
-  renderVariant,
-  type RunningGenerator,
-} from '../../src/kube/index.js';
+import { adaptScenario, namespaceName, renderContext, renderVariant, type RunningGenerator } from '../../src/kube/index.js';
+import { loadKubeConfig, parseClusterTarget, preflight } from '../../src/platform/cluster/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
 import { fakeKubeConfig, proxiedGenerator, runOnFake } from './support.js';
@@ -275,7 +267,7 @@ describe('a variant run against the fake API server, with a real agent and real 
     // Metrics scraped through the pod proxy: the limiter rejected calls (10/s per key, 4 workers in a tight loop).
     expect(m.peakInflightAttestations).not.toBeNull();
     expect(Object.values(m.rejectionsByKeyType).reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
-    // The run folder: the same SampleLine kinds the local runner writes.
+    // The run folder: the same SampleLine kinds the local platform writes.
     const ndjson = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
       .trim()
       .split('\n')

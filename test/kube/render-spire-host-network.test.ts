@@ -5,10 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { readScenarioFile } from '../../src/scenario/index.js';
-import { kindVariant, loopbackApiServer, manifestProblems, renderContext, renderVariant, type KubeObject } from '../../src/kube/index.js';
+import { clusterVariant, manifestProblems, renderContext, renderVariant, type KubeObject } from '../../src/kube/index.js';
+import { loopbackApiServer } from '../../src/platform/cluster/index.js';
 
 const { scenario } = readScenarioFile(join(import.meta.dirname, '../cluster/fixtures/spire-cluster.yaml'));
-const variant = kindVariant(scenario.variants[0]!, {
+const variant = clusterVariant(scenario.variants[0]!, {
   serverImage: 'docker.io/library/attestorm-spire-server:1.16.0-k',
   agentImage: 'docker.io/library/attestorm-spire-agent:1.16.0-k',
 });

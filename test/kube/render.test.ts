@@ -9,7 +9,7 @@ import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-m
 import { parse as parseYaml } from 'yaml';
 import { parseAgentConfig } from '../../src/agent/index.js';
 import { readScenarioFile } from '../../src/scenario/index.js';
-import { manifestProblems, renderScenario, renderContext, kindVariants, renderVariant, quantity } from '../../src/kube/index.js';
+import { manifestProblems, renderScenario, renderContext, clusterVariants, renderVariant, quantity } from '../../src/kube/index.js';
 
 const MODELS: Record<string, new (o: any) => { validate(): void }> = {
   Pod,
@@ -78,7 +78,7 @@ describe('bystander pods (load.bystanders)', () => {
   const render = async (bystanders: Record<string, unknown>) => {
     const { scenario } = readScenarioFile(join(scenarioDir, 'quick.yaml'));
     const s = { ...scenario, load: { ...scenario.load, bystanders: { ...scenario.load.bystanders!, ...bystanders } } };
-    const variant = kindVariants(s, { runId: 'bys-1' })[0]!;
+    const variant = clusterVariants(s, { runId: 'bys-1' })[0]!;
     const ctx = renderContext(s, variant, { runId: 'bys-1' });
     return { ctx, objects: renderVariant(ctx) as any[] };
   };
@@ -128,7 +128,7 @@ describe('bystander pods (load.bystanders)', () => {
 describe('the checks kubernetes-models does not make', () => {
   const base = async () => {
     const { scenario } = readScenarioFile(join(scenarioDir, 'quick.yaml'));
-    const variant = kindVariants(scenario, { runId: 'quick-1' })[0]!;
+    const variant = clusterVariants(scenario, { runId: 'quick-1' })[0]!;
     const ctx = renderContext(scenario, variant, { runId: 'quick-1' });
     return { ctx, objects: renderVariant(ctx) };
   };

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JANITOR_SCRIPT, janitorPod } from '../../src/kube/index.js';
+import { JANITOR_SCRIPT, janitorPod } from '../../src/platform/cluster/index.js';
 
 let root = '';
 afterEach(() => rmSync(root, { recursive: true, force: true }));

@@ -2,16 +2,8 @@
 // (test/kube/fake-apiserver.ts), one repetition run against it with the settings those tests have
 // in common, and a real generator process behind the fake's pod proxy.
 import type { KubeConfig } from '@kubernetes/client-node';
-import {
-  adaptScenario,
-  loadKubeConfig,
-  parseClusterTarget,
-  runVariantInCluster,
-  startGenerator,
-  type GeneratorOptions,
-  type RunningGenerator,
-  type RunVariantInClusterOptions,
-} from '../../src/kube/index.js';
+import { adaptScenario, startGenerator, type GeneratorOptions, type RunningGenerator } from '../../src/kube/index.js';
+import { loadKubeConfig, parseClusterTarget, runVariantInCluster, type RunVariantInClusterOptions } from '../../src/platform/cluster/index.js';
 import type { RepMeasurement } from '../../src/scenario/index.js';
 import type { FakeApiServer } from './fake-apiserver.js';
 

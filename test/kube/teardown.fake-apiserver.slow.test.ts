@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cleanupCluster, MANAGED_BY, MANAGER, teardownVariant } from '../../src/kube/index.js';
+import { cleanupCluster, teardownVariant } from '../../src/platform/cluster/index.js';
+import { MANAGED_BY, MANAGER } from '../../src/kube/index.js';
 import { FakeApiServer } from './fake-apiserver.js';
 import { fakeKubeConfig } from './support.js';
 

@@ -4,10 +4,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import '../../src/kube/host/sampler-kind-memory.js';
-import '../../src/kube/host/sampler-pod-metrics.js';
+import '../../src/kind/sampler-kind-memory.js';
+import '../../src/platform/cluster/sampler-pod-metrics.js';
 import '../../src/spire/metrics.js';
-import { KindAgentCgroup, podSliceCandidates } from '../../src/kube/index.js';
+import { KindAgentCgroup, podSliceCandidates } from '../../src/kind/index.js';
 import { createSampler, samplerNames, type SamplerName } from '../../src/sample/index.js';
 
 const POD_UID = '0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b';

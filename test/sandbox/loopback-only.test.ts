@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAgentConfig, startAgent } from '../../src/agent/index.js';
 import { parseScenario, type ReferenceAgent } from '../../src/scenario/index.js';
-import { buildAgentConfig } from '../../src/target/index.js';
+import { buildAgentConfig } from '../../src/targets/index.js';
 import { useKubeletEmulators } from '../support/kubelet-emulators.js';
 
 const start = useKubeletEmulators();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAgentConfig } from '../../src/agent/index.js';
 import { comparisonTable, parseScenario, Progress, type ReferenceAgent, type RunResults } from '../../src/scenario/index.js';
-import { buildAgentConfig, modeledCosts } from '../../src/target/index.js';
+import { buildAgentConfig, modeledCosts } from '../../src/targets/index.js';
 import { deepMerge } from '../../src/util/index.js';
 
 const ep = { socket: '/tmp/a.sock', kubeletUrl: 'http://127.0.0.1:1234', tokenFile: '/tmp/token', caFile: null };

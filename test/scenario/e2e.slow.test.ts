@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import type { MemorySample } from '../../src/contract/index.js';
-import { Progress, readScenarioFile, runScenario, stormLoadDriver, type RunResults, type SampleLine } from '../../src/scenario/index.js';
+import { Progress, readScenarioFile, stormLoadDriver, type RunResults, type SampleLine } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 import { skipNote } from '../support/skip-note.js';
 

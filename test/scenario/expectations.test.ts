@@ -10,7 +10,7 @@ import {
   type VariantResult,
 } from '../../src/scenario/index.js';
 import { NO_PEAKS, type MemoryPeaks } from '../../src/contract/index.js';
-import { judgeExit, RestartBackoff } from '../../src/target/index.js';
+import { judgeExit, RestartBackoff } from '../../src/targets/index.js';
 import { variantResult } from '../support/variant-result.js';
 
 const MiB = 2 ** 20;

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
-import { Progress, readScenarioFile, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
+import { Progress, readScenarioFile, stormLoadDriver } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 import { skipNote } from '../support/skip-note.js';
 

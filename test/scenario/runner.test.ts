@@ -7,8 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost, removeIfEmpty, removeTree } from '../../src/cgroup/index.js';
 import { parseNdjson } from '../../src/sample/index.js';
 import { newRunId, runTempDir } from '../../src/sandbox/index.js';
-import { parseScenario, Progress, runScenario, runVariant, type LoadDriver } from '../../src/scenario/index.js';
-import { prepareTargets } from '../../src/target/index.js';
+import { parseScenario, Progress, type LoadDriver } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
+import { runLocalRepetition } from '../../src/platform/index.js';
+import { prepareTargets } from '../../src/targets/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
 
 const out = mkdtempSync(join(tmpdir(), 'attestorm-runner-'));
@@ -253,7 +255,7 @@ describe('the runner through the LoadDriver seam', () => {
       sawAbort = opts.signal.aborted;
     });
     try {
-      const m = await runVariant({
+      const m = await runLocalRepetition({
         scenario: loaded.scenario,
         variant: loaded.scenario.variants[0]!,
         runDir,
@@ -274,7 +276,7 @@ describe('the runner through the LoadDriver seam', () => {
       expect(pidsWithArg(join(runDir, 'pre.r1', 'agent.yaml'))).toEqual([]);
       if (host) expect(existsSync(join(host.memoryBase, 'attestorm', runId, 'agent-pre-r1'))).toBe(false);
     } finally {
-      // runVariant alone leaves the run's temp dir to its caller (runScenario removes it).
+      // runLocalRepetition alone leaves the run's temp dir to its caller (runScenario removes it).
       rmSync(runTempDir(runId), { recursive: true, force: true });
       for (const base of [host?.memoryBase, host?.cpuBase, host?.freezerBase]) {
         if (!base) continue;

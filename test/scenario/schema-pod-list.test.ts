@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { parseScenario, type ReferenceAgent } from '../../src/scenario/index.js';
-import { podListEmulatorOptions } from '../../src/target/index.js';
+import { podListEmulatorOptions } from '../../src/targets/index.js';
 
 function problems(input: unknown): string[] {
   try {

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AgentSupervisor, referenceLauncher } from '../../src/target/index.js';
+import { AgentSupervisor, referenceLauncher } from '../../src/targets/index.js';
 import { bundleEntry, PROJECT_ROOT } from '../../src/util/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-sup-'));
@@ -14,7 +14,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('agent supervisor', () => {
   it('emulated OOM: the watchdog kills the agent above its limit, it is restarted with back-off, downtime counted', async () => {
-    const bundle = await bundleEntry(join(PROJECT_ROOT, 'src/target/agent-entry.ts'));
+    const bundle = await bundleEntry(join(PROJECT_ROOT, 'src/targets/agent-entry.ts'));
     const configFile = join(dir, 'agent.yaml');
     writeFileSync(configFile, `socket: ${join(dir, 'a.sock')}\nattestors: [unix]\nmetrics: 127.0.0.1:0\n`);
     const events: string[] = [];

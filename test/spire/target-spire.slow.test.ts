@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { detectCgroupHost } from '../../src/cgroup/index.js';
 import type { LoadSample, RunResults, SampleLine } from '../../src/contract/index.js';
-import { parseScenario, Progress, runScenario, stormLoadDriver } from '../../src/scenario/index.js';
+import { parseScenario, Progress, stormLoadDriver } from '../../src/scenario/index.js';
+import { runScenario } from '../../src/runner/index.js';
 import type { SpireMetricsSample } from '../../src/spire/index.js';
 
 const BIN_DIR = process.env.SPIRE_BIN_DIR;

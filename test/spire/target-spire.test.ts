@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PlatformError } from '../../src/errors.js';
 import { parseScenario, type SpireAgent } from '../../src/scenario/index.js';
-import { createTarget, targetKinds, type TargetContext } from '../../src/target/index.js';
+import { createTarget, targetKinds, type TargetContext } from '../../src/targets/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { chooseNodeImage, engineDown, engineForKind, engineNodeBase, engineUp, ensureKindBinary, KIND_VERSIONS, kindLayout } from '../../src/kind/index.js';
-import { clusterLayout, onPath } from '../../src/cluster/index.js';
+import { clusterLayout, onPath } from '../../src/local-cluster/index.js';
 import { onCleanup } from '../../src/util/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');

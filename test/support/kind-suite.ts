@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineDown, engineForKind, engineUp, ensureKindBinary, kindClusterUp, kindLayout } from '../../src/kind/index.js';
-import { kindDown, runTool } from '../../src/kube/index.js';
+import { kindDown, runTool } from '../../src/kind/index.js';
 import { onCleanup } from '../../src/util/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');

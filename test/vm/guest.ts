@@ -6,7 +6,7 @@ import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, r
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { loadBundles } from '../../src/load/bundle.js';
-import { bundleReferenceAgent } from '../../src/target/reference/local.js';
+import { bundleReferenceAgent } from '../../src/targets/reference/local.js';
 import { PROJECT_ROOT } from '../../src/util/index.js';
 
 export type Flavour = 'minimal' | 'systemd';

@@ -1,5 +1,5 @@
 // The plain-object form of the manifests kind mode renders, and the context every renderer gets.
-import type { KindImages, KindLoad, KindVariant } from './variant.js';
+import type { ClusterImages, ClusterLoad, ClusterVariant } from './variant.js';
 
 export interface KubeObject {
   apiVersion: string;
@@ -12,9 +12,9 @@ export interface RenderContext {
   runId: string;
   rep: number;
   namespace: string;
-  variant: KindVariant;
-  load: KindLoad;
-  images: KindImages;
+  variant: ClusterVariant;
+  load: ClusterLoad;
+  images: ClusterImages;
   /** The cluster's name as spire-server's k8s_psat knows it (kind: the kind cluster name). */
   clusterName: string;
   /** Pin the agent and the generators to this node (the socket is a hostPath); absent: single-node cluster. */

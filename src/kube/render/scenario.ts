@@ -9,12 +9,12 @@ import { manifestProblems } from './manifest-checks.js';
 import { namespaceName } from './names.js';
 import type { KubeObject, RenderContext } from './objects.js';
 import { renderVariant, toYaml } from './variant-objects.js';
-import { adaptScenario, DEFAULT_IMAGES, kindLoad, spireVariant, type KindImages, type KindVariant } from './variant.js';
+import { adaptScenario, DEFAULT_IMAGES, clusterLoad, spireVariant, type ClusterImages, type ClusterVariant } from './variant.js';
 
 export interface RenderOptions {
   runId: string;
   rep?: number;
-  images?: Partial<KindImages>;
+  images?: Partial<ClusterImages>;
   clusterName?: string;
   nodeName?: string;
   trustDomain?: string;
@@ -27,19 +27,19 @@ export interface RenderOptions {
 }
 
 export interface RenderedVariant {
-  variant: KindVariant;
+  variant: ClusterVariant;
   ctx: RenderContext;
   objects: KubeObject[];
 }
 
-export function renderContext(s: Scenario, variant: KindVariant, opts: RenderOptions): RenderContext {
+export function renderContext(s: Scenario, variant: ClusterVariant, opts: RenderOptions): RenderContext {
   const rep = opts.rep ?? 1;
   return {
     runId: opts.runId,
     rep,
     namespace: namespaceName(opts.runId, variant.name, rep),
     variant,
-    load: kindLoad(s),
+    load: clusterLoad(s),
     images: { ...DEFAULT_IMAGES, ...opts.images },
     clusterName: opts.clusterName ?? 'attestorm',
     ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
@@ -57,7 +57,7 @@ export function renderChecked(ctx: RenderContext): KubeObject[] {
   return objects;
 }
 
-export function kindVariants(s: Scenario, opts: RenderOptions): KindVariant[] {
+export function clusterVariants(s: Scenario, opts: RenderOptions): ClusterVariant[] {
   const images = { ...DEFAULT_IMAGES, ...opts.images };
   const spire = { serverImage: images.spireServer, agentImage: images.spireAgent };
   const variants = adaptScenario(s, spire);
@@ -70,7 +70,7 @@ export function kindVariants(s: Scenario, opts: RenderOptions): KindVariant[] {
 }
 
 export function renderScenario(s: Scenario, opts: RenderOptions): RenderedVariant[] {
-  return kindVariants(s, opts).map((variant) => {
+  return clusterVariants(s, opts).map((variant) => {
     const ctx = renderContext(s, variant, opts);
     return { variant, ctx, objects: renderChecked(ctx) };
   });

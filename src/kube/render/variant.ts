@@ -1,18 +1,18 @@
 // What kind mode needs to know about one variant, independent of the scenario file's shape: the
-// renderer and the orchestrator code against KindVariant, and kindVariant() builds it from one of
+// renderer and the orchestrator code against ClusterVariant, and clusterVariant() builds it from one of
 // the scenario's variants (reference and spire agents; an external agent lives on this machine).
 import type { GeneratorLoad } from '../../load/index.js';
 import type { KeyStrategyName, PlacementName, Scenario, Variant } from '../../scenario/index.js';
-import { spireLimiter, targetKind, type KubeletEmulation } from '../../target/index.js';
+import { spireLimiter, targetKind, type KubeletEmulation } from '../../targets/index.js';
 
-export type KindAgentKind = 'reference' | 'spire';
+export type ClusterAgentKind = 'reference' | 'spire';
 
 export interface SpireImages {
   serverImage: string;
   agentImage: string;
 }
 
-export interface KindLoad {
+export interface ClusterLoad {
   pods: number;
   workersPerPod: number;
   durationMs: number;
@@ -20,10 +20,10 @@ export interface KindLoad {
   /** What each storm pod's generator runs: its load options, written into its flags (GENERATOR_FLAGS). */
   generator: GeneratorLoad;
   /** load.bystanders: pods of their own running the same generator process with their settings; null without. */
-  bystanders: KindBystanders | null;
+  bystanders: ClusterBystanders | null;
 }
 
-export interface KindBystanders {
+export interface ClusterBystanders {
   pods: number;
   workersPerPod: number;
   /** same: the storm pods' uid; own: a uid of their own (an os-uid limiter key tells them apart). */
@@ -32,10 +32,10 @@ export interface KindBystanders {
   generator: GeneratorLoad;
 }
 
-export interface KindVariant {
+export interface ClusterVariant {
   /** DNS-1123 label: part of the namespace name. */
   name: string;
-  kind: KindAgentKind;
+  kind: ClusterAgentKind;
   memoryLimitBytes: number;
   placement: PlacementName | null;
   key: KeyStrategyName | null;
@@ -49,14 +49,14 @@ export interface KindVariant {
   kubeletNotApplied: string[];
 }
 
-export interface KindImages {
+export interface ClusterImages {
   /** The project's image (reference agent, generator pods). */
   project: string;
   spireServer: string;
   spireAgent: string;
 }
 
-export const DEFAULT_IMAGES: KindImages = {
+export const DEFAULT_IMAGES: ClusterImages = {
   project: 'attestorm:dev',
   spireServer: 'ghcr.io/spiffe/spire-server:1.13.3',
   spireAgent: 'ghcr.io/spiffe/spire-agent:1.13.3',
@@ -99,7 +99,7 @@ export function bystanderGeneratorLoad(s: Scenario): GeneratorLoad | null {
   };
 }
 
-export function kindLoad(s: Scenario): KindLoad {
+export function clusterLoad(s: Scenario): ClusterLoad {
   const b = s.load.bystanders;
   return {
     pods: s.load.pods,
@@ -125,21 +125,24 @@ function kubeletNotApplied(k: KubeletEmulation): string[] {
 }
 
 /** One scenario variant as kind mode runs it; `images` gives the SPIRE images for spire variants. */
-export function kindVariant(v: Variant, images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent }): KindVariant {
+export function clusterVariant(
+  v: Variant,
+  images: SpireImages = { serverImage: DEFAULT_IMAGES.spireServer, agentImage: DEFAULT_IMAGES.spireAgent },
+): ClusterVariant {
   // The kind says how it runs in a cluster (or why it cannot, as a ConfigError naming the variant).
   const spec = targetKind(v.agent.kind).cluster(v.agent, v.name, { socket: `${SOCKET_DIR}/${SOCKET_FILE}`, kubeletUrl: 'https://127.0.0.1:10250' });
   const kubelet = targetKind(v.agent.kind).kubelet(v.agent);
   // Only a SPIRE agent's renderer reads the SPIRE images.
-  return { name: v.name, ...spec, kind: spec.kind as KindAgentKind, spire: images, kubeletNotApplied: kubelet ? kubeletNotApplied(kubelet) : [] };
+  return { name: v.name, ...spec, kind: spec.kind as ClusterAgentKind, spire: images, kubeletNotApplied: kubelet ? kubeletNotApplied(kubelet) : [] };
 }
 
 /** Every variant of a scenario as kind mode runs it; an external variant is a ConfigError naming it. */
-export function adaptScenario(s: Scenario, images?: SpireImages): KindVariant[] {
-  return s.variants.map((v) => kindVariant(v, images));
+export function adaptScenario(s: Scenario, images?: SpireImages): ClusterVariant[] {
+  return s.variants.map((v) => clusterVariant(v, images));
 }
 
 /** A SPIRE variant added by `kind render --spire`: the first variant's memory limit, the given rate limits. */
-export function spireVariant(like: KindVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): KindVariant {
+export function spireVariant(like: ClusterVariant, images: SpireImages, rateLimits: Record<string, number>, name = 'spire'): ClusterVariant {
   return {
     name,
     kind: 'spire',

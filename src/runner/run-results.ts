@@ -1,0 +1,101 @@
+// The run's results.json as the runner builds it: the skeleton written before the first variant
+// (status running), the variants aggregated after each repetition, and the verdict at the end.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { collectProvenance } from '../ci/index.js';
+import { currentRunner, RESULTS_SCHEMA_VERSION, type IsolationRecord, type RunResults, type SkippedVariant, type VariantResult } from '../contract/index.js';
+import { modeledCosts, variantPlacement } from '../targets/index.js';
+import type { PlatformMeasurement } from '../platform/index.js';
+import { aggregateVariant, applyExpectations, describeEnvironment, type LoadDriver, type LoadedScenario, type RepMeasurement } from '../scenario/index.js';
+import { PROJECT_ROOT } from '../util/index.js';
+
+function toolVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export interface RunResultsStart {
+  loaded: LoadedScenario;
+  command: string;
+  platform: NonNullable<RunResults['platform']>;
+  measurement: PlatformMeasurement;
+  isolation: IsolationRecord | null;
+  cpuBudgetCores: number | null;
+  droppedExpectations: string[];
+  /** Variants their kind's preflight skipped, with the reason. */
+  skipped: SkippedVariant[];
+}
+
+/** results.json before the first variant runs: everything but the variants, status running. */
+export function startRunResults(o: RunResultsStart): RunResults {
+  const { scenario: s, file } = o.loaded;
+  return {
+    schemaVersion: RESULTS_SCHEMA_VERSION,
+    tool: { name: 'attestorm', version: toolVersion() },
+    scenario: { name: s.name, description: s.description, file, resolved: s, written: o.loaded.raw, modeledCosts: modeledCosts(s) },
+    command: o.command,
+    environment: describeEnvironment({
+      ...o.measurement,
+      ...(o.isolation ? { isolation: o.isolation } : {}),
+      ...(o.cpuBudgetCores !== null ? { cpuBudget: { cores: o.cpuBudgetCores, throttledSeconds: null } } : {}),
+    }),
+    runner: currentRunner(),
+    platform: o.platform,
+    provenance: collectProvenance({ projectRoot: PROJECT_ROOT, toolVersion: toolVersion(), resolvedScenario: s }) as unknown as Record<string, unknown>,
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    status: 'running',
+    variants: [],
+    droppedExpectations: o.droppedExpectations,
+    ...(o.skipped.length ? { skippedVariants: o.skipped } : {}),
+    verdict: 'inconclusive',
+    passed: false,
+  };
+}
+
+/** The repetitions measured so far, per variant, and what each variant's agent turned out to be. */
+export class VariantTally {
+  readonly #reps: Map<string, RepMeasurement[]>;
+  readonly #described = new Map<string, Partial<VariantResult['agent']>>();
+
+  constructor(
+    private readonly s: LoadedScenario['scenario'],
+    private readonly load: LoadDriver,
+  ) {
+    this.#reps = new Map(s.variants.map((v) => [v.name, []]));
+  }
+
+  add(variant: string, m: RepMeasurement): void {
+    this.#reps.get(variant)!.push(m);
+  }
+
+  describe(variant: string, agent: Partial<VariantResult['agent']>): void {
+    this.#described.set(variant, agent);
+  }
+
+  /** Every variant with at least one repetition, aggregated. */
+  summarize(): VariantResult[] {
+    return this.s.variants
+      .filter((v) => this.#reps.get(v.name)!.length)
+      .map((v) => {
+        const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(this.#described.get(v.name) ?? {}) };
+        return aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc), this.s.memoryMeasure);
+      });
+  }
+}
+
+/** Status, verdict and pass of a run that has ended; nothing that did not run may pass. */
+export function concludeResults(results: RunResults, s: LoadedScenario['scenario'], interrupted: boolean): void {
+  const verdict = applyExpectations(results.variants, s.expect, s.failOnInconclusive);
+  const ranAll = s.variants.every((v) => results.variants.some((r) => r.name === v.name && !r.error));
+  const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
+  results.status = interrupted ? 'interrupted' : allFailed ? 'failed' : 'complete';
+  if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
+  // An interrupted or partial run is never passed.
+  results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
+  results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);
+  results.endedAt = new Date().toISOString();
+}
