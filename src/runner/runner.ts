@@ -90,6 +90,11 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const offInterrupt = onInterrupt(() => {
     run.interrupted = true;
     abort.abort();
+    // Said at once: a second signal ends the process without waiting for the summary written below,
+    // and the folder must not go on saying "running".
+    results.status = 'interrupted';
+    results.statusDetail = 'interrupted; the variants had not been summarized when the process ended (their samples are in the run folder)';
+    writeResults(runDir, results);
   });
   let finish: () => void = () => {};
   const finished = new Promise<void>((r) => (finish = r));

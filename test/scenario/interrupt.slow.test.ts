@@ -100,6 +100,38 @@ describe.skipIf(!host)(`attestorm run interrupted (${reason})`, () => {
     else skipNote("removal of the run's cpu cgroups", 'no v1 cpu hierarchy');
   });
 
+  it('a second SIGINT at once (a double Ctrl-C, or timeout relaying its own): exits 130 at once, the folder says interrupted, not running', async () => {
+    const reports = join(dir, 'reports-twice');
+    const out = join(reports, 'twice');
+    const { child, exit, samples } = startTinyRun('tiny-twice', out, ['ignore', 'ignore', 'ignore']);
+    await untilLoadRuns(samples);
+    // The agent stopped (SIGSTOP) holds the orderly stop up for its grace period, as a slow agent
+    // does, so the second signal surely comes before the first one's results are written.
+    const agent = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes(join(out, 'pre-attestation.r1')) && l.includes('agent-entry'))
+      .map((l) => Number(l.trim().split(/\s+/)[0]));
+    expect(agent).toHaveLength(1);
+    process.kill(agent[0]!, 'SIGSTOP');
+    child.kill('SIGINT');
+    // Apart: back to back, two signals may arrive as one.
+    await sleep(500);
+    child.kill('SIGINT');
+    expect(await exit).toBe(130);
+    process.kill(agent[0]!, 'SIGKILL');
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults;
+    expect(results.status).toBe('interrupted');
+    expect(results.passed).toBe(false);
+    expect(results.verdict).not.toBe('passed');
+    expect(parseNdjson(readFileSync(samples, 'utf8')).some((l) => l.kind === 'load')).toBe(true);
+    // What the immediate exit left is for cleanup, which leaves the folder's truthful status alone.
+    await sleep(5000);
+    const cleanup = attestorm('cleanup', '--reports', reports);
+    expect(cleanup).not.toContain('marked run folder');
+    expect((JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as RunResults).status).toBe('interrupted');
+    expectReaped(out);
+  });
+
   it('SIGKILL of the runner: the folder says running with its pid until cleanup marks it incomplete; report renders what was recorded', async () => {
     const reports = join(dir, 'reports');
     const out = join(reports, 'killed');
