@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 // sets it) each run also writes <dir>/<project>.json, from which CI prints one closing line.
 const jsonDir = process.env.ATTESTORM_TEST_JSON_DIR;
 const project = process.argv[process.argv.indexOf('--project') + 1] ?? 'all';
+const setupFiles = ['test/support/no-job-summary.ts'];
 
 export default defineConfig({
   test: {
@@ -14,6 +15,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          setupFiles,
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.slow.test.ts', 'test/**/*.vm.test.ts'],
           testTimeout: 30_000,
@@ -23,6 +25,7 @@ export default defineConfig({
       {
         test: {
           name: 'slow',
+          setupFiles,
           include: ['test/**/*.slow.test.ts'],
           fileParallelism: false,
           testTimeout: 300_000,
@@ -34,6 +37,7 @@ export default defineConfig({
         // `npm run test:cluster`, which .ci/run runs after `attestorm cluster up`.
         test: {
           name: 'cluster',
+          setupFiles,
           include: ['test/**/*.cluster.test.ts'],
           fileParallelism: false,
           testTimeout: 900_000,
@@ -45,6 +49,7 @@ export default defineConfig({
         // guest at a time; a guest's run is minutes under emulation.
         test: {
           name: 'vm',
+          setupFiles,
           include: ['test/**/*.vm.test.ts'],
           fileParallelism: false,
           testTimeout: 15 * 60_000,
