@@ -7,7 +7,15 @@ export { kindLayout, dockerHost, KIND_VERSIONS, type KindLayout } from './layout
 export { engineUp, engineDown, engineRunning, engineEnv, type EngineUp } from './dockerd.js';
 export { ensureKindBinary } from './kind-binary.js';
 export { ensureNodeImage, nodeImageRef, nodeImageKey, NODE_IMAGE_NAME, type NodeImage } from './node-image.js';
-export { kindClusterUp, engineForKind, chooseNodeImage, engineNodeBase, KIND_DEFAULT_NODE_IMAGE, type KindCluster, type KindClusterOptions } from './kind-up.js';
+export {
+  kindClusterUp,
+  engineForKind,
+  chooseNodeImage,
+  engineNodeBase,
+  KIND_DEFAULT_NODE_IMAGE,
+  type KindCluster,
+  type KindClusterOptions,
+} from './kind-up.js';
 export { capsInMask, runcCapsScript } from './runc-caps.js';
 export { containerdConfig, criBaseSpec } from './base-image.js';
 export { podNetworkManifest, routesScript } from './pod-network.js';
