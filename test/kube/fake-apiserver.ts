@@ -53,6 +53,8 @@ export interface ApplyRecord {
 export interface FakeApiServerOptions {
   /** Images listed in the node's status (what `kind load` put there): one entry's names each (tag and digest names). */
   nodeImages?: Array<string | string[]>;
+  /** The node's status lists nodeImages only this long after start, as a kubelet reports an image `kind load` just put there with its next status update. */
+  nodeImagesAfterMs?: number;
   /** UID given to the agent pod the fake creates for the agent DaemonSet. */
   agentPodUid?: string;
   /** The agent container's state when it is created: running and ready, or stuck pulling its image. */
@@ -94,6 +96,7 @@ export class FakeApiServer {
   #rv = 1;
   #replacements = 1;
   #opts: FakeApiServerOptions;
+  #startedAt: number | null = null;
   url = '';
 
   constructor(opts: FakeApiServerOptions = {}) {
@@ -108,6 +111,7 @@ export class FakeApiServer {
       (req, res) => void this.#handle(req, res).catch((err) => this.#send(res, 500, status(500, String(err)))),
     );
     await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.#startedAt = Date.now();
     this.url = `https://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
     return this;
   }
@@ -248,12 +252,16 @@ current-context: ${context}
     this.#send(res, 405, status(405, 'method not allowed'));
   }
 
+  #listsImages(): boolean {
+    return this.#startedAt !== null && Date.now() - this.#startedAt >= (this.#opts.nodeImagesAfterMs ?? 0);
+  }
+
   #node(): Obj {
     return {
       metadata: { name: FAKE_NODE, uid: 'node-uid-1', labels: FAKE_NODE_LABELS },
       status: {
         nodeInfo: { kubeletVersion: 'v1.31.0-fake', containerRuntimeVersion: 'containerd://fake', kernelVersion: '6.1.0' },
-        images: (this.#opts.nodeImages ?? []).map((n) => ({ names: Array.isArray(n) ? n : [n], sizeBytes: 1 })),
+        images: (this.#listsImages() ? (this.#opts.nodeImages ?? []) : []).map((n) => ({ names: Array.isArray(n) ? n : [n], sizeBytes: 1 })),
       },
     };
   }

@@ -92,6 +92,27 @@ describe('preflight error paths, each naming its step', () => {
     }
   });
 
+  it("a locally built image the node lists only a few seconds after `kind load` (the kubelet's next status update): waited for, not refused", async () => {
+    const fake = await new FakeApiServer({ nodeImages: [PROJECT_IMAGE], nodeImagesAfterMs: 3000 }).start();
+    try {
+      const kc = fakeKubeConfig(fake, join(dir, 'late.yaml'));
+      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'c', image: PROJECT_IMAGE }] } };
+      const t0 = Date.now();
+      const facts = await preflight(kc, [pod], { localImages: [PROJECT_IMAGE] });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(2500);
+      expect(facts.toPull).toEqual([]);
+      expect(facts.nodes[0]!.images).toContain(`docker.io/library/${PROJECT_IMAGE}`);
+      // Not listed within the wait: refused, naming `kind load`.
+      await expect(
+        preflight(kc, [{ ...pod, spec: { containers: [{ name: 'c', image: 'attestorm:other' }] } }], { localImages: ['attestorm:other'], imageWaitMs: 1500 }),
+      ).rejects.toThrow(
+        /^preflight \(images\): image attestorm:other is built locally and is not on node fake-control-plane: .*kind load docker-image attestorm:other/,
+      );
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('public images absent from the node are left to the node to pull; the project image (as docker.io/library/…) is found', async () => {
     const digest = `docker.io/library/attestorm@sha256:${'c'.repeat(64)}`;
     const fake = await new FakeApiServer({ nodeImages: [[`docker.io/library/${PROJECT_IMAGE}`, digest]] }).start();

@@ -39,7 +39,33 @@ function describe(err: unknown): string {
   return e.cause?.code ?? (typeof e.code === 'number' ? `HTTP ${e.code}` : e.code) ?? e.message ?? String(err);
 }
 
-export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { localImages: string[]; timeoutMs?: number }): Promise<PreflightResult> {
+/** How long a locally built image may take to show in a node's status after `kind load` (two kubelet status updates). */
+const IMAGE_REPORT_WAIT_MS = 20_000;
+
+async function listNodes(kc: KubeConfig): Promise<{ nodes: PreflightResult['nodes']; imageEntries: string[][] }> {
+  try {
+    const list = await kc.makeApiClient(CoreV1Api).listNode();
+    const nodes = list.items.map((n) => ({
+      name: n.metadata?.name ?? '',
+      uid: n.metadata?.uid ?? '',
+      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
+      containerRuntime: n.status?.nodeInfo?.containerRuntimeVersion ?? '',
+      kernel: n.status?.nodeInfo?.kernelVersion ?? '',
+      images: (n.status?.images ?? []).flatMap((i) => i.names ?? []).map(normalizeImage),
+    }));
+    if (!nodes.length) throw new RunError('preflight (nodes): the cluster has no nodes');
+    return { nodes, imageEntries: list.items.flatMap((n) => (n.status?.images ?? []).map((i) => i.names ?? [])) };
+  } catch (err) {
+    if (err instanceof RunError) throw err;
+    throw new RunError(`preflight (nodes): cannot list the cluster's nodes: ${describe(err)}`, { cause: err });
+  }
+}
+
+export async function preflight(
+  kc: KubeConfig,
+  objects: KubeObject[],
+  opts: { localImages: string[]; timeoutMs?: number; imageWaitMs?: number },
+): Promise<PreflightResult> {
   const server = kc.getCurrentCluster()?.server ?? '(none)';
   let serverVersion: string;
   try {
@@ -50,24 +76,16 @@ export async function preflight(kc: KubeConfig, objects: KubeObject[], opts: { l
       cause: err,
     });
   }
-  let nodes: PreflightResult['nodes'];
-  const imageEntries: string[][] = [];
-  try {
-    const list = await kc.makeApiClient(CoreV1Api).listNode();
-    nodes = list.items.map((n) => ({
-      name: n.metadata?.name ?? '',
-      uid: n.metadata?.uid ?? '',
-      kubeletVersion: n.status?.nodeInfo?.kubeletVersion ?? '',
-      containerRuntime: n.status?.nodeInfo?.containerRuntimeVersion ?? '',
-      kernel: n.status?.nodeInfo?.kernelVersion ?? '',
-      images: (n.status?.images ?? []).flatMap((i) => i.names ?? []).map(normalizeImage),
-    }));
-    for (const n of list.items) for (const i of n.status?.images ?? []) imageEntries.push(i.names ?? []);
-  } catch (err) {
-    throw new RunError(`preflight (nodes): cannot list the cluster's nodes: ${describe(err)}`, { cause: err });
-  }
-  if (!nodes.length) throw new RunError('preflight (nodes): the cluster has no nodes');
   const local = new Set(opts.localImages.map(normalizeImage));
+  let { nodes, imageEntries } = await listNodes(kc);
+  // An image `kind load` has just put on a node shows in the node's status only with the kubelet's
+  // next status update (every 10 s by default): wait for it before calling it missing.
+  const notYetListed = () => imagesOf(objects).some((i) => local.has(normalizeImage(i)) && !nodes.some((node) => node.images.includes(normalizeImage(i))));
+  const until = Date.now() + (opts.imageWaitMs ?? IMAGE_REPORT_WAIT_MS);
+  while (notYetListed() && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 1000));
+    ({ nodes, imageEntries } = await listNodes(kc));
+  }
   const toPull: string[] = [];
   for (const image of imagesOf(objects)) {
     const n = normalizeImage(image);
