@@ -11,7 +11,7 @@ import { kindUp, runTool } from './kind-cli.js';
 import { engineEnv } from './dockerd.js';
 import { ensureKindBinary } from './kind-binary.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
-import { ensureNodeImage } from './node-image.js';
+import { engineHasImage, ensureNodeImage } from './node-image.js';
 
 /** kind v0.33.0's default node image (its pkg/apis/config/defaults): Kubernetes 1.37. */
 export const KIND_DEFAULT_NODE_IMAGE = 'kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5';
@@ -50,6 +50,14 @@ export async function engineForKind(l: KindLayout): Promise<NodeJS.ProcessEnv> {
   );
 }
 
+/** A registry image in the engine: already there, or pulled (two minutes at most); else why not. */
+async function presentOrPulled(env: NodeJS.ProcessEnv, ref: string): Promise<{ ok: true; how: string } | { ok: false; why: string }> {
+  if (await engineHasImage(env, ref)) return { ok: true, how: 'already in the engine' };
+  const pull = await sh('timeout', ['120', 'docker', 'pull', '--quiet', ref], { env, allowFail: true });
+  if (pull.code === 0) return { ok: true, how: 'pulled from its registry' };
+  return { ok: false, why: `${ref.split('@')[0]} cannot be pulled here (${(pull.stderr || pull.stdout || `exit ${pull.code}`).trim().split('\n').pop()})` };
+}
+
 /** Which node image, and why: kind's default only where it can run (cgroup v2) and can be had (present or pulled). */
 export async function chooseNodeImage(
   l: KindLayout,
@@ -61,12 +69,10 @@ export async function chooseNodeImage(
   let why: string;
   if (!existsSync('/sys/fs/cgroup/cgroup.controllers')) {
     why = `this host is cgroup v1, and kind ${KIND_VERSIONS.kind}'s default ${KIND_DEFAULT_NODE_IMAGE.split('@')[0]} (Kubernetes 1.35+) refuses cgroup v1`;
-  } else if ((await sh('docker', ['image', 'inspect', KIND_DEFAULT_NODE_IMAGE], { env, allowFail: true })).code === 0) {
-    return { ref: KIND_DEFAULT_NODE_IMAGE, reason: "kind's default, already in the engine" };
   } else {
-    const pull = await sh('timeout', ['120', 'docker', 'pull', '--quiet', KIND_DEFAULT_NODE_IMAGE], { env, allowFail: true });
-    if (pull.code === 0) return { ref: KIND_DEFAULT_NODE_IMAGE, reason: "kind's default, pulled from its registry" };
-    why = `${KIND_DEFAULT_NODE_IMAGE.split('@')[0]} cannot be pulled here (${(pull.stderr || pull.stdout || `exit ${pull.code}`).trim().split('\n').pop()})`;
+    const had = await presentOrPulled(env, KIND_DEFAULT_NODE_IMAGE);
+    if (had.ok) return { ref: KIND_DEFAULT_NODE_IMAGE, reason: `kind's default, ${had.how}` };
+    why = had.why;
   }
   const img = await ensureNodeImage(l, env, log);
   const from = { engine: 'already in the engine', cache: `loaded from ${img.archive}`, built: `built now and cached as ${img.archive}` }[img.source];
@@ -81,17 +87,14 @@ const PUBLIC_NODE_BASE = 'node:20-bookworm-slim';
  * be pulled, else the base `cluster up` makes without a registry, copied into the engine.
  */
 export async function engineNodeBase(env: NodeJS.ProcessEnv, log: (s: string) => void): Promise<{ ref: string; reason: string }> {
-  if ((await sh('docker', ['image', 'inspect', PUBLIC_NODE_BASE], { env, allowFail: true })).code === 0)
-    return { ref: PUBLIC_NODE_BASE, reason: 'already in the engine' };
-  const pull = await sh('timeout', ['120', 'docker', 'pull', '--quiet', PUBLIC_NODE_BASE], { env, allowFail: true });
-  if (pull.code === 0) return { ref: PUBLIC_NODE_BASE, reason: 'pulled from its registry' };
-  const why = `${PUBLIC_NODE_BASE} cannot be pulled here (${(pull.stderr || pull.stdout || `exit ${pull.code}`).trim().split('\n').pop()})`;
-  if ((await sh('docker', ['image', 'inspect', NODE_BASE_IMAGE], { env, allowFail: true })).code !== 0) {
+  const had = await presentOrPulled(env, PUBLIC_NODE_BASE);
+  if (had.ok) return { ref: PUBLIC_NODE_BASE, reason: had.how };
+  if (!(await engineHasImage(env, NODE_BASE_IMAGE))) {
     await ensureNodeBase(clusterLayout(), log);
     const host = env.DOCKER_HOST ? ['--dest-daemon-host', env.DOCKER_HOST] : [];
     await sh('skopeo', ['copy', '--quiet', ...host, `containers-storage:${NODE_BASE_IMAGE}`, `docker-daemon:${NODE_BASE_IMAGE}`]);
   }
-  return { ref: NODE_BASE_IMAGE, reason: `${why}: using the Node base made here without a registry` };
+  return { ref: NODE_BASE_IMAGE, reason: `${had.why}: using the Node base made here without a registry` };
 }
 
 /** The project's image as a docker archive (what `kind load image-archive` reads), from `cluster up`'s OCI archive. */
