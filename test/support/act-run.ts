@@ -86,24 +86,24 @@ function seedNode(toolCache: string): void {
 }
 
 /** kind and kubectl where helm/kind-action looks before downloading them. */
-async function seedKind(toolCache: string, kind: string): Promise<void> {
+function seedKind(toolCache: string, kind: string): void {
   const dir = join(toolCache, 'kind', KIND_VERSIONS.kind, 'amd64');
   const kubectl = join(clusterLayout().k8sDir, 'bin/kubectl');
   if (!existsSync(kubectl)) throw new Error(`${kubectl} is missing: \`attestorm cluster up\` builds it (Kubernetes ${KIND_VERSIONS.kubernetes})`);
+  // ensureKindBinary answers `kind` when the one on PATH is used.
+  const kindFile =
+    kind === 'kind'
+      ? (process.env.PATH ?? '')
+          .split(':')
+          .map((p) => join(p, 'kind'))
+          .find((f) => existsSync(f))!
+      : kind;
   for (const [from, to] of [
-    [
-      kind === 'kind'
-        ? process.env
-            .PATH!.split(':')
-            .map((p) => join(p, 'kind'))
-            .find(existsSync)!
-        : kind,
-      join(dir, 'kind/bin/kind'),
-    ],
+    [kindFile, join(dir, 'kind/bin/kind')],
     [kubectl, join(dir, 'kubectl/bin/kubectl')],
-  ] as const) {
-    mkdirSync(dirname(to), { recursive: true });
-    copyFileSync(from, to);
+  ]) {
+    mkdirSync(dirname(to!), { recursive: true });
+    copyFileSync(from!, to!);
   }
 }
 
@@ -170,7 +170,7 @@ try {
       }
       Object.assign(env, engine.DOCKER_HOST ? { DOCKER_HOST: engine.DOCKER_HOST } : {});
       const kind = await ensureKindBinary(l, log);
-      if (actions) await seedKind(join(actions, 'tool_cache'), kind);
+      if (actions) seedKind(join(actions, 'tool_cache'), kind);
       const node = await chooseNodeImage(l, engine, process.env.ATTESTORM_KIND_NODE_IMAGE, log);
       const base = await engineNodeBase(engine, log);
       log(`node image ${node.ref}: ${node.reason}`);
