@@ -2,6 +2,7 @@
 // latency, faults, storm, bystanders and expectations, summed or taken as medians across repetitions.
 import type { KeyStrategyName, PlacementName } from './limiter-vocabulary.js';
 import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
+import type { SpireHeapRecord } from './spire-heap.js';
 import type { Outcome, Phase, Verdict } from './terms.js';
 
 export interface LatencySummary {
@@ -252,6 +253,8 @@ export interface VariantResult {
   bystanders?: BystanderSummary;
   /** The /pods answer the agent parsed (absent for external agents and in older run folders). */
   podList?: PodListRecord;
+  /** What held a SPIRE agent's live heap, per repetition that saved heap profiles (agent.heapProfiles); absent otherwise. */
+  spireHeap?: SpireHeapRecord[];
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;

@@ -19,6 +19,12 @@ export function heapProfileFile(t: number): string {
   return `spire-heap-${Math.round(t)}ms.pb.gz`;
 }
 
+/** The time (ms on the repetition's timeline) in a profile's file name; null for any other name. */
+export function heapProfileTime(name: string): number | null {
+  const m = /^spire-heap-(-?\d+)ms\.pb\.gz$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
 /**
  * Each sample saves /debug/pprof/heap (gzipped protobuf, as `go tool pprof` reads it) and records
  * a note naming the file; an agent that does not answer (down, starved) yields no sample.

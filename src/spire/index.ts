@@ -33,7 +33,10 @@ export { scrapeSpireMetrics, spireMetricsSampleFrom, spireMetricsSampler } from 
 export { spireAgentLauncher } from './launcher.js';
 export type { SpireAgentLauncher, SpireLaunch, SpireReady } from './launcher.js';
 export type { SpireMetricsSample, SpireRuntimeFigures } from './metrics.js';
-export { spireHeapProfileSampler, heapProfileFile } from './heap-profile.js';
+export { spireHeapProfileSampler, heapProfileFile, heapProfileTime } from './heap-profile.js';
+export { heapByOwner, heapOwnerOf, SPIRE_HEAP_RULES } from './heap-owners.js';
+export type { HeapByOwner } from './heap-owners.js';
+export { summarizeHeapProfile, summarizeRepetitionHeap } from './heap-summary.js';
 export { lastLogLines, quoteLog } from './log-tail.js';
 export { freeLoopbackPorts } from './free-port.js';
 export { parseSpireVersion, compareVersions, formatVersion, spireAgentGrammar, grammarProblems, versionOf, OLDEST_KNOWN_RELEASE } from './release.js';
