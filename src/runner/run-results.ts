@@ -1,12 +1,21 @@
 // The run's results.json as the runner builds it: the skeleton written before the first variant
 // (status running), the variants aggregated after each repetition, and the verdict at the end.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectProvenance } from '../ci/index.js';
-import { currentRunner, RESULTS_SCHEMA_VERSION, type IsolationRecord, type RunResults, type SkippedVariant, type VariantResult } from '../contract/index.js';
+import {
+  currentRunner,
+  RESULTS_SCHEMA_VERSION,
+  type IsolationRecord,
+  type RunResults,
+  type SkippedVariant,
+  type SpireHeapRecord,
+  type VariantResult,
+} from '../contract/index.js';
 import { modeledCosts, variantPlacement } from '../targets/index.js';
 import type { PlatformMeasurement } from '../platform/index.js';
 import { aggregateVariant, applyExpectations, describeEnvironment, type LoadDriver, type LoadedScenario, type RepMeasurement } from '../scenario/index.js';
+import { summarizeRepetitionHeap } from '../spire/index.js';
 import { PROJECT_ROOT } from '../util/index.js';
 
 function toolVersion(): string {
@@ -60,16 +69,23 @@ export function startRunResults(o: RunResultsStart): RunResults {
 export class VariantTally {
   readonly #reps: Map<string, RepMeasurement[]>;
   readonly #described = new Map<string, Partial<VariantResult['agent']>>();
+  readonly #heap = new Map<string, SpireHeapRecord[]>();
 
   constructor(
     private readonly s: LoadedScenario['scenario'],
     private readonly load: LoadDriver,
+    /** The run folder, where each repetition's heap profiles are read once it has ended. */
+    private readonly runDir: string,
   ) {
     this.#reps = new Map(s.variants.map((v) => [v.name, []]));
   }
 
   add(variant: string, m: RepMeasurement): void {
-    this.#reps.get(variant)!.push(m);
+    const reps = this.#reps.get(variant)!;
+    reps.push(m);
+    const dir = join(this.runDir, m.runDir);
+    const heap = existsSync(dir) ? summarizeRepetitionHeap(dir, reps.length) : null;
+    if (heap) this.#heap.set(variant, [...(this.#heap.get(variant) ?? []), heap]);
   }
 
   describe(variant: string, agent: Partial<VariantResult['agent']>): void {
@@ -82,7 +98,9 @@ export class VariantTally {
       .filter((v) => this.#reps.get(v.name)!.length)
       .map((v) => {
         const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(this.#described.get(v.name) ?? {}) };
-        return aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc), this.s.memoryMeasure);
+        const result = aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc), this.s.memoryMeasure);
+        const heap = this.#heap.get(v.name);
+        return heap ? { ...result, spireHeap: heap } : result;
       });
   }
 }

@@ -169,7 +169,7 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
     runDir,
     runId,
     results,
-    tally: new VariantTally(s, opts.load),
+    tally: new VariantTally(s, opts.load, runDir),
     abort: new AbortController(),
     interrupted: false,
     throttledAtStart,
