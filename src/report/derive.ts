@@ -71,6 +71,9 @@ export function deriveRun(run: LoadedRun): RunReport {
         error: f.error ?? null,
       })),
     ),
+    heap: results.variants.flatMap((v) =>
+      (v.spireHeap ?? []).map((h) => ({ variant: v.name, rep: h.rep, reps: v.spireHeap!.length, profiles: h.profiles, largest: h.largest, last: h.last })),
+    ),
   };
 }
 

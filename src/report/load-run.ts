@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { summarizeRepetitionHeap } from '../spire/index.js';
 import {
   isPlacementName,
   PeakTracker,
@@ -66,8 +67,22 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
       }
       samples.set(rep, parseSamples(text, file, warnings));
     }
+    if (!variant.spireHeap) addHeapFromFolders(dir, variant);
   }
   return { dir, label: path.basename(dir), results, samples, warnings };
+}
+
+/**
+ * A SPIRE variant's heap profiles summed from its repetition folders, for folders written before
+ * results.json kept them (the runner adds them as each repetition ends).
+ */
+function addHeapFromFolders(dir: string, variant: VariantResult): void {
+  const heap = variant.runDirs.flatMap((rep, i) => {
+    const repDir = path.join(dir, rep);
+    const record = existsSync(repDir) ? summarizeRepetitionHeap(repDir, Number(/\.r(\d+)$/.exec(rep)?.[1] ?? i + 1)) : null;
+    return record ? [record] : [];
+  });
+  if (heap.length) variant.spireHeap = heap;
 }
 
 async function readResults(dir: string, given: string): Promise<RunResults> {

@@ -7,6 +7,7 @@ import { resolvedWithDefaults } from './scenario-as-written.js';
 import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
+import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
@@ -85,6 +86,11 @@ function runSummary(run: RunReport, several: boolean): string {
       '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>',
     );
     out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), 'faults'));
+  }
+  if (run.heap.length > 0) {
+    out.push(`<h3>${escapeHtml(HEAP_TABLE_TITLE)}</h3>`);
+    out.push(table(HEAP_COLUMNS, run.heap, () => '', 'spire-heap'));
+    out.push(`<p class="meta">${escapeHtml(heapTableNote())}</p>`);
   }
   if (run.warnings.length > 0) {
     out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);

@@ -1,7 +1,7 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { LoadClientRecord, MemoryMeasure, Outcome, Phase, VariantAgentRecord } from '../contract/index.js';
+import type { LoadClientRecord, MemoryMeasure, Outcome, Phase, SpireHeapProfileSummary, VariantAgentRecord } from '../contract/index.js';
 
 /** A variant's name (the placements shorthand names variants after placements). */
 type VariantName = string;
@@ -72,6 +72,17 @@ export interface FaultRow {
   callsLost: number | null;
   detail: string;
   error: string | null;
+}
+
+/** One repetition of a SPIRE variant that saved heap profiles: its largest and its last live heap by owner. */
+export interface HeapRow {
+  variant: string;
+  rep: number;
+  /** Repetitions of the variant that had profiles (the rep is named only when there are several). */
+  reps: number;
+  profiles: number;
+  largest: SpireHeapProfileSummary;
+  last: SpireHeapProfileSummary;
 }
 
 export interface Verdict {
@@ -188,6 +199,8 @@ export interface RunReport {
   warnings: string[];
   /** Every fault as it happened, per variant and repetition (empty without faults). */
   faults: FaultRow[];
+  /** SPIRE's live heap by owner, per repetition that saved heap profiles (empty without). */
+  heap: HeapRow[];
 }
 
 /** A change between the baseline (first) run and a later one, for one variant. */
