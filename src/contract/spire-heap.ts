@@ -1,8 +1,11 @@
 // What holds a SPIRE agent's live Go heap, read from the heap profiles a repetition saved
 // (spire-heap-<t>ms.pb.gz): the owners' names and words, and the record results.json keeps.
 
-/** Owners of live heap bytes, in the order reports list them; `other` takes what no rule claims. */
-export const SPIRE_HEAP_OWNERS = ['pod-list', 'read-buffers', 'grpc-transport', 'grpc-client', 'log-entries', 'calls', 'goroutines', 'other'] as const;
+/**
+ * Owners of live heap bytes, in the order their rules are tried (src/spire/heap-owners.ts) and the
+ * reports list them; `other` takes what no rule claims.
+ */
+export const SPIRE_HEAP_OWNERS = ['pod-list', 'log-entries', 'read-buffers', 'grpc-client', 'grpc-transport', 'goroutines', 'calls', 'other'] as const;
 export type SpireHeapOwner = (typeof SPIRE_HEAP_OWNERS)[number];
 
 /** Each owner in words, for table headings and legends. */

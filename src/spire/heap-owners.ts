@@ -26,6 +26,7 @@ const GRPC_TRANSPORT = /^google\.golang\.org\/grpc\/internal\/transport\./;
  * under a storm (test/spire/fixtures/heap).
  */
 export const SPIRE_HEAP_RULES: readonly OwnerRule[] = [
+  // In SPIRE_HEAP_OWNERS's order (a test holds them to it).
   { owner: 'pod-list', frame: /^github\.com\/valyala\/fastjson\./ },
   { owner: 'log-entries', frame: /^github\.com\/sirupsen\/logrus\./ },
   { owner: 'read-buffers', frame: GRPC_TRANSPORT, leaf: /^bufio\.NewReaderSize$/ },

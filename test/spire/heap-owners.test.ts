@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Profile, StringTable, ValueType } from 'pprof-format';
 import { SPIRE_HEAP_OWNERS, type SpireHeapOwner } from '../../src/contract/index.js';
-import { heapByOwner, heapOwnerOf, summarizeRepetitionHeap } from '../../src/spire/index.js';
+import { heapByOwner, heapOwnerOf, SPIRE_HEAP_RULES, summarizeRepetitionHeap } from '../../src/spire/index.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'heap');
 const MiB = 2 ** 20;
@@ -79,6 +79,10 @@ describe('SPIRE heap profiles by owner', () => {
       expect(Object.values(got.byOwner).reduce((a, b) => a + b, 0)).toBe(got.totalBytes);
     });
   }
+
+  it("tries the rules in the owners' order, other last", () => {
+    expect([...SPIRE_HEAP_RULES.map((r) => r.owner), 'other']).toEqual([...SPIRE_HEAP_OWNERS]);
+  });
 
   it('charges an allocation to the most specific owner on its stack', () => {
     const handler = ['google.golang.org/grpc.(*Server).processUnaryRPC', 'google.golang.org/grpc.(*Server).handleStream'];
