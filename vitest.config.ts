@@ -3,9 +3,10 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm test` runs the unit project, then the slow project. With ATTESTORM_TEST_JSON_DIR set (.ci/run
-// sets it) each run also writes <dir>/<project>.json, from which CI prints one closing line.
+// sets it) each run also writes <dir>/<project>.json, from which CI prints one closing line;
+// ATTESTORM_TEST_JSON_NAME names the file instead (test:kind runs the cluster project as `kind`).
 const jsonDir = process.env.ATTESTORM_TEST_JSON_DIR;
-const project = process.argv[process.argv.indexOf('--project') + 1] ?? 'all';
+const project = process.env.ATTESTORM_TEST_JSON_NAME || (process.argv[process.argv.indexOf('--project') + 1] ?? 'all');
 const setupFiles = ['test/support/no-job-summary.ts'];
 
 export default defineConfig({

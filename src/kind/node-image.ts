@@ -105,6 +105,11 @@ async function build(l: KindLayout, env: NodeJS.ProcessEnv, cl: ClusterLayout, k
   log(`built ${ref} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
+/** Where the local node image of recipe `key` is cached as a `docker save` archive. */
+export function nodeImageArchive(l: KindLayout, key = nodeImageKey()): string {
+  return join(l.nodeImagesDir, `kind-node-${KIND_VERSIONS.kubernetes}-${key}.tar`);
+}
+
 /** The local node image in the engine `env` names: from the engine, else the cache, else built (and cached). */
 export async function ensureNodeImage(
   l: KindLayout,
@@ -114,7 +119,7 @@ export async function ensureNodeImage(
 ): Promise<NodeImage> {
   const key = nodeImageKey();
   const ref = nodeImageRef(key);
-  const archive = join(l.nodeImagesDir, `kind-node-${KIND_VERSIONS.kubernetes}-${key}.tar`);
+  const archive = nodeImageArchive(l, key);
   if (await engineHasImage(env, ref)) return { ref, archive, source: 'engine' };
   if (existsSync(archive)) {
     log(`loading ${ref} from ${archive}`);
