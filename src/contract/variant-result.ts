@@ -1,5 +1,6 @@
 // One variant's record in results.json (RunResults.variants): what ran, its memory, deaths, rates,
 // latency, faults, storm, bystanders and expectations, summed or taken as medians across repetitions.
+import type { ClusterNodesRecord } from './cluster-topology.js';
 import type { KeyStrategyName, PlacementName } from './limiter-vocabulary.js';
 import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
 import type { Outcome, Phase, Verdict } from './terms.js';
@@ -252,6 +253,8 @@ export interface VariantResult {
   bystanders?: BystanderSummary;
   /** The /pods answer the agent parsed (absent for external agents and in older run folders). */
   podList?: PodListRecord;
+  /** scenario.cluster.topology three-node: per repetition, the storm's node, the quiet node and the server side by side. */
+  cluster?: ClusterNodesRecord[];
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;
