@@ -71,6 +71,7 @@ export function deriveRun(run: LoadedRun): RunReport {
         error: f.error ?? null,
       })),
     ),
+    clusterNodes: results.variants.flatMap((v) => (v.cluster ?? []).map((c) => ({ variant: v.name, ...c }))),
   };
 }
 

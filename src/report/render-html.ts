@@ -4,6 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import { modeledCostsInWords } from '../contract/index.js';
 import { resolvedWithDefaults } from './scenario-as-written.js';
+import { CLUSTER_COLUMNS, CLUSTER_NOTE } from './cluster-columns.js';
 import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
@@ -85,6 +86,10 @@ function runSummary(run: RunReport, several: boolean): string {
       '<p>Each fault as it ran (times from the moment the calls started) and how fast the agent and the bystanders recovered (bystander recovery: 1 s resolution, an upper bound).</p>',
     );
     out.push(table(FAULT_COLUMNS, run.faults, (r) => (r.error ? 'failed' : ''), 'faults'));
+  }
+  if (run.clusterNodes.length > 0) {
+    out.push('<h3 id="cluster">Cluster</h3>', `<p>${escapeHtml(CLUSTER_NOTE)}</p>`);
+    out.push(table(CLUSTER_COLUMNS, run.clusterNodes, (r) => (r.storm.oomKills > 0 || r.quiet.oomKills > 0 ? 'failed' : ''), 'cluster'));
   }
   if (run.warnings.length > 0) {
     out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);
