@@ -19,7 +19,9 @@ const kc = () => loadKubeConfig(parseClusterTarget({ context: context! }), kubec
 async function nodeCountProblem(): Promise<string | null> {
   try {
     const nodes = (await kc().makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata?.name ?? '');
-    return nodes.length >= 3 ? null : `context ${context} has ${nodes.length} node(s) (${nodes.join(', ')}); three-node.yaml needs 3: attestorm kind up --nodes 3`;
+    return nodes.length >= 3
+      ? null
+      : `context ${context} has ${nodes.length} node(s) (${nodes.join(', ')}); three-node.yaml needs 3: attestorm kind up --nodes 3`;
   } catch (err) {
     return `cannot list the nodes of context ${context}: ${(err as Error).message}`;
   }
