@@ -64,7 +64,10 @@ export class ClusterNeighbours {
   /** Starts reading the kubelets' stats (the server's pod is looked up once). */
   start(): void {
     this.#timer = setInterval(() => {
-      this.#polling ??= this.#poll().finally(() => (this.#polling = null));
+      // A missed reading is a gap, not a failure: the next one is 2 s later.
+      this.#polling ??= this.#poll()
+        .catch(() => undefined)
+        .finally(() => (this.#polling = null));
     }, STATS_MS);
   }
 

@@ -341,22 +341,29 @@ class ClusterRepetition implements RepetitionSteps {
     noteDowntime(m, tracker.downtimeSeconds() * 1000);
     for (const d of tracker.deaths) noteDeath(this.record, o.scenario.oomKillsOutsideLoad, { cause: d.cause, detail: d.detail, at: d.seenAt });
     closeMeasurement(this.record);
-    if (this.neighbours) {
-      const storm = { peakUsageBytes: m.peaks.usageBytes, peakWorkingSetBytes: m.peaks.workingSetBytes, oomKills: m.oomKills, restarts: m.restarts };
-      const b = m.bystanders?.totals;
-      m.cluster = await this.neighbours.finish(o.rep, storm, b ? { calls: b.calls, ok: b.ok } : null);
-      const quietPod = this.neighbours.quietPod;
-      if (quietPod)
-        await saveLogs(o.kc, ctx.namespace, quietPod, 'agent', dir, { previous: this.neighbours.quiet.deaths.length > 0, prefix: 'agent-quiet' }).catch(
-          () => undefined,
-        );
-    }
+    // The neighbours' figures must not keep the namespace from being torn down: a failure is said, not thrown.
+    if (this.neighbours)
+      await this.closeNeighbours(this.neighbours).catch((err) => this.event('note', `the quiet node and the server were not read: ${(err as Error).message}`));
     const podName = this.agentPod?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }).catch(() => undefined);
     writer.close();
     await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
       process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
+  }
+
+  /** The quiet node's and the server's figures beside the storm node's (the measurement's own) into the measurement; the quiet agent's log. */
+  private async closeNeighbours(neighbours: ClusterNeighbours): Promise<void> {
+    const { o, ctx } = this;
+    const { m, dir } = this.record;
+    const storm = { peakUsageBytes: m.peaks.usageBytes, peakWorkingSetBytes: m.peaks.workingSetBytes, oomKills: m.oomKills, restarts: m.restarts };
+    const b = m.bystanders?.totals;
+    m.cluster = await neighbours.finish(o.rep, storm, b ? { calls: b.calls, ok: b.ok } : null);
+    const quietPod = neighbours.quietPod;
+    if (quietPod)
+      await saveLogs(o.kc, ctx.namespace, quietPod, 'agent', dir, { previous: neighbours.quiet.deaths.length > 0, prefix: 'agent-quiet' }).catch(
+        () => undefined,
+      );
   }
 }
 
