@@ -8,6 +8,7 @@ export * from './variant-result.js';
 export * from './sample-lines.js';
 export * from './memory-measure.js';
 export * from './spire-heap.js';
+export * from './cluster-topology.js';
 export { currentRunner, processStartTicks, runnerState } from './run-liveness.js';
 export { upgradeResults } from './upgrade.js';
 export { MODEL_DEFAULTS, modeledCostsInWords, modeledCostsSentences, type ModeledCostsLine } from './modeled-costs.js';

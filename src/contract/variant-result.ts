@@ -1,5 +1,6 @@
 // One variant's record in results.json (RunResults.variants): what ran, its memory, deaths, rates,
 // latency, faults, storm, bystanders and expectations, summed or taken as medians across repetitions.
+import type { ClusterNodesRecord } from './cluster-topology.js';
 import type { KeyStrategyName, PlacementName } from './limiter-vocabulary.js';
 import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
 import type { SpireHeapRecord } from './spire-heap.js';
@@ -255,6 +256,8 @@ export interface VariantResult {
   podList?: PodListRecord;
   /** What held a SPIRE agent's live heap, per repetition that saved heap profiles (agent.heapProfiles); absent otherwise. */
   spireHeap?: SpireHeapRecord[];
+  /** scenario.cluster.topology three-node: per repetition, the storm's node, the quiet node and the server side by side. */
+  cluster?: ClusterNodesRecord[];
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;

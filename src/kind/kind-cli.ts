@@ -98,9 +98,11 @@ export interface KindNode {
   image: string;
 }
 
-/** The kind node container's cgroup on this host, via its init PID, and its image (`docker inspect`, or podman). */
-export async function kindNode(name: string, engine = process.env.KIND_EXPERIMENTAL_PROVIDER || 'docker'): Promise<KindNode> {
-  const node = `${name}-control-plane`;
+/**
+ * A kind node container's cgroup on this host, via its init PID, and its image (`docker inspect`,
+ * or podman): the control plane's, or `node` (kind names a node's container after the node).
+ */
+export async function kindNode(name: string, engine = process.env.KIND_EXPERIMENTAL_PROVIDER || 'docker', node = `${name}-control-plane`): Promise<KindNode> {
   const r = await runTool(engine, ['inspect', '-f', '{{.State.Pid}} {{.Config.Image}}', node], {
     hint: `kind mode reads the agent's memory through the node container's cgroup and needs ${engine} to find it`,
   });

@@ -21,6 +21,8 @@ export interface ClusterAgent {
   readonly servesMetrics: boolean;
   /** It runs SPIRE's images (spire-server, spire-agent): the local cluster needs them made from the user's build. */
   readonly spireImages: boolean;
+  /** It has a server of its own (spire-server), measured on the control plane in a three-node run. */
+  readonly server: boolean;
 }
 
 const CLUSTER_AGENTS: Record<ClusterAgentKind, ClusterAgent> = {
@@ -30,6 +32,7 @@ const CLUSTER_AGENTS: Record<ClusterAgentKind, ClusterAgent> = {
     generatorArgs: [],
     servesMetrics: true,
     spireImages: false,
+    server: false,
   },
   spire: {
     render: renderSpire,
@@ -41,6 +44,7 @@ const CLUSTER_AGENTS: Record<ClusterAgentKind, ClusterAgent> = {
     beforeLoad: (kc, ctx, nodeUid) => createGeneratorEntry(kc, ctx, nodeUid),
     servesMetrics: false,
     spireImages: true,
+    server: true,
   },
 };
 

@@ -74,6 +74,7 @@ export function deriveRun(run: LoadedRun): RunReport {
     heap: results.variants.flatMap((v) =>
       (v.spireHeap ?? []).map((h) => ({ variant: v.name, rep: h.rep, reps: v.spireHeap!.length, profiles: h.profiles, largest: h.largest, last: h.last })),
     ),
+    clusterNodes: results.variants.flatMap((v) => (v.cluster ?? []).map((c) => ({ variant: v.name, ...c }))),
   };
 }
 

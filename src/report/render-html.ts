@@ -4,6 +4,7 @@
 import { stringify as toYaml } from 'yaml';
 import { modeledCostsInWords } from '../contract/index.js';
 import { resolvedWithDefaults } from './scenario-as-written.js';
+import { CLUSTER_COLUMNS, CLUSTER_NOTE } from './cluster-columns.js';
 import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
@@ -91,6 +92,10 @@ function runSummary(run: RunReport, several: boolean): string {
     out.push(`<h3>${escapeHtml(HEAP_TABLE_TITLE)}</h3>`);
     out.push(table(HEAP_COLUMNS, run.heap, () => '', 'spire-heap'));
     out.push(`<p class="meta">${escapeHtml(heapTableNote())}</p>`);
+  }
+  if (run.clusterNodes.length > 0) {
+    out.push('<h3 id="cluster">Cluster</h3>', `<p>${escapeHtml(CLUSTER_NOTE)}</p>`);
+    out.push(table(CLUSTER_COLUMNS, run.clusterNodes, (r) => (r.storm.oomKills > 0 || r.quiet.oomKills > 0 ? 'failed' : ''), 'cluster'));
   }
   if (run.warnings.length > 0) {
     out.push(`<ul class="warn">${run.warnings.map((w) => `<li>${escapeHtml(w)}</li>`).join('')}</ul>`);

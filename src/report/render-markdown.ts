@@ -5,6 +5,7 @@ import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
 import { renderMermaidCharts } from './render-mermaid.js';
 import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
+import { CLUSTER_COLUMNS, CLUSTER_NOTE, flatColumns } from './cluster-columns.js';
 import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, measureNote, tableColumns, type Column } from './table-columns.js';
 
 function cell(text: string): string {
@@ -34,6 +35,7 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     if (run.faults.length > 0)
       out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
     if (run.heap.length > 0) out.push('', `**${HEAP_TABLE_TITLE}**`, '', mdTable(HEAP_COLUMNS, run.heap), '', heapTableNote());
+    if (run.clusterNodes.length > 0) out.push('', `**Cluster**: ${CLUSTER_NOTE}`, '', mdTable(flatColumns(CLUSTER_COLUMNS), run.clusterNodes));
     const delegation = run.environment['cgroupDelegation'] as { kind?: string } | undefined;
     const cgroups = run.environment['cgroupVersion']
       ? ` cgroup ${String(run.environment['cgroupVersion'])}${delegation?.kind ? ` (${delegation.kind})` : ''}.`

@@ -1,7 +1,7 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { LoadClientRecord, MemoryMeasure, Outcome, Phase, SpireHeapProfileSummary, VariantAgentRecord } from '../contract/index.js';
+import type { ClusterNodesRecord, LoadClientRecord, MemoryMeasure, Outcome, Phase, SpireHeapProfileSummary, VariantAgentRecord } from '../contract/index.js';
 
 /** A variant's name (the placements shorthand names variants after placements). */
 type VariantName = string;
@@ -58,6 +58,9 @@ export interface TableRow {
   /** Why the variant could not be run, when it could not. */
   error: string | null;
 }
+
+/** One repetition of one variant's three nodes (scenario.cluster.topology three-node). */
+export type ClusterRow = ClusterNodesRecord & { variant: string };
 
 /** One fault of the schedule in one repetition of one variant, with its recovery figures. */
 export interface FaultRow {
@@ -201,6 +204,8 @@ export interface RunReport {
   faults: FaultRow[];
   /** SPIRE's live heap by owner, per repetition that saved heap profiles (empty without). */
   heap: HeapRow[];
+  /** A three-node run's nodes side by side, per variant and repetition (empty for other runs). */
+  clusterNodes: ClusterRow[];
 }
 
 /** A change between the baseline (first) run and a later one, for one variant. */

@@ -6,6 +6,7 @@ import { stormLimit } from '../sample/index.js';
 import { DEFAULT_MEMORY_MEASURE, peakIn, peaksAtOomKill, type MemoryMeasure, type MemoryPeaks } from '../contract/index.js';
 import type {
   AgentPeaks,
+  ClusterNodesRecord,
   DeathRecord,
   FaultRecord,
   LatencySummary,
@@ -61,6 +62,8 @@ export interface RepMeasurement {
   bystanders?: BystanderRun;
   /** The kubelet's /pods answer when the calls started (bytes) and its largest size over the repetition (maxBytes). */
   podList?: PodListRecord;
+  /** A three-node cluster run: the storm's node, the quiet node and the server side by side. */
+  cluster?: ClusterNodesRecord;
   /**
    * The machine over the load phase: busy cores (all processes, from /proc/stat), the agent's
    * CPU in cores, and the 1-minute load average at the load's end. null fields: unreadable.
@@ -197,6 +200,9 @@ export function aggregateVariant(
   };
   const faults = reps.flatMap((r) => r.faults ?? []);
   if (faults.length) result.faults = faults;
+  // Per repetition, never merged: each says what the storm did to the rest of the cluster that time.
+  const cluster = reps.flatMap((r) => (r.cluster ? [r.cluster] : []));
+  if (cluster.length) result.cluster = cluster;
   const storm = stormOf(measured);
   if (storm) result.storm = storm;
   const client = loadClientOf(reps);

@@ -29,7 +29,7 @@ import {
   type VariantAgent,
 } from '../targets/index.js';
 import { zDuration, zNonNegInt, zPosInt, zSizeAsWritten } from '../util/index.js';
-import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES, PLACEMENTS, type PlacementName } from '../contract/index.js';
+import { DEFAULT_MEMORY_MEASURE, MEMORY_MEASURES, PLACEMENTS, TOPOLOGIES, type PlacementName } from '../contract/index.js';
 
 const pinnableKinds = () =>
   TARGET_KINDS.filter((k) => k.pinnable)
@@ -177,6 +177,17 @@ export const isolationSchema = z
     'CPU isolation with cpuset cgroups (v1 cpuset hierarchy, or v2 with the cpuset controller): the agent alone on agentCpus, the runner and every pod on otherCpus. Recorded in results.json environment.isolation, with the reason when it could not be applied (no writable cpuset hierarchy); off unless set',
   );
 
+export const clusterSchema = z
+  .strictObject({
+    topology: z
+      .enum(TOPOLOGIES)
+      .default('single-node')
+      .describe(
+        "Where a cluster run puts its pods. single-node: the agent under test, the storm's and the bystanders' pods on one node. three-node (a control plane and two workers): the agent under test and the storm's pods on one worker; a second agent of the same variant, which no storm calls, and the bystander pods (load.bystanders, required) on the other; spire-server on the control plane (SPIRE variants). The report then shows the storm's node, the quiet node and the server side by side. Runs only in a cluster (--cluster/--context) of at least 3 nodes, checked before anything starts",
+      ),
+  })
+  .describe('How a cluster run (--cluster/--context) spreads its pods over the nodes; a local run takes single-node only');
+
 const legacyTargetSchema = z
   .strictObject({
     socket: z.string().min(1),
@@ -207,6 +218,7 @@ const scenarioShape = {
   load: loadSchema.default(loadSchema.parse({})),
   expect: z.record(variantNameSchema, expectSchema).default({}).describe('Expectations per variant name'),
   isolation: isolationSchema.optional(),
+  cluster: clusterSchema.default({ topology: 'single-node' }),
   faults: faultsSchema.default([]).describe('Chaos: faults applied during the load phase, `at` counted from the moment the calls start'),
   failOnInconclusive: z
     .boolean()
@@ -329,6 +341,12 @@ export const scenarioSchema = z
           ctx.addIssue({ code: 'custom', path: ['isolation'], message: `pins ${pinnableKinds()} agents only; variant ${i} ("${v.name}") is a ${kind} agent` });
       }
     }
+    if (s.cluster.topology === 'three-node' && !s.load.bystanders)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['load', 'bystanders'],
+        message: "must be set with cluster.topology three-node: the bystanders are the quiet node's pods, whose service is what the topology measures",
+      });
     if (s.warmup >= 10 * 60_000) ctx.addIssue({ code: 'custom', path: ['warmup'], message: `must be under 10m, got ${s.warmup}ms` });
   })
   .transform((s, ctx) => {

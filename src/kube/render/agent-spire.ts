@@ -5,6 +5,7 @@ import { clusterScopedName } from './names.js';
 import { meta, quantity, type KubeObject, type RenderContext } from './objects.js';
 import { agentDaemonSet, baseLabels, clusterRoleFor, nodePlacement, serviceAccount, socketMount, socketVolume } from './base.js';
 import { AGENT_NAME } from './agent-reference.js';
+import { serverPlacement } from './topology.js';
 import { SOCKET_DIR, SOCKET_FILE } from './variant.js';
 
 export const SPIRE_SERVER = 'spire-server';
@@ -118,7 +119,7 @@ health_checks {
  * in-cluster config reads (a container's own env wins over the kubelet's service variables).
  */
 function serverNetwork(ctx: RenderContext): Record<string, unknown> {
-  return ctx.hostApiServer ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet', ...nodePlacement(ctx) } : {};
+  return ctx.hostApiServer ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet', ...nodePlacement(ctx) } : serverPlacement(ctx);
 }
 
 function apiServerEnv(api: { host: string; port: number }): Array<{ name: string; value: string }> {

@@ -1,6 +1,7 @@
 // The namespace of one variant run and the shared socket directory every pod mounts.
 import { labels } from './names.js';
 import { meta, PROJECT_CLI, type KubeObject, type RenderContext } from './objects.js';
+import { agentPlacement } from './topology.js';
 import { SOCKET_DIR } from './variant.js';
 
 export function baseLabels(ctx: RenderContext, extra: Record<string, string> = {}): Record<string, string> {
@@ -29,7 +30,7 @@ export function serviceAccount(ctx: RenderContext, name: string): KubeObject {
   return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(ctx, name, baseLabels(ctx)) };
 }
 
-/** Pins a pod to the run's node when one is named (generators must share the agent's node). */
+/** Pins a pod to the run's node when one is named (spire-server beside an agent that dials it on loopback). */
 export function nodePlacement(ctx: RenderContext): Record<string, unknown> {
   return ctx.nodeName ? { nodeSelector: { 'kubernetes.io/hostname': ctx.nodeName } } : {};
 }
@@ -84,7 +85,7 @@ export function agentDaemonSet(ctx: RenderContext, name: string, l: Record<strin
           hostPID: true,
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
-          ...nodePlacement(ctx),
+          ...agentPlacement(ctx),
           ...pod,
         },
       },

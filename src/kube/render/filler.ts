@@ -16,7 +16,9 @@ export const FILLER_SELECTOR = { 'attestorm.dev/filler': 'never-scheduled' } as 
  */
 export function fillerCount(ctx: RenderContext): number {
   if (ctx.variant.fillerPods !== null) return ctx.variant.fillerPods;
-  const own = 1 + clusterAgent(ctx.variant.kind).extraPods + (ctx.memorySampler ? 1 : 0) + ctx.load.pods + (ctx.load.bystanders?.pods ?? 0);
+  // In a three-node run the bystanders and spire-server are on other nodes.
+  const beside = ctx.nodes ? 0 : clusterAgent(ctx.variant.kind).extraPods + (ctx.load.bystanders?.pods ?? 0);
+  const own = 1 + beside + (ctx.memorySampler ? 1 : 0) + ctx.load.pods;
   return Math.max(0, DEFAULT_NODE_PODS - own);
 }
 

@@ -6,7 +6,8 @@
 import { clusterAgent } from '../cluster-agent.js';
 import { bystanderPodName, generatorPodName, type Role } from './names.js';
 import { GENERATOR_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
-import { baseLabels, nodePlacement, projectContainer, serviceAccount, socketMount, socketVolume } from './base.js';
+import { baseLabels, projectContainer, serviceAccount, socketMount, socketVolume } from './base.js';
+import { loadPlacement } from './topology.js';
 import { formatLoadFlags, GENERATOR_FLAGS, type GeneratorLoad } from '../../load/index.js';
 
 export const GENERATOR_SA = 'generator';
@@ -40,7 +41,7 @@ export function loadPod(ctx: RenderContext, role: Extract<Role, 'generator' | 'b
       serviceAccountName: GENERATOR_SA,
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 5,
-      ...nodePlacement(ctx),
+      ...loadPlacement(ctx, role),
       securityContext: { runAsUser: uid, runAsGroup: PROJECT_UID, runAsNonRoot: true },
       containers: [
         {

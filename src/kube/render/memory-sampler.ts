@@ -5,6 +5,7 @@
 // world-readable; the hostPath makes it a pod for the "privileged" Pod Security level.
 import { HOST_CGROUP_MOUNT, MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT, meta, PROJECT_UID, type KubeObject, type RenderContext } from './objects.js';
 import { baseLabels, projectContainer } from './base.js';
+import { samplerPlacement } from './topology.js';
 
 export function memorySamplerArgv(): string[] {
   return ['kind', 'memory-sampler', '--cgroup-root', HOST_CGROUP_MOUNT, '--port', String(MEMORY_SAMPLER_PORT)];
@@ -20,7 +21,8 @@ export function renderMemorySampler(ctx: RenderContext): KubeObject[] {
         restartPolicy: 'Always',
         terminationGracePeriodSeconds: 2,
         automountServiceAccountToken: false,
-        // On the agent's node, wherever the scheduler put it.
+        // On the agent's node, wherever the scheduler put it (the storm's node when there are two agents).
+        ...samplerPlacement(ctx),
         affinity: {
           podAffinity: {
             requiredDuringSchedulingIgnoredDuringExecution: [

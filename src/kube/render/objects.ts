@@ -8,6 +8,16 @@ export interface KubeObject {
   [key: string]: unknown;
 }
 
+/** A three-node run's nodes (render/topology.ts places the pods on them). */
+export interface NodeRoles {
+  /** The worker with the agent under test and the storm's generator pods. */
+  storm: string;
+  /** The other worker: a second agent, not stormed, and the bystander pods. */
+  quiet: string;
+  /** The control plane: spire-server (SPIRE variants). */
+  server: string;
+}
+
 export interface RenderContext {
   runId: string;
   rep: number;
@@ -19,6 +29,8 @@ export interface RenderContext {
   clusterName: string;
   /** Pin the agent and the generators to this node (the socket is a hostPath); absent: single-node cluster. */
   nodeName?: string;
+  /** scenario.cluster.topology three-node: the storm's node, the quiet node and the server's (instead of nodeName). */
+  nodes?: NodeRoles;
   trustDomain: string;
   /** Render the memory-sampler pod (memory of the agent on clusters whose nodes this host cannot read). */
   memorySampler?: boolean;

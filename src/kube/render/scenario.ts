@@ -7,6 +7,7 @@ import type { Scenario } from '../../scenario/index.js';
 import { clusterAgent } from '../cluster-agent.js';
 import { manifestProblems } from './manifest-checks.js';
 import { namespaceName } from './names.js';
+import { kindNodeRoles, type NodeRoles } from './topology.js';
 import type { KubeObject, RenderContext } from './objects.js';
 import { renderVariant, toYaml } from './variant-objects.js';
 import { adaptScenario, DEFAULT_IMAGES, clusterLoad, spireVariant, type ClusterImages, type ClusterVariant } from './variant.js';
@@ -17,6 +18,8 @@ export interface RenderOptions {
   images?: Partial<ClusterImages>;
   clusterName?: string;
   nodeName?: string;
+  /** A three-node scenario's nodes; absent: kind's names for a cluster of `clusterName` (`attestorm kind render`). */
+  nodes?: NodeRoles;
   trustDomain?: string;
   /** Add the memory-sampler pod (clusters that are not kind on this host). */
   memorySampler?: boolean;
@@ -34,6 +37,8 @@ export interface RenderedVariant {
 
 export function renderContext(s: Scenario, variant: ClusterVariant, opts: RenderOptions): RenderContext {
   const rep = opts.rep ?? 1;
+  const clusterName = opts.clusterName ?? 'attestorm';
+  const nodes = s.cluster.topology === 'three-node' ? (opts.nodes ?? kindNodeRoles(clusterName)) : undefined;
   return {
     runId: opts.runId,
     rep,
@@ -41,8 +46,9 @@ export function renderContext(s: Scenario, variant: ClusterVariant, opts: Render
     variant,
     load: clusterLoad(s),
     images: { ...DEFAULT_IMAGES, ...opts.images },
-    clusterName: opts.clusterName ?? 'attestorm',
+    clusterName,
     ...(opts.nodeName ? { nodeName: opts.nodeName } : {}),
+    ...(nodes ? { nodes } : {}),
     trustDomain: opts.trustDomain ?? 'example.org',
     ...(opts.memorySampler ? { memorySampler: true } : {}),
     ...(opts.hostApiServer ? { hostApiServer: opts.hostApiServer } : {}),

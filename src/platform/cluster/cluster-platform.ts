@@ -5,11 +5,13 @@
 import type { RunEnvironment } from '../../contract/index.js';
 import { ConfigError } from '../../errors.js';
 import { faultScheduleProblems } from '../../fault/index.js';
-import { clusterVariant, type SpireImages } from '../../kube/index.js';
+import { kindNode, type NodeCgroupRoot } from '../../kind/index.js';
+import { clusterVariant, type NodeRoles, type SpireImages } from '../../kube/index.js';
 import { planIsolation, variantDirName, type Scenario } from '../../scenario/index.js';
 import type { Platform, RepetitionContext } from '../platform.js';
 import { runVariantInCluster } from './cluster-repetition.js';
 import { clusterFaultProblems } from './fault-cluster.js';
+import { scenarioNodeRoles } from './node-roles.js';
 import type { OpenCluster } from './open-cluster.js';
 import type { PreflightResult } from './preflight.js';
 
@@ -69,15 +71,23 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
     problems: (s) => [...faultScheduleProblems(s.faults, s.duration), ...clusterScenarioProblems(s)],
     // Nothing of the run is made on this machine.
     checkMachine: () => {},
-    prepare: async (s) => ({
-      measurement: clusterEnvironment(cluster),
+    prepare: async (s) => {
       // Still refused when this machine lacks the CPUs asked for, as a local run would be.
-      isolation: planIsolation(s, null, IN_A_CLUSTER).record,
-      open: () => ({ start: () => null, runRepetition, close: async () => {} }),
-    }),
+      const isolation = planIsolation(s, null, IN_A_CLUSTER).record;
+      // A three-node scenario on a cluster that cannot hold it is refused here, before anything is written.
+      const nodes = await scenarioNodeRoles(cluster.kc, s, cluster.target.context);
+      // On kind the agent under test's memory is read through its node's container: the storm node's.
+      const nodeCgroup =
+        nodes && cluster.target.kindName && cluster.nodeCgroup ? (await kindNode(cluster.target.kindName, undefined, nodes.storm)).cgroup : cluster.nodeCgroup;
+      return {
+        measurement: clusterEnvironment(cluster),
+        isolation,
+        open: () => ({ start: () => null, runRepetition: (ctx) => runRepetition(ctx, nodes, nodeCgroup), close: async () => {} }),
+      };
+    },
   };
 
-  function runRepetition(ctx: RepetitionContext) {
+  function runRepetition(ctx: RepetitionContext, nodes: NodeRoles | null, nodeCgroup: NodeCgroupRoot | null) {
     const spire = spireImages.get(ctx.variant.name);
     return runVariantInCluster({
       kc: cluster.kc,
@@ -90,7 +100,8 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       rep: ctx.rep,
       runDir: ctx.runDir,
       dirName: variantDirName(ctx.variant.name, ctx.rep),
-      nodeCgroup: cluster.nodeCgroup,
+      nodeCgroup,
+      nodes,
       signal: ctx.signal,
       ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
       onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),

@@ -20,6 +20,7 @@ import {
   SOCKET_FILE,
   type ClusterImages,
   type ClusterVariant,
+  type NodeRoles,
   type RenderContext,
 } from '../../kube/index.js';
 import type { FaultTarget } from '../../fault/index.js';
@@ -42,6 +43,7 @@ import {
 } from '../repetition.js';
 import { saveLogs } from './agent-logs.js';
 import { AgentTracker } from './agent-tracker.js';
+import { ClusterNeighbours } from './cluster-neighbours.js';
 import { applyObjects } from './apply.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
 import { placeFillerPods } from './filler-pods.js';
@@ -71,8 +73,10 @@ export interface RunVariantInClusterOptions {
   localImages?: string[];
   /** The API server on the node's loopback (OpenCluster.hostApiServer). */
   hostApiServer?: { host: string; port: number } | null;
-  /** The node container's cgroup on this host (kind); null: no 100 ms memory series (other clusters). */
+  /** The node container's cgroup on this host (kind; the storm node's in a three-node run); null: no 100 ms memory series (other clusters). */
   nodeCgroup: NodeCgroupRoot | null;
+  /** scenario.cluster.topology three-node: which node holds what (scenarioNodeRoles). */
+  nodes?: NodeRoles | null;
   signal: AbortSignal;
   onSample?(line: SampleLine): void;
   /** Cluster and node facts for results.json (platform kind). */
@@ -94,6 +98,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     clusterName: o.clusterName,
     memorySampler: o.nodeCgroup === null,
     ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}),
+    ...(o.nodes ? { nodes: o.nodes } : {}),
   });
   const all = renderChecked(ctx);
   const record = openRepetitionRecord(o.runDir, o.dirName, o.rep, o.variant.memoryLimitBytes, o.onSample);
@@ -118,6 +123,8 @@ class ClusterRepetition implements RepetitionSteps {
   private readonly podMemory: PodMemorySampler | null;
   private readonly metrics: Sampler;
   private readonly watch: { stop(): void };
+  /** Three-node runs: the quiet node's agent and the server beside the agent under test. */
+  private readonly neighbours: ClusterNeighbours | null;
   private cg: KindAgentCgroup | null = null;
   private agentPod: V1Pod | null = null;
   private stuck: string | null = null;
@@ -145,6 +152,16 @@ class ClusterRepetition implements RepetitionSteps {
     });
     this.memory = createSampler('kind-cgroup-memory', { cgroup: () => this.cg, limitBytes: o.variant.memoryLimitBytes });
     this.podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
+    this.neighbours = ctx.nodes
+      ? new ClusterNeighbours({
+          kc: o.kc,
+          namespace: ctx.namespace,
+          nodes: ctx.nodes,
+          server: clusterAgent(o.variant.kind).server,
+          nodeNames: new Map(facts.nodes.map((n) => [n.uid, n.name])),
+          event: (type, detail) => this.event(type, detail),
+        })
+      : null;
     this.metrics = createSampler('pod-proxy-metrics', { kc: o.kc, namespace: ctx.namespace, pod: () => this.agentPod?.metadata?.name ?? null });
     this.watch = watchPods(
       o.kc,
@@ -153,6 +170,8 @@ class ClusterRepetition implements RepetitionSteps {
       (type, pod) => {
         // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
         if (type === 'DELETED' || this.tracker.isGone(pod.metadata?.uid)) return;
+        // Two agents in a three-node run: the quiet node's is followed on its own, one not yet bound waits.
+        if (this.neighbours?.observeAgent(pod) || (ctx.nodes && pod.spec?.nodeName !== ctx.nodes.storm)) return;
         this.agentPod = pod;
         const uid = pod.metadata?.uid;
         if (o.nodeCgroup && uid && this.cg?.podUid !== uid) this.cg = new KindAgentCgroup(o.nodeCgroup, uid);
@@ -183,7 +202,8 @@ class ClusterRepetition implements RepetitionSteps {
     this.record.timeline.enter('starting-pods');
     await applyObjects(o.kc, renderAgentSide(ctx));
     this.event('note', `agent applied in ${ctx.namespace}`);
-    const ready = await waitFor(`the agent pod in ${ctx.namespace} did not become ready`, () => this.tracker.ready, {
+    const agents = ctx.nodes ? `the agent pods on ${ctx.nodes.storm} and ${ctx.nodes.quiet}` : 'the agent pod';
+    const ready = await waitFor(`${agents} in ${ctx.namespace} did not become ready`, () => this.tracker.ready && (this.neighbours?.quiet.ready ?? true), {
       timeoutMs: o.timeouts?.agentReadyMs ?? 120_000,
       signal: o.signal,
       failure: () => this.failure(),
@@ -199,7 +219,12 @@ class ClusterRepetition implements RepetitionSteps {
       this.event('note', `agent.kubelet.${k} is a setting of the local kubelet emulator: not applied (the cluster's kubelet is the real one)`);
     // The sampler pod is told which container to follow; until it answers, the target is sent again at each pull.
     if (this.podMemory && this.tracker.podUid && this.tracker.containerID) await this.podMemory.follow(this.tracker.podUid, this.tracker.containerID);
-    await clusterAgent(o.variant.kind).beforeLoad?.(o.kc, ctx, this.facts.nodes[0]!.uid);
+    // What the agent must know of the load pods, from each node's agent: the storm's, and the quiet node's for the bystanders.
+    const agentNodes = ctx.nodes ? [ctx.nodes.storm, ctx.nodes.quiet] : [agentNode ?? this.facts.nodes[0]!.name];
+    for (const name of agentNodes) {
+      const uid = this.facts.nodes.find((n) => n.name === name)?.uid ?? this.facts.nodes[0]!.uid;
+      await clusterAgent(o.variant.kind).beforeLoad?.(o.kc, ctx, uid);
+    }
     return true;
   }
 
@@ -226,6 +251,7 @@ class ClusterRepetition implements RepetitionSteps {
     const t0 = Date.now() + 200;
     const endAt = t0 + s.duration;
     timeline.fix(t0);
+    this.neighbours?.markLoad(t0, endAt);
     await pods.release(t0, endAt);
     timeline.enter('load');
     this.event('load-start');
@@ -262,6 +288,7 @@ class ClusterRepetition implements RepetitionSteps {
     const samplers: Sampler[] = o.nodeCgroup ? [this.memory] : [];
     if (clusterAgent(o.variant.kind).servesMetrics) samplers.push(this.metrics);
     const loop = startSamplerLoop(this.record, samplers);
+    this.neighbours?.start();
     this.podMemory?.start(
       (line) => loop.emit(line),
       (at) => this.record.timeline.t(at),
@@ -314,12 +341,29 @@ class ClusterRepetition implements RepetitionSteps {
     noteDowntime(m, tracker.downtimeSeconds() * 1000);
     for (const d of tracker.deaths) noteDeath(this.record, o.scenario.oomKillsOutsideLoad, { cause: d.cause, detail: d.detail, at: d.seenAt });
     closeMeasurement(this.record);
+    // The neighbours' figures must not keep the namespace from being torn down: a failure is said, not thrown.
+    if (this.neighbours)
+      await this.closeNeighbours(this.neighbours).catch((err) => this.event('note', `the quiet node and the server were not read: ${(err as Error).message}`));
     const podName = this.agentPod?.metadata?.name;
     if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }).catch(() => undefined);
     writer.close();
     await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
       process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
+  }
+
+  /** The quiet node's and the server's figures beside the storm node's (the measurement's own) into the measurement; the quiet agent's log. */
+  private async closeNeighbours(neighbours: ClusterNeighbours): Promise<void> {
+    const { o, ctx } = this;
+    const { m, dir } = this.record;
+    const storm = { peakUsageBytes: m.peaks.usageBytes, peakWorkingSetBytes: m.peaks.workingSetBytes, oomKills: m.oomKills, restarts: m.restarts };
+    const b = m.bystanders?.totals;
+    m.cluster = await neighbours.finish(o.rep, storm, b ? { calls: b.calls, ok: b.ok } : null);
+    const quietPod = neighbours.quietPod;
+    if (quietPod)
+      await saveLogs(o.kc, ctx.namespace, quietPod, 'agent', dir, { previous: neighbours.quiet.deaths.length > 0, prefix: 'agent-quiet' }).catch(
+        () => undefined,
+      );
   }
 }
 

@@ -4,7 +4,7 @@
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree, type CgroupHost } from '../../cgroup/index.js';
-import type { IsolationRecord } from '../../contract/index.js';
+import { TOPOLOGY_NODES, type IsolationRecord } from '../../contract/index.js';
 import { ConfigError, PlatformError } from '../../errors.js';
 import { burstProblems, faultProblems, faultScheduleProblems } from '../../fault/index.js';
 import { MAX_WORKERS_TOTAL } from '../../load/index.js';
@@ -131,10 +131,18 @@ async function closeLocalRun(run: LocalRun): Promise<void> {
   rmSync(runTempDir(run.runId), { recursive: true, force: true });
 }
 
+/** A topology spreads pods over a cluster's nodes: this machine has one. */
+export function localTopologyProblems(s: Scenario): string[] {
+  if (s.cluster.topology === 'single-node') return [];
+  return [
+    `cluster.topology ${s.cluster.topology} places the agents, the storm and the bystanders on ${TOPOLOGY_NODES[s.cluster.topology]} nodes of a cluster: run it with --cluster kind:<name> (attestorm kind up --nodes ${TOPOLOGY_NODES[s.cluster.topology]}) or --context <ctx>, or drop cluster.topology to run it here`,
+  ];
+}
+
 export const localPlatform: Platform = {
   record: { name: 'local' },
   loadSite: 'local',
-  problems: localFaultProblems,
+  problems: (s) => [...localTopologyProblems(s), ...localFaultProblems(s)],
   // A runtime base another user controls (or others may write) is refused before anything is
   // written or started (UnsafePathError, exit 3).
   checkMachine: ensureRuntimeBase,
