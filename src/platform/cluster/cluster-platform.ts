@@ -91,6 +91,7 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       runDir: ctx.runDir,
       dirName: variantDirName(ctx.variant.name, ctx.rep),
       nodeCgroup: cluster.nodeCgroup,
+      nodeContainer: cluster.nodeContainer,
       signal: ctx.signal,
       ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
       onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),

@@ -25,7 +25,7 @@ import {
 import type { FaultTarget } from '../../fault/index.js';
 import { createSampler, type Sampler } from '../../sample/index.js';
 import { loadClientRecord, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../../scenario/index.js';
-import { sleep } from '../../util/index.js';
+import { sleep, withinMs } from '../../util/index.js';
 import {
   closeMeasurement,
   endFaults,
@@ -41,6 +41,7 @@ import {
   type RepetitionSteps,
 } from '../repetition.js';
 import { saveLogs } from './agent-logs.js';
+import { AgentNodeWatch, type NodeContainerProbe } from './agent-node.js';
 import { AgentTracker } from './agent-tracker.js';
 import { applyObjects } from './apply.js';
 import { clusterFaultActions, clusterVersionProblems } from './fault-cluster.js';
@@ -73,6 +74,8 @@ export interface RunVariantInClusterOptions {
   hostApiServer?: { host: string; port: number } | null;
   /** The node container's cgroup on this host (kind); null: no 100 ms memory series (other clusters). */
   nodeCgroup: NodeCgroupRoot | null;
+  /** kind: the state of the agent node's container in its engine; null on other clusters (the Node object is watched there). */
+  nodeContainer?: NodeContainerProbe | null;
   signal: AbortSignal;
   onSample?(line: SampleLine): void;
   /** Cluster and node facts for results.json (platform kind). */
@@ -118,6 +121,7 @@ class ClusterRepetition implements RepetitionSteps {
   private readonly podMemory: PodMemorySampler | null;
   private readonly metrics: Sampler;
   private readonly watch: { stop(): void };
+  private readonly node: AgentNodeWatch;
   private cg: KindAgentCgroup | null = null;
   private agentPod: V1Pod | null = null;
   private stuck: string | null = null;
@@ -145,6 +149,8 @@ class ClusterRepetition implements RepetitionSteps {
     });
     this.memory = createSampler('kind-cgroup-memory', { cgroup: () => this.cg, limitBytes: o.variant.memoryLimitBytes });
     this.podMemory = ctx.memorySampler ? new PodMemorySampler(o.kc, ctx.namespace, o.variant.memoryLimitBytes) : null;
+    this.node = new AgentNodeWatch(o.kc, { container: o.nodeContainer ?? null });
+    this.node.start();
     this.metrics = createSampler('pod-proxy-metrics', { kc: o.kc, namespace: ctx.namespace, pod: () => this.agentPod?.metadata?.name ?? null });
     this.watch = watchPods(
       o.kc,
@@ -154,6 +160,7 @@ class ClusterRepetition implements RepetitionSteps {
         // A pod deleted on purpose (agent-kill) says nothing more; its replacement is the agent now.
         if (type === 'DELETED' || this.tracker.isGone(pod.metadata?.uid)) return;
         this.agentPod = pod;
+        if (pod.spec?.nodeName) this.node.follow(pod.spec.nodeName);
         const uid = pod.metadata?.uid;
         if (o.nodeCgroup && uid && this.cg?.podUid !== uid) this.cg = new KindAgentCgroup(o.nodeCgroup, uid);
         this.tracker.observe(pod);
@@ -168,6 +175,7 @@ class ClusterRepetition implements RepetitionSteps {
   }
 
   private failure(): RunError | null {
+    if (this.node.lost) return new RunError(this.node.lost);
     if (this.stuck) return new RunError(`agent pod in ${this.ctx.namespace} cannot start: ${this.stuck}`);
     return this.watchError ? new RunError(this.watchError.message, { cause: this.watchError }) : null;
   }
@@ -315,9 +323,15 @@ class ClusterRepetition implements RepetitionSteps {
     for (const d of tracker.deaths) noteDeath(this.record, o.scenario.oomKillsOutsideLoad, { cause: d.cause, detail: d.detail, at: d.seenAt });
     closeMeasurement(this.record);
     const podName = this.agentPod?.metadata?.name;
-    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }).catch(() => undefined);
+    this.node.stop();
+    // Bounded: the logs of an agent whose node went away are asked of a kubelet that is not there.
+    if (podName)
+      await withinMs(saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }), 15_000, 'agent logs').catch(
+        () => undefined,
+      );
     writer.close();
-    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
+    const lostNodes = this.node.goneNode ? [this.node.goneNode] : [];
+    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId, lostNodes }).catch((err) =>
       process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
   }
