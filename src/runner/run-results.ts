@@ -95,7 +95,8 @@ export function concludeResults(results: RunResults, s: LoadedScenario['scenario
   // A run the platform ended (a cluster's node or engine gone) failed, whatever ran before.
   results.status = interrupted ? 'interrupted' : allFailed || failure ? 'failed' : 'complete';
   if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
-  else if (failure) results.statusDetail = `${failure} (${results.variants.length} of ${s.variants.length} variant(s) had data; their samples are in the run folder)`;
+  else if (failure)
+    results.statusDetail = `${failure} (${results.variants.length} of ${s.variants.length} variant(s) had data; their samples are in the run folder)`;
   // An interrupted or partial run is never passed.
   results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
   results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);

@@ -285,5 +285,6 @@ async function reportRun(run: ScenarioRun, opts: RunScenarioOptions, extraSectio
   }
   if (run.failure) process.stderr.write(`attestorm: ${results.statusDetail}\n`);
   const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
-  if (allFailed && !run.failure) process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
+  if (allFailed && !run.failure)
+    process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
 }

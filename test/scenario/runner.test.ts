@@ -9,6 +9,7 @@ import { parseNdjson } from '../../src/sample/index.js';
 import { newRunId, runTempDir } from '../../src/sandbox/index.js';
 import { parseScenario, Progress, type LoadDriver } from '../../src/scenario/index.js';
 import { runScenario } from '../../src/runner/index.js';
+import type { RunResults } from '../../src/contract/index.js';
 import { localPlatform, runLocalRepetition, RunEndingFailure, type Platform } from '../../src/platform/index.js';
 import { prepareTargets } from '../../src/targets/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
@@ -258,9 +259,9 @@ describe('the runner through the LoadDriver seam', () => {
         { name: 'post', agent: { placement: 'post-attestation', key: 'selector-set' } },
       ],
     });
-    const { results, exitCode, runDir } = await runScenario({ loaded, load, outDir: join(out, 'ending'), platform: ending, ...q });
+    const { exitCode, runDir } = await runScenario({ loaded, load, outDir: join(out, 'ending'), platform: ending, ...q });
     expect(load.runs.map((r) => r.socket.split('/').pop())).toEqual(['pre.r1.sock', 'off.r1.sock']);
-    const written = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as typeof results;
+    const written = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as RunResults;
     expect(written.status).toBe('failed');
     expect(written.statusDetail).toBe(`the run ended in variant off: ${lost} (2 of 3 variant(s) had data; their samples are in the run folder)`);
     expect(written.verdict).not.toBe('passed');

@@ -146,9 +146,11 @@ export class GeneratorCollector {
   async stop(): Promise<void> {
     await Promise.all(
       this.#pods.map((p) =>
-        withinMs(this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }), CALL_MS, `${p} stop`).catch(
-          () => undefined,
-        ),
+        withinMs(
+          this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }),
+          CALL_MS,
+          `${p} stop`,
+        ).catch(() => undefined),
       ),
     );
   }
