@@ -137,7 +137,8 @@ describe.skipIf(reason !== null)('kind: the agent node or the engine lost mid-ru
     expect(await stormStarted(run), 'the run reached its storm').toBe(true);
     await sleep(10_000);
     const restartedAt = Date.now();
-    const down = await engineDown(l);
+    // The engine is stopped either way; a cgroup its containers left is said, not a reason to stop here.
+    const down = await engineDown(l).catch((err: Error) => `stopped with a complaint (${err.message})`);
     const up = await engineUp(l, () => undefined);
     console.log(`engine ${down}, then started again (${up.started ? 'started' : 'already running'}) in ${((Date.now() - restartedAt) / 1000).toFixed(1)} s`);
     const r = await run.done;

@@ -331,8 +331,10 @@ class ClusterRepetition implements RepetitionSteps {
       );
     writer.close();
     const lostNodes = this.node.goneNode ? [this.node.goneNode] : [];
-    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId, lostNodes }).catch((err) =>
-      process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
+    // A run that lost its node ends promptly: what a short wait leaves, `kind cleanup` removes.
+    const namespaceGoneMs = this.node.lost ? 30_000 : undefined;
+    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId, lostNodes, ...(namespaceGoneMs ? { namespaceGoneMs } : {}) }).catch(
+      (err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
   }
 }
