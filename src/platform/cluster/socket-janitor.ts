@@ -91,7 +91,7 @@ export async function removeSocketDirs(
     const name = n.metadata?.name;
     if (!name) continue;
     const down = o.lostNodes?.includes(name) ? 'gone' : nodeNotReady(n);
-    if (down) problems.push(`node ${name} is ${down}: no janitor runs there (a node that is gone took its directories with it)`);
+    if (down) problems.push(`node ${name} is ${down}: no janitor runs there`);
     else nodes.push(name);
   }
   const pods = nodes.map((node) => janitorPod({ ...o, node }));
