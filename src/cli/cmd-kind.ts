@@ -4,7 +4,8 @@ import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { ConfigError } from '../errors.js';
 import { GENERATOR_FLAGS, generatorLoadFromFlags } from '../load/index.js';
 import { readScenarioFile } from '../scenario/index.js';
-import { engineDown, engineForKind, engineUp, ensureKindBinary, kindClusterUp, kindLayout } from '../kind/index.js';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { engineDown, engineForKind, engineUp, ensureKindBinary, kindClusterUp, kindLayout, kindNodeContainer } from '../kind/index.js';
 import { cleanupCluster, DEFAULT_KIND_CLUSTER, loadKubeConfig, parseClusterTarget } from '../platform/cluster/index.js';
 import { DEFAULT_IMAGES, renderScenario, startGenerator, startMemorySampler, toYaml, writeRendered } from '../kube/index.js';
 import { kindDown } from '../kind/index.js';
@@ -159,6 +160,15 @@ interface CleanupArgs {
   'dry-run': boolean;
 }
 
+/** The cluster's nodes whose kind node container no longer runs; none when no engine answers (then NotReady says it, later). */
+async function goneKindNodes(kc: KubeConfig): Promise<string[]> {
+  const env = await engineForKind(kindLayout()).catch(() => null);
+  if (!env) return [];
+  const nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items.map((n) => n.metadata!.name!);
+  const states = await Promise.all(nodes.map((n) => kindNodeContainer(n, env)));
+  return nodes.filter((_, i) => !states[i]!.running);
+}
+
 const cleanupCommand: CommandModule<object, CleanupArgs> = {
   command: 'cleanup',
   describe: 'Remove what kind runs left in a cluster (namespaces, ClusterRoles, bindings labelled app.kubernetes.io/managed-by=attestorm)',
@@ -170,8 +180,11 @@ const cleanupCommand: CommandModule<object, CleanupArgs> = {
       .option('dry-run', { type: 'boolean', default: false, describe: 'List, remove nothing' })
       .example('$0 kind cleanup --cluster kind:ci --dry-run', 'list leftovers in cluster "ci"') as Argv<CleanupArgs>,
   handler: async (args: ArgumentsCamelCase<CleanupArgs>) => {
-    const kc = loadKubeConfig(parseClusterTarget({ cluster: args.cluster, context: args.context }), args.kubeconfig);
-    const found = await cleanupCluster(kc, { dryRun: args['dry-run'] });
+    const target = parseClusterTarget({ cluster: args.cluster, context: args.context });
+    const kc = loadKubeConfig(target, args.kubeconfig);
+    // kind: nodes whose container is gone (removed, stopped) are known at once, before their Node turns NotReady.
+    const lostNodes = target.kindName ? await goneKindNodes(kc) : [];
+    const found = await cleanupCluster(kc, { dryRun: args['dry-run'], lostNodes });
     for (const f of found) process.stdout.write(`${args['dry-run'] ? 'would delete' : 'deleted'} ${f}\n`);
     process.stderr.write(found.length ? `attestorm kind cleanup: ${found.length} object(s)\n` : 'attestorm kind cleanup: nothing left behind\n');
   },

@@ -19,7 +19,7 @@ export {
 export { capsInMask, runcCapsScript } from './runc-caps.js';
 export { containerdConfig, criBaseSpec } from './base-image.js';
 export { podNetworkManifest, routesScript } from './pod-network.js';
-export { kindUp, kindDown, kindNode, kindConfig, runTool, type KindUpOptions } from './kind-cli.js';
+export { kindUp, kindDown, kindNode, kindNodeContainer, kindConfig, runTool, type KindUpOptions, type NodeContainerState } from './kind-cli.js';
 export { nodeCgroupRoot, KindAgentCgroup, podSliceCandidates, containerScopeName, type NodeCgroupRoot } from './kind-cgroup.js';
 // Registers the kind node's memory sampler (createSampler('kind-cgroup-memory')).
 import './sampler-kind-memory.js';

@@ -15,9 +15,18 @@ export interface ToolResult {
 }
 
 /** Runs a tool; a tool that is not on PATH is a PlatformError with `hint`. Output is passed through when `inherit`. */
-export function runTool(tool: string, args: string[], opts: { hint: string; inherit?: boolean; env?: NodeJS.ProcessEnv } = { hint: '' }): Promise<ToolResult> {
+export function runTool(
+  tool: string,
+  args: string[],
+  opts: { hint: string; inherit?: boolean; env?: NodeJS.ProcessEnv; timeoutMs?: number } = { hint: '' },
+): Promise<ToolResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tool, args, { stdio: ['ignore', opts.inherit ? 'inherit' : 'pipe', opts.inherit ? 'inherit' : 'pipe'], env: opts.env ?? process.env });
+    const child = spawn(tool, args, {
+      stdio: ['ignore', opts.inherit ? 'inherit' : 'pipe', opts.inherit ? 'inherit' : 'pipe'],
+      env: opts.env ?? process.env,
+      // A tool that hangs (an engine shutting down) is killed: the caller reads a failure, not a wait.
+      ...(opts.timeoutMs ? { timeout: opts.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d) => (stdout += d));
@@ -26,7 +35,9 @@ export function runTool(tool: string, args: string[], opts: { hint: string; inhe
       if (err.code === 'ENOENT') reject(new PlatformError(`\`${tool}\` is not on PATH: ${opts.hint}`));
       else reject(new PlatformError(`${tool} ${args.join(' ')} could not start: ${err.message}`, { cause: err }));
     });
-    child.once('close', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+    child.once('close', (code, signal) =>
+      resolve({ code: code ?? 1, stdout, stderr: signal && opts.timeoutMs ? `${stderr}no answer within ${opts.timeoutMs / 1000} s` : stderr }),
+    );
   });
 }
 
@@ -111,4 +122,25 @@ export async function kindNode(name: string, engine = process.env.KIND_EXPERIMEN
   if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0)
     throw new PlatformError(`${engine} inspect ${node}: no running node container (${r.stderr.trim() || r.stdout.trim()})`);
   return { cgroup: nodeCgroupRoot(pid), image };
+}
+
+/** A kind node container as its engine sees it now: running (since when), or why not. */
+export type NodeContainerState = { running: true; startedAt: string } | { running: false; why: string };
+
+/**
+ * Whether the node container `node` still runs: gone (`docker rm -f`), stopped, or an engine that
+ * does not answer (restarting) each say so in `why`. A changed `startedAt` is a node that restarted.
+ */
+export async function kindNodeContainer(node: string, env: NodeJS.ProcessEnv = process.env): Promise<NodeContainerState> {
+  const engine = env.KIND_EXPERIMENTAL_PROVIDER || 'docker';
+  const r = await runTool(engine, ['inspect', '-f', '{{.State.Status}} {{.State.StartedAt}}', node], {
+    hint: `kind mode checks its node containers with ${engine}`,
+    env,
+    timeoutMs: 10_000,
+  });
+  const [status = '', startedAt = ''] = r.stdout.trim().split(' ');
+  if (r.code === 0) return status === 'running' ? { running: true, startedAt } : { running: false, why: `its container ${node} is ${status}` };
+  const said = (r.stderr.trim() || r.stdout.trim()).split('\n').pop() ?? '';
+  if (/no such (object|container)/i.test(said)) return { running: false, why: `its container ${node} no longer exists in the engine` };
+  return { running: false, why: `the container engine does not answer (${engine} inspect ${node}: ${said || `exit ${r.code}`})` };
 }

@@ -2,6 +2,7 @@
 // emulator) or a Kubernetes cluster (cluster/). The runner knows only this interface; what a
 // platform needs beyond it (this machine's cgroups, a cluster's connection) it keeps to itself.
 import type { IsolationRecord, RunEnvironment, RunResults, SampleLine, VariantAgentRecord } from '../contract/index.js';
+import { RunError } from '../errors.js';
 import type { LoadDriver, LoadSite, RepMeasurement, Scenario, Variant } from '../scenario/index.js';
 
 export type { LoadSite };
@@ -26,6 +27,20 @@ export interface RepetitionContext {
   onEnvironment?(patch: Partial<Pick<RunEnvironment, 'cgroupVersion' | 'podFidelity'>>): void;
   /** Facts about the platform (a cluster's server version, nodes, image digests), merged into results.json's platform.detail. */
   onPlatform?(detail: Record<string, unknown>): void;
+}
+
+/**
+ * A repetition whose failure ends the whole run (a cluster's: its node or engine went away). It
+ * carries what the repetition measured until then, with the failure as its error, so results.json
+ * keeps the variant's record and says why the run ended.
+ */
+export class RunEndingFailure extends RunError {
+  constructor(
+    readonly measurement: RepMeasurement,
+    cause: Error,
+  ) {
+    super(cause.message, { cause });
+  }
 }
 
 /** The run on a platform once it is open: its repetitions, and what it made undone at the end. */

@@ -22,6 +22,7 @@ import {
 } from '../scenario/index.js';
 import { sleep } from '../util/index.js';
 import { slowStartOf } from '../errors.js';
+import { RunEndingFailure } from './platform.js';
 
 /** One repetition's record while it runs. */
 export interface RepetitionRecord {
@@ -185,7 +186,7 @@ export interface RepetitionSteps {
  * How a platform reports a repetition that failed: `record` keeps the failure as the measurement's
  * error, so the run goes on with the next variant (an agent on this machine that would not start
  * says nothing about the others); `throw` ends the run with it (a cluster that cannot run one
- * variant's pods cannot run the others').
+ * variant's pods cannot run the others'), as a RunEndingFailure carrying the measurement so far.
  */
 export type RepetitionFailures = 'record' | 'throw';
 
@@ -205,8 +206,13 @@ export async function runRepetitionSteps(
     await steps.storm();
     return m;
   } catch (err) {
-    if (failures === 'throw') throw err;
     if (!timeline.fixed) timeline.fix(Date.now());
+    if (failures === 'throw') {
+      // Said on the timeline before finish closes it; the measurement is complete once finish has run.
+      m.error = (err as Error).message;
+      timeline.event('note', `variant run failed, the run ends: ${m.error}`);
+      throw new RunEndingFailure(m, err as Error);
+    }
     if (slowStartOf(err)) {
       m.notJudged = `the machine could not start the storm in time (${(err as Error).message}); too slow or too busy for this storm, which says nothing of the agent`;
       timeline.event('note', `variant run not judged: ${m.notJudged}`);

@@ -105,13 +105,16 @@ export class VariantTally {
   }
 }
 
-/** Status, verdict and pass of a run that has ended; nothing that did not run may pass. */
-export function concludeResults(results: RunResults, s: LoadedScenario['scenario'], interrupted: boolean): void {
+/** Status, verdict and pass of a run that has ended (`failure`: why the platform ended it early); nothing that did not run may pass. */
+export function concludeResults(results: RunResults, s: LoadedScenario['scenario'], interrupted: boolean, failure: string | null = null): void {
   const verdict = applyExpectations(results.variants, s.expect, s.failOnInconclusive);
   const ranAll = s.variants.every((v) => results.variants.some((r) => r.name === v.name && !r.error));
   const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
-  results.status = interrupted ? 'interrupted' : allFailed ? 'failed' : 'complete';
+  // A run the platform ended (a cluster's node or engine gone) failed, whatever ran before.
+  results.status = interrupted ? 'interrupted' : allFailed || failure ? 'failed' : 'complete';
   if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
+  else if (failure)
+    results.statusDetail = `${failure} (${results.variants.length} of ${s.variants.length} variant(s) had data; their samples are in the run folder)`;
   // An interrupted or partial run is never passed.
   results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
   results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);

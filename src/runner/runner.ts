@@ -6,7 +6,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { throttledSeconds, type CpuBudget } from '../cgroup/index.js';
 import { MEASURE_WORDS, peakIn, type MemoryMeasure, type RunResults } from '../contract/index.js';
 import { ConfigError, EXIT } from '../errors.js';
-import { localPlatform, type Platform, type PlatformRun } from '../platform/index.js';
+import { localPlatform, RunEndingFailure, type Platform, type PlatformRun, type RepetitionContext } from '../platform/index.js';
 import { renderReports, type ExtraSection } from '../report/index.js';
 import { newRunId } from '../sandbox/index.js';
 import {
@@ -78,6 +78,8 @@ interface ScenarioRun {
   tally: VariantTally;
   abort: AbortController;
   interrupted: boolean;
+  /** Why the run ended before its last variant (a cluster's node or engine went away); null while it goes on. */
+  failure: string | null;
   throttledAtStart: number | null;
   /** What this run creates in the user's space (the run folder, or a parent it made) and who it goes to (hand-back.ts). */
   handBack: { path: string; owner: OsOwner | null };
@@ -107,6 +109,12 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
   const progress = opts.progress ?? new Progress();
   try {
     await runRepetitions(run, opts, progress);
+  } catch (err) {
+    // Not left saying running: what ran is summarized, and the error that ended it said.
+    results.variants = run.tally.summarize();
+    concludeResults(results, s, run.interrupted, `the run ended: ${(err as Error).message}`);
+    writeResults(runDir, results);
+    throw err;
   } finally {
     progress.stop();
     offInterrupt();
@@ -118,7 +126,7 @@ export async function runScenario(opts: RunScenarioOptions): Promise<RunScenario
     const end = throttledSeconds(opts.cpuBudget);
     results.environment.cpuBudget.throttledSeconds = end === null || run.throttledAtStart === null ? null : +(end - run.throttledAtStart).toFixed(2);
   }
-  concludeResults(results, s, run.interrupted);
+  concludeResults(results, s, run.interrupted, run.failure);
   const sections = opts.complete?.(results) ?? [];
   writeResults(runDir, results);
   finish();
@@ -172,6 +180,7 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
     tally: new VariantTally(s, opts.load, runDir),
     abort: new AbortController(),
     interrupted: false,
+    failure: null,
     throttledAtStart,
     handBack,
   };
@@ -193,7 +202,7 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
     for (const variant of s.variants) {
       if (run.abort.signal.aborted) return;
       progress.placementStart(s.repetitions > 1 ? `${variant.name} (rep ${rep}/${s.repetitions})` : variant.name, s.duration);
-      const m = await run.platform.runRepetition({
+      const m = await runOne(run, {
         scenario: s,
         variant,
         runDir: run.runDir,
@@ -213,7 +222,19 @@ async function runRepetitions(run: ScenarioRun, opts: RunScenarioOptions, progre
       progress.placementEnd(repetitionLine(m, s.memoryMeasure));
       results.variants = run.tally.summarize();
       writeResults(run.runDir, results);
+      if (run.failure) return;
     }
+  }
+}
+
+/** One repetition; a failure that ends the run is kept as its reason, with what the repetition measured until then. */
+async function runOne(run: ScenarioRun, ctx: RepetitionContext): Promise<RepMeasurement> {
+  try {
+    return await run.platform.runRepetition(ctx);
+  } catch (err) {
+    if (!(err instanceof RunEndingFailure)) throw err;
+    run.failure = `the run ended in variant ${ctx.variant.name}${ctx.scenario.repetitions > 1 ? ` (rep ${ctx.rep})` : ''}: ${err.message}`;
+    return err.measurement;
   }
 }
 
@@ -262,6 +283,8 @@ async function reportRun(run: ScenarioRun, opts: RunScenarioOptions, extraSectio
       );
     }
   }
+  if (run.failure) process.stderr.write(`attestorm: ${results.statusDetail}\n`);
   const allFailed = results.variants.length > 0 && results.variants.every((p) => !!p.error);
-  if (allFailed) process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
+  if (allFailed && !run.failure)
+    process.stderr.write(`attestorm: no variant could be run: ${results.variants.map((p) => `${p.name}: ${p.error}`).join('; ')}\n`);
 }

@@ -14,3 +14,20 @@ export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     if (!signal?.aborted) throw err;
   }
 }
+
+/**
+ * `p`, or a rejection naming `what` after `ms`: for requests that carry no deadline of their own (a
+ * cluster's API calls, which wait on a dead peer for minutes). The request itself is left to end.
+ */
+export async function withinMs<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -203,6 +203,7 @@ current-context: ${context}
         resources: RESOURCES[path]!.map((r) => ({ ...r, singularName: '', verbs: ['get', 'list', 'patch', 'delete', 'watch'] })),
       });
     if (path === '/api/v1/nodes') return this.#send(res, 200, { kind: 'NodeList', apiVersion: 'v1', metadata: {}, items: [this.#node()] });
+    if (path === `/api/v1/nodes/${FAKE_NODE}`) return this.#send(res, 200, { kind: 'Node', apiVersion: 'v1', ...this.#node() });
 
     const proxy = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/:]+)(?::(\d+))?\/proxy\/(.*)$/.exec(path);
     if (proxy) return this.#proxy(req, res, proxy[1]!, proxy[2]!, proxy[4]!);

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario, type Scenario } from '../../src/scenario/index.js';
 import { adaptScenario, namespaceName, renderContext, renderVariant, type RunningGenerator } from '../../src/kube/index.js';
 import { loadKubeConfig, parseClusterTarget, preflight } from '../../src/platform/cluster/index.js';
+import { RunEndingFailure } from '../../src/platform/index.js';
 import { startTestAgent, type TestAgent } from '../agent/harness.js';
 import { FakeApiServer, hex64 } from './fake-apiserver.js';
 import { fakeKubeConfig, proxiedGenerator, runOnFake } from './support.js';
@@ -350,5 +351,49 @@ describe('a variant run against the fake API server, with a real agent and real 
       .filter((l) => l.kind === 'event')
       .map((l) => l.type);
     expect(events).toContain('interrupted');
+  }, 120_000);
+
+  it("the agent node's container gone during the load (kind: docker rm -f): the run ends with the reason, its data kept, the namespace deleted", async () => {
+    const s = scenario();
+    const variant = adaptScenario(s)[0]!;
+    const runId = 'gone-1';
+    const ns = namespaceName(runId, variant.name, 1);
+    for (let i = 0; i < s.load.pods; i++)
+      generators.push(await proxiedGenerator(fake, ns, `generator-${i}`, { socket: agent.socketPath, workersPerPod: 1, deadlineMs: 200 }));
+    // A stand-in for `docker inspect` of the node container: running until 1.5 s after the release, then removed.
+    let goneAt: number | null = null;
+    const released = (async () => {
+      while (!fake.requests.some((r) => r.includes(`/namespaces/${ns}/`) && r.includes('/proxy/go-'))) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 1500));
+      goneAt = Date.now();
+    })();
+    const nodeContainer = async (node: string) =>
+      goneAt === null
+        ? ({ running: true, startedAt: '2026-01-01T00:00:00Z' } as const)
+        : ({ running: false, why: `its container ${node} no longer exists in the engine` } as const);
+    const runDir = join(dir, 'run-gone');
+    const failed = await runOnFake(fake, {
+      kubeconfig: join(dir, 'gone.yaml'),
+      scenario: { ...s, duration: 60_000 },
+      variant,
+      runId,
+      runDir,
+      nodeContainer,
+    }).catch((err: unknown) => err);
+    await released;
+    expect(failed).toBeInstanceOf(RunEndingFailure);
+    const why = "the agent's node fake-control-plane is lost: its container fake-control-plane no longer exists in the engine";
+    expect((failed as RunEndingFailure).message).toBe(why);
+    const m = (failed as RunEndingFailure).measurement;
+    expect(m.error).toBe(why);
+    // Found within the 2 s between checks, well before the 60 s load's end.
+    expect(m.loadSeconds).toBeLessThan(10);
+    expect(fake.deleted).toContain(`/api/v1/namespaces/${ns}`);
+    const lines = readFileSync(join(runDir, 'pre-attestation.r1', 'samples.ndjson'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.some((l) => l.kind === 'load')).toBe(true);
+    expect(lines.some((l) => l.kind === 'event' && l.type === 'note' && l.detail === `variant run failed, the run ends: ${why}`)).toBe(true);
   }, 120_000);
 });

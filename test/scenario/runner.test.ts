@@ -9,7 +9,8 @@ import { parseNdjson } from '../../src/sample/index.js';
 import { newRunId, runTempDir } from '../../src/sandbox/index.js';
 import { parseScenario, Progress, type LoadDriver } from '../../src/scenario/index.js';
 import { runScenario } from '../../src/runner/index.js';
-import { runLocalRepetition } from '../../src/platform/index.js';
+import type { RunResults } from '../../src/contract/index.js';
+import { localPlatform, runLocalRepetition, RunEndingFailure, type Platform } from '../../src/platform/index.js';
 import { prepareTargets } from '../../src/targets/index.js';
 import { pidsWithArg, scriptedLoad } from './support/scripted-load.js';
 
@@ -223,6 +224,54 @@ describe('the runner through the LoadDriver seam', () => {
     expect(results.verdict).toBe('failed');
     expect(exitCode).toBe(3);
     expect(table).toContain('no-agent: failed, verdict failed');
+  });
+
+  it('a repetition whose failure ends the run (a node gone): failed with the reason, what ran before kept, nothing after started, exit 3', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(2)));
+    const lost = "the agent's node n1 is lost: its container n1 no longer exists in the engine";
+    // This machine's platform, whose second variant ends the run as a cluster's does when its node goes.
+    const ending: Platform = {
+      ...localPlatform,
+      prepare: async (s) => {
+        const prepared = await localPlatform.prepare(s);
+        return {
+          ...prepared,
+          open: (runId) => {
+            const opened = prepared.open(runId);
+            return {
+              ...opened,
+              runRepetition: async (ctx) => {
+                const m = await opened.runRepetition(ctx);
+                if (ctx.variant.name !== 'off') return m;
+                m.error = lost;
+                throw new RunEndingFailure(m, new Error(lost));
+              },
+            };
+          },
+        };
+      },
+    };
+    const q = quiet();
+    const loaded = scenario('ending', {
+      variants: [
+        { name: 'pre', agent: { placement: 'pre-attestation', key: 'os-uid' } },
+        { name: 'off', agent: { placement: 'disabled' } },
+        { name: 'post', agent: { placement: 'post-attestation', key: 'selector-set' } },
+      ],
+    });
+    const { exitCode, runDir } = await runScenario({ loaded, load, outDir: join(out, 'ending'), platform: ending, ...q });
+    expect(load.runs.map((r) => r.socket.split('/').pop())).toEqual(['pre.r1.sock', 'off.r1.sock']);
+    const written = JSON.parse(readFileSync(join(runDir, 'results.json'), 'utf8')) as RunResults;
+    expect(written.status).toBe('failed');
+    expect(written.statusDetail).toBe(`the run ended in variant off: ${lost} (2 of 3 variant(s) had data; their samples are in the run folder)`);
+    expect(written.verdict).not.toBe('passed');
+    expect(written.variants.map((v) => [v.name, v.error ?? null])).toEqual([
+      ['pre', null],
+      ['off', lost],
+    ]);
+    expect(existsSync(join(runDir, 'off.r1', 'samples.ndjson'))).toBe(true);
+    expect(exitCode).toBe(3);
+    expect(q.table.join('')).toContain('ending: failed, verdict');
   });
 
   it('expectations are judged on the counted calls and say so: minOkRps fails with both rates, the verdict line says failed', async () => {

@@ -102,6 +102,7 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       dirName: variantDirName(ctx.variant.name, ctx.rep),
       nodeCgroup,
       nodes,
+      nodeContainer: cluster.nodeContainer,
       signal: ctx.signal,
       ...(ctx.onSample ? { onSample: ctx.onSample } : {}),
       onPreflight: (facts) => ctx.onPlatform?.(platformFacts(facts)),

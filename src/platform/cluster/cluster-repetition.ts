@@ -26,7 +26,7 @@ import {
 import type { FaultTarget } from '../../fault/index.js';
 import { createSampler, type Sampler } from '../../sample/index.js';
 import { loadClientRecord, type EventSample, type RepMeasurement, type SampleLine, type Scenario } from '../../scenario/index.js';
-import { sleep } from '../../util/index.js';
+import { sleep, withinMs } from '../../util/index.js';
 import {
   closeMeasurement,
   endFaults,
@@ -42,6 +42,7 @@ import {
   type RepetitionSteps,
 } from '../repetition.js';
 import { saveLogs } from './agent-logs.js';
+import { AgentNodeWatch, type NodeContainerProbe } from './agent-node.js';
 import { AgentTracker } from './agent-tracker.js';
 import { ClusterNeighbours } from './cluster-neighbours.js';
 import { applyObjects } from './apply.js';
@@ -77,6 +78,8 @@ export interface RunVariantInClusterOptions {
   nodeCgroup: NodeCgroupRoot | null;
   /** scenario.cluster.topology three-node: which node holds what (scenarioNodeRoles). */
   nodes?: NodeRoles | null;
+  /** kind: the state of the agent node's container in its engine; null on other clusters (the Node object is watched there). */
+  nodeContainer?: NodeContainerProbe | null;
   signal: AbortSignal;
   onSample?(line: SampleLine): void;
   /** Cluster and node facts for results.json (platform kind). */
@@ -125,6 +128,7 @@ class ClusterRepetition implements RepetitionSteps {
   private readonly watch: { stop(): void };
   /** Three-node runs: the quiet node's agent and the server beside the agent under test. */
   private readonly neighbours: ClusterNeighbours | null;
+  private readonly node: AgentNodeWatch;
   private cg: KindAgentCgroup | null = null;
   private agentPod: V1Pod | null = null;
   private stuck: string | null = null;
@@ -162,6 +166,8 @@ class ClusterRepetition implements RepetitionSteps {
           event: (type, detail) => this.event(type, detail),
         })
       : null;
+    this.node = new AgentNodeWatch(o.kc, { container: o.nodeContainer ?? null });
+    this.node.start();
     this.metrics = createSampler('pod-proxy-metrics', { kc: o.kc, namespace: ctx.namespace, pod: () => this.agentPod?.metadata?.name ?? null });
     this.watch = watchPods(
       o.kc,
@@ -173,6 +179,7 @@ class ClusterRepetition implements RepetitionSteps {
         // Two agents in a three-node run: the quiet node's is followed on its own, one not yet bound waits.
         if (this.neighbours?.observeAgent(pod) || (ctx.nodes && pod.spec?.nodeName !== ctx.nodes.storm)) return;
         this.agentPod = pod;
+        if (pod.spec?.nodeName) this.node.follow(pod.spec.nodeName);
         const uid = pod.metadata?.uid;
         if (o.nodeCgroup && uid && this.cg?.podUid !== uid) this.cg = new KindAgentCgroup(o.nodeCgroup, uid);
         this.tracker.observe(pod);
@@ -187,6 +194,7 @@ class ClusterRepetition implements RepetitionSteps {
   }
 
   private failure(): RunError | null {
+    if (this.node.lost) return new RunError(this.node.lost);
     if (this.stuck) return new RunError(`agent pod in ${this.ctx.namespace} cannot start: ${this.stuck}`);
     return this.watchError ? new RunError(this.watchError.message, { cause: this.watchError }) : null;
   }
@@ -345,10 +353,18 @@ class ClusterRepetition implements RepetitionSteps {
     if (this.neighbours)
       await this.closeNeighbours(this.neighbours).catch((err) => this.event('note', `the quiet node and the server were not read: ${(err as Error).message}`));
     const podName = this.agentPod?.metadata?.name;
-    if (podName) await saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }).catch(() => undefined);
+    this.node.stop();
+    // Bounded: the logs of an agent whose node went away are asked of a kubelet that is not there.
+    if (podName)
+      await withinMs(saveLogs(o.kc, ctx.namespace, podName, 'agent', dir, { previous: tracker.deaths.length > 0 }), 15_000, 'agent logs').catch(
+        () => undefined,
+      );
     writer.close();
-    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId }).catch((err) =>
-      process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
+    const lostNodes = this.node.goneNode ? [this.node.goneNode] : [];
+    // A run that lost its node ends promptly: what a short wait leaves, `kind cleanup` removes.
+    const namespaceGoneMs = this.node.lost ? 30_000 : undefined;
+    await teardownVariant(o.kc, ctx.namespace, { image: this.projectImage, runId: o.runId, lostNodes, ...(namespaceGoneMs ? { namespaceGoneMs } : {}) }).catch(
+      (err) => process.stderr.write(`attestorm: teardown of ${ctx.namespace} failed (${(err as Error).message}); run \`attestorm kind cleanup\`\n`),
     );
   }
 
@@ -361,9 +377,11 @@ class ClusterRepetition implements RepetitionSteps {
     m.cluster = await neighbours.finish(o.rep, storm, b ? { calls: b.calls, ok: b.ok } : null);
     const quietPod = neighbours.quietPod;
     if (quietPod)
-      await saveLogs(o.kc, ctx.namespace, quietPod, 'agent', dir, { previous: neighbours.quiet.deaths.length > 0, prefix: 'agent-quiet' }).catch(
-        () => undefined,
-      );
+      await withinMs(
+        saveLogs(o.kc, ctx.namespace, quietPod, 'agent', dir, { previous: neighbours.quiet.deaths.length > 0, prefix: 'agent-quiet' }),
+        15_000,
+        'quiet agent logs',
+      ).catch(() => undefined);
   }
 }
 

@@ -7,6 +7,10 @@ import { RunError } from '../../errors.js';
 import { LoadAggregator } from '../../load/index.js';
 import type { GeneratorFinal, GeneratorParts } from '../../kube/index.js';
 import { GENERATOR_PORT } from '../../kube/index.js';
+import { withinMs } from '../../util/index.js';
+
+/** Each call's bound: a pod on a node that went away is asked again later, not waited on for minutes. */
+const CALL_MS = 10_000;
 
 export class GeneratorCollector {
   readonly agg = new LoadAggregator();
@@ -41,7 +45,11 @@ export class GeneratorCollector {
   }
 
   async #get<T>(pod: string, path: string): Promise<T> {
-    const text = await this.#api.connectGetNamespacedPodProxyWithPath({ name: this.#target(pod), namespace: this.#namespace, path });
+    const text = await withinMs(
+      this.#api.connectGetNamespacedPodProxyWithPath({ name: this.#target(pod), namespace: this.#namespace, path }),
+      CALL_MS,
+      `GET ${pod}/${path}`,
+    );
     return (typeof text === 'string' ? JSON.parse(text) : text) as T;
   }
 
@@ -138,7 +146,11 @@ export class GeneratorCollector {
   async stop(): Promise<void> {
     await Promise.all(
       this.#pods.map((p) =>
-        this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }).catch(() => undefined),
+        withinMs(
+          this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#target(p), namespace: this.#namespace, path: 'stop' }),
+          CALL_MS,
+          `${p} stop`,
+        ).catch(() => undefined),
       ),
     );
   }

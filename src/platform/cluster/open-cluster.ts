@@ -4,7 +4,8 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { loadKubeConfig, parseClusterTarget, type ClusterTarget } from './cluster-target.js';
 import type { NodeCgroupRoot } from '../../kind/index.js';
-import { kindNode } from '../../kind/index.js';
+import { kindNode, kindNodeContainer } from '../../kind/index.js';
+import type { NodeContainerProbe } from './agent-node.js';
 
 export interface OpenCluster {
   kc: KubeConfig;
@@ -12,6 +13,8 @@ export interface OpenCluster {
   clusterName: string;
   /** null on clusters that are not kind on this host: a memory-sampler pod reads the agent's cgroup instead (stated in `note`). */
   nodeCgroup: NodeCgroupRoot | null;
+  /** kind only: the state of a node's container in its engine (gone, stopped, restarted); null on other clusters. */
+  nodeContainer?: NodeContainerProbe | null;
   /** kind only: the node container's image (what the cluster's nodes were made from). */
   nodeImage?: string | null;
   note: string | null;
@@ -42,11 +45,21 @@ export async function openCluster(opts: { cluster?: string; context?: string; ku
       target,
       clusterName: target.context,
       nodeCgroup: null,
+      nodeContainer: null,
       hostApiServer: loopbackApiServer(kc.getCurrentCluster()?.server),
       note: `context ${target.context} is not a kind cluster on this host: the agent's memory is read by a memory-sampler pod on its node (hostPath /sys/fs/cgroup)`,
     };
   }
   // kind's loopback address is the Docker host's port mapping, not the node's own loopback.
   const node = await kindNode(target.kindName);
-  return { kc, target, clusterName: target.kindName, nodeCgroup: node.cgroup, nodeImage: node.image, note: null, hostApiServer: null };
+  return {
+    kc,
+    target,
+    clusterName: target.kindName,
+    nodeCgroup: node.cgroup,
+    nodeContainer: (name) => kindNodeContainer(name),
+    nodeImage: node.image,
+    note: null,
+    hostApiServer: null,
+  };
 }

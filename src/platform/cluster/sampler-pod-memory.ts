@@ -7,6 +7,10 @@ import { PeakTracker, type MemoryPeaks } from '../../contract/index.js';
 import type { MemorySample } from '../../scenario/index.js';
 import type { MemoryReading } from '../../kube/index.js';
 import { MEMORY_SAMPLER_POD, MEMORY_SAMPLER_PORT } from '../../kube/index.js';
+import { withinMs } from '../../util/index.js';
+
+/** A pull's bound: a sampler pod on a node that went away must not hold the run's end. */
+const CALL_MS = 5000;
 
 export class PodMemorySampler {
   #api: CoreV1Api;
@@ -43,7 +47,7 @@ export class PodMemorySampler {
     const path = this.#pendingTarget;
     if (!path) return;
     try {
-      await this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#name(), namespace: this.#namespace, path });
+      await withinMs(this.#api.connectPostNamespacedPodProxyWithPath({ name: this.#name(), namespace: this.#namespace, path }), CALL_MS, path);
       if (this.#pendingTarget === path) this.#pendingTarget = null;
     } catch {
       // Asked again at the next pull.
@@ -55,11 +59,8 @@ export class PodMemorySampler {
     await this.#sendTarget();
     let r: { readings: MemoryReading[]; flavour?: 'v1' | 'v2' | null };
     try {
-      const text = await this.#api.connectGetNamespacedPodProxyWithPath({
-        name: this.#name(),
-        namespace: this.#namespace,
-        path: `readings-from-${this.#next}`,
-      });
+      const path = `readings-from-${this.#next}`;
+      const text = await withinMs(this.#api.connectGetNamespacedPodProxyWithPath({ name: this.#name(), namespace: this.#namespace, path }), CALL_MS, path);
       r = (typeof text === 'string' ? JSON.parse(text) : text) as typeof r;
       if (r.flavour) this.flavour = r.flavour;
     } catch {

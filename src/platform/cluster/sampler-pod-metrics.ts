@@ -6,6 +6,7 @@ import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { metricsSampleFrom, parsePrometheusText, registerSampler, type Sampler, type SamplerOptions } from '../../sample/index.js';
 import type { MetricsSample } from '../../scenario/index.js';
 import { AGENT_METRICS_PORT } from '../../kube/index.js';
+import { withinMs } from '../../util/index.js';
 
 export interface PodMetricsTarget {
   kc: KubeConfig;
@@ -23,7 +24,12 @@ function podMetricsSampler(target: PodMetricsTarget, opts: SamplerOptions = {}):
     async sample(t: number): Promise<MetricsSample | null> {
       const name = pod();
       if (!name) return null;
-      const text = await api.connectGetNamespacedPodProxyWithPath({ name: `${name}:${AGENT_METRICS_PORT}`, namespace, path: 'metrics' });
+      // Bounded: an agent on a node that went away must not hold the sampler loop's stop.
+      const text = await withinMs(
+        api.connectGetNamespacedPodProxyWithPath({ name: `${name}:${AGENT_METRICS_PORT}`, namespace, path: 'metrics' }),
+        5000,
+        `GET ${name} metrics`,
+      );
       return metricsSampleFrom(t, parsePrometheusText(String(text)));
     },
   };

@@ -4,6 +4,7 @@
 // the namespaces whose pods mounted them are gone (a run's teardown, `kind cleanup`): a pod that
 // still runs would have the kubelet re-create its directory when it restarts.
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { nodeNotReady } from './agent-node.js';
 import { applyObjects } from './apply.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { labels, MANAGED_BY, MANAGER, ROLE_LABEL } from '../../kube/index.js';
@@ -78,23 +79,32 @@ export function janitorPod(o: { namespace: string; node: string; image: string; 
  */
 export async function removeSocketDirs(
   kc: KubeConfig,
-  o: { namespace: string; image: string; remove: SocketDirSelection; runId: string; timeoutMs?: number },
+  o: { namespace: string; image: string; remove: SocketDirSelection; runId: string; timeoutMs?: number; lostNodes?: string[] },
 ): Promise<string[]> {
   if (Array.isArray(o.remove) && !o.remove.length) return [];
   const core = kc.makeApiClient(CoreV1Api);
-  const nodes = (await core.listNode()).items.map((n) => n.metadata?.name).filter((n): n is string => !!n);
-  const pods = nodes.map((node) => janitorPod({ ...o, node }));
   const problems: string[] = [];
+  const nodes: string[] = [];
+  // A node whose kubelet no longer serves (its container removed, its engine down) would never run
+  // its janitor: said, not waited for.
+  for (const n of (await core.listNode()).items) {
+    const name = n.metadata?.name;
+    if (!name) continue;
+    const down = o.lostNodes?.includes(name) ? 'gone' : nodeNotReady(n);
+    if (down) problems.push(`node ${name} is ${down}: no janitor runs there`);
+    else nodes.push(name);
+  }
+  const pods = nodes.map((node) => janitorPod({ ...o, node }));
+  const pending = new Set(pods.map((p) => p.metadata.name));
   for (const p of pods) {
     try {
       await applyObjects(kc, [p]);
     } catch (err) {
       problems.push(`socket janitor on ${(p.spec as { nodeName: string }).nodeName}: ${(err as Error).message}`);
+      pending.delete(p.metadata.name);
     }
   }
   const until = Date.now() + (o.timeoutMs ?? 30_000);
-  const pending = new Set(pods.map((p) => p.metadata.name));
-  for (const p of problems) pending.delete(p);
   while (pending.size && Date.now() < until) {
     for (const name of [...pending]) {
       const pod = await core.readNamespacedPod({ name, namespace: o.namespace }).catch(() => null);

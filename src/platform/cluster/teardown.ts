@@ -5,6 +5,7 @@ import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/
 import { labels, MANAGED_SELECTOR, RUN_LABEL } from '../../kube/index.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { removeSocketDirs, type SocketDirSelection } from './socket-janitor.js';
+import { nodeNotReady } from './agent-node.js';
 import { applyObjects } from './apply.js';
 import { DEFAULT_IMAGES } from '../../kube/index.js';
 
@@ -28,6 +29,25 @@ async function deleteClusterRbac(kc: KubeConfig, selector: string, dryRun: boole
   return removed;
 }
 
+/**
+ * Pods of the `namespaces` being deleted that are bound to a node whose kubelet no longer serves
+ * (`lost`, or NotReady): no kubelet will confirm their graceful deletion, so they would hold their
+ * namespace in Terminating for ever. They are deleted at once (grace period 0); the node took their
+ * processes with it.
+ */
+async function forceDeleteStranded(kc: KubeConfig, namespaces: string[], lost: string[]): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const down = new Set(lost);
+  for (const n of (await core.listNode()).items) if (nodeNotReady(n)) down.add(n.metadata!.name!);
+  if (!down.size) return;
+  for (const namespace of namespaces) {
+    for (const pod of (await core.listNamespacedPod({ namespace })).items) {
+      if (!down.has(pod.spec?.nodeName ?? '')) continue;
+      await core.deleteNamespacedPod({ name: pod.metadata!.name!, namespace, gracePeriodSeconds: 0 }).catch(ignoreNotFound);
+    }
+  }
+}
+
 const warn = (problems: string[]) => {
   for (const p of problems) process.stderr.write(`attestorm: ${p}; the socket directory stays on the node (attestorm kind cleanup removes it)\n`);
 };
@@ -41,7 +61,7 @@ const warn = (problems: string[]) => {
 async function sweepSocketDirsOnceGone(
   kc: KubeConfig,
   doomed: string[],
-  o: { remove: SocketDirSelection; image?: string; runId?: string; namespaceGoneMs?: number },
+  o: { remove: SocketDirSelection; image?: string; runId?: string; namespaceGoneMs?: number; lostNodes?: string[] },
 ): Promise<boolean> {
   const core = kc.makeApiClient(CoreV1Api);
   const waitMs = o.namespaceGoneMs ?? 180_000;
@@ -50,6 +70,7 @@ async function sweepSocketDirsOnceGone(
   while (left.length && Date.now() < until) {
     const now = new Set((await core.listNamespace()).items.map((n) => n.metadata!.name!));
     left = left.filter((n) => now.has(n));
+    if (left.length) await forceDeleteStranded(kc, left, o.lostNodes ?? []);
     if (left.length) await sleep(1000);
   }
   if (left.length) warn([`namespace(s) ${left.join(', ')} still terminating after ${waitMs / 1000} s`]);
@@ -61,6 +82,7 @@ async function sweepSocketDirsOnceGone(
       image: o.image ?? DEFAULT_IMAGES.project,
       remove: o.remove,
       runId: o.runId ?? 'cleanup',
+      ...(o.lostNodes ? { lostNodes: o.lostNodes } : {}),
     });
     warn(problems);
     return !problems.length && !left.length;
@@ -73,7 +95,7 @@ async function sweepSocketDirsOnceGone(
 export async function teardownVariant(
   kc: KubeConfig,
   namespace: string,
-  opts: { image?: string; runId?: string; namespaceGoneMs?: number } = {},
+  opts: { image?: string; runId?: string; namespaceGoneMs?: number; lostNodes?: string[] } = {},
 ): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   await core.deleteNamespace({ name: namespace }).catch(ignoreNotFound);
@@ -94,7 +116,7 @@ export async function teardownVariant(
  */
 export async function cleanupCluster(
   kc: KubeConfig,
-  opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number } = {},
+  opts: { dryRun?: boolean; runId?: string; image?: string; namespaceGoneMs?: number; lostNodes?: string[] } = {},
 ): Promise<string[]> {
   const selector = opts.runId ? `${MANAGED_SELECTOR},${RUN_LABEL}=${opts.runId}` : MANAGED_SELECTOR;
   const core = kc.makeApiClient(CoreV1Api);
@@ -120,6 +142,7 @@ export async function cleanupCluster(
       image: opts.image,
       runId: opts.runId,
       namespaceGoneMs: opts.namespaceGoneMs,
+      lostNodes: opts.lostNodes,
     })
   ) {
     removed.push(opts.runId ? `socket directories of ${doomed.length} namespace(s) on the nodes` : 'socket directories of runs on the nodes');
