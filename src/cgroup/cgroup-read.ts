@@ -4,9 +4,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AttestormError } from '../errors.js';
 import type { CgroupVersion } from './host.js';
-import { inactiveFileBytes, statRssBytes, workingSetBytes } from './memory-stat.js';
+import { inactiveFileBytes, memoryStatParts, statRssBytes, workingSetBytes, type MemoryStatParts } from './memory-stat.js';
 
-export interface MemoryReading {
+/** kernelBytes, activeFileBytes, shmemBytes: what the working set holds beside RSS (see memoryStatParts). */
+export interface MemoryReading extends MemoryStatParts {
   /** Current charge (v1 memory.usage_in_bytes, v2 memory.current). */
   usageBytes: number;
   /** Kernel high-water mark (v1 memory.max_usage_in_bytes, v2 memory.peak), null where absent. */
@@ -114,6 +115,8 @@ export function readMemoryFiles(version: CgroupVersion, dir: string): MemoryRead
       oomKills,
       rssBytes: statRssBytes('v1', stat),
       workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v1', stat)),
+      // Absent without kernel-memory accounting: then not available, like the other parts.
+      ...memoryStatParts('v1', stat, readNum(file('memory.kmem.usage_in_bytes'))),
     };
   }
   const usageBytes = readCount(file('memory.current'));
@@ -127,5 +130,6 @@ export function readMemoryFiles(version: CgroupVersion, dir: string): MemoryRead
     oomKills,
     rssBytes: statRssBytes('v2', stat),
     workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v2', stat)),
+    ...memoryStatParts('v2', stat),
   };
 }

@@ -6,7 +6,8 @@ export type { Delegation, DelegationKind, DelegationPlan, DelegationView } from 
 export { Cgroup } from './cgroup.js';
 export { CgroupReadError, parseFlatKeyed, readKeyed } from './cgroup-read.js';
 export type { MemoryReading } from './cgroup-read.js';
-export { inactiveFileBytes, statRssBytes, workingSetBytes } from './memory-stat.js';
+export { inactiveFileBytes, memoryStatParts, statRssBytes, workingSetBytes } from './memory-stat.js';
+export type { MemoryStatParts } from './memory-stat.js';
 export { removeIfEmpty, removeTree } from './cgroup-remove.js';
 export { spawnInCgroup, procsFiles } from './spawn.js';
 export { cpusAllowed, createCpuset, effectiveCpus, formatCpuList, moveToCpuset, ownPinnedCpus, parseCpuList } from './cpuset.js';

@@ -7,6 +7,7 @@ export * from './results.js';
 export * from './variant-result.js';
 export * from './sample-lines.js';
 export * from './memory-measure.js';
+export * from './working-set-parts.js';
 export * from './spire-heap.js';
 export * from './cluster-topology.js';
 export { currentRunner, processStartTicks, runnerState } from './run-liveness.js';

@@ -4,6 +4,7 @@
 // the kernel reclaims before it kills anything, so an agent can touch its limit in usage and live;
 // the kernel's OOM kill, not any of these figures, is the verdict on survival.
 import type { MemorySample } from './sample-lines.js';
+import { workingSetPartsOf, type WorkingSetParts } from './working-set-parts.js';
 
 export const MEMORY_MEASURES = ['working-set', 'usage', 'rss'] as const;
 export type MemoryMeasure = (typeof MEMORY_MEASURES)[number];
@@ -25,6 +26,8 @@ export interface MemoryPeaks {
   workingSetBytes: number | null;
   usageBytes: number | null;
   rssBytes: number | null;
+  /** What the working set held at its highest reading; absent when the samples carried no parts. */
+  workingSetParts?: WorkingSetParts;
 }
 
 export const NO_PEAKS: Readonly<MemoryPeaks> = { workingSetBytes: null, usageBytes: null, rssBytes: null };
@@ -46,7 +49,8 @@ export function sampleIn(s: MemorySample, measure: MemoryMeasure): number | null
 /**
  * A repetition's peaks from its memory samples: usage from the high-water mark the samples carry
  * (the kernel's, which sees between samples), the working set and RSS from the highest readings
- * (the kernel keeps no high-water mark of them; samples are 100 ms apart).
+ * (the kernel keeps no high-water mark of them; samples are 100 ms apart), and what the working set
+ * held at its highest reading.
  */
 export class PeakTracker {
   #peaks: MemoryPeaks = { ...NO_PEAKS };
@@ -54,7 +58,13 @@ export class PeakTracker {
   add(s: MemorySample): void {
     const p = this.#peaks;
     p.usageBytes = Math.max(p.usageBytes ?? 0, s.peakBytes, s.usageBytes);
-    if (s.workingSetBytes != null) p.workingSetBytes = Math.max(p.workingSetBytes ?? 0, s.workingSetBytes);
+    if (s.workingSetBytes != null && s.workingSetBytes > (p.workingSetBytes ?? -1)) {
+      p.workingSetBytes = s.workingSetBytes;
+      // The parts of this reading, or none: parts of a lower, earlier one would not add up to it.
+      const parts = workingSetPartsOf(s);
+      if (parts) p.workingSetParts = parts;
+      else delete p.workingSetParts;
+    }
     if (s.rssBytes !== null) p.rssBytes = Math.max(p.rssBytes ?? 0, s.rssBytes);
   }
 

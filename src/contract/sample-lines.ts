@@ -19,6 +19,16 @@ export interface MemorySample {
   workingSetBytes?: number | null;
   /** RSS charged to the cgroup (memory.stat total_rss / anon), VmRSS when emulated; null where not read (clusters' older samplers). */
   rssBytes: number | null;
+  /**
+   * What else the working set holds, from the same reading: kernel memory charged to the cgroup
+   * (socket buffers, slab, stacks, page tables: v1 memory.kmem.usage_in_bytes, v2 memory.stat
+   * kernel + sock), file pages on the active list (total_active_file / active_file) and shared
+   * memory (total_shmem / shmem). null: not available (v1 without kernel-memory accounting);
+   * absent where the sampler does not read them (emulated, clusters' samplers, older folders).
+   */
+  kernelBytes?: number | null;
+  activeFileBytes?: number | null;
+  shmemBytes?: number | null;
   /** Kernel high-water mark since the placement started (max_usage_in_bytes / memory.peak / VmHWM). */
   peakBytes: number;
   limitBytes: number;

@@ -4,11 +4,12 @@
 // and from inside the memory-sampler pod (its node's /sys/fs/cgroup) alike.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inactiveFileBytes, readKeyed, statRssBytes, workingSetBytes } from '../cgroup/index.js';
+import { inactiveFileBytes, memoryStatParts, readKeyed, statRssBytes, workingSetBytes, type MemoryStatParts } from '../cgroup/index.js';
 
 export type CgroupFlavour = 'v1' | 'v2';
 
-export interface CgroupMemory {
+/** kernelBytes, activeFileBytes, shmemBytes: what the working set holds beside RSS; null where not available. */
+export interface CgroupMemory extends MemoryStatParts {
   usageBytes: number;
   /** usage − inactive file (memory.stat), what kubectl top shows; null when memory.stat could not be read. */
   workingSetBytes: number | null;
@@ -50,6 +51,7 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
       usageBytes: usage,
       workingSetBytes: workingSetBytes(usage, inactiveFileBytes('v2', stat)),
       rssBytes: statRssBytes('v2', stat),
+      ...memoryStatParts('v2', stat),
       peakBytes: readNumber(join(dir, 'memory.peak')),
       limitBytes: readNumber(join(dir, 'memory.max')),
       oomKills: flatKey(join(dir, 'memory.events'), 'oom_kill') ?? 0,
@@ -64,6 +66,7 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
     usageBytes: usage,
     workingSetBytes: workingSetBytes(usage, inactiveFileBytes('v1', stat)),
     rssBytes: statRssBytes('v1', stat),
+    ...memoryStatParts('v1', stat, readNumber(join(dir, 'memory.kmem.usage_in_bytes'))),
     peakBytes: readNumber(join(dir, 'memory.max_usage_in_bytes')),
     // v1 reports "no limit" as a huge page-rounded number.
     limitBytes: limit !== null && limit < 2 ** 62 ? limit : null,

@@ -27,6 +27,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     peakMemoryMiB: v.peakMemoryBytes === null ? null : v.peakMemoryBytes / MiB,
     peakUsageMiB: v.memoryMeasure !== 'usage' && v.peaks.usageBytes !== null ? v.peaks.usageBytes / MiB : null,
     peakRangeMiB: spread && v.runDirs.length > 1 ? { min: spread.min / MiB, max: spread.max / MiB } : null,
+    workingSetParts: v.peaks?.workingSetParts ?? null,
     repetitions: v.runDirs.length,
     deathPhases: (v.deaths ?? []).map((d) => d.phase),
     peakPercentOfLimit: limited && v.peakMemoryBytes !== null ? (100 * v.peakMemoryBytes) / v.memoryLimitBytes : null,

@@ -12,7 +12,7 @@ import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, detailColumns, latencyColumns, measureNote, summaryColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, detailColumns, latencyColumns, measureNote, summaryColumns, workingSetPartsNote, type Column } from './table-columns.js';
 
 export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSection[] = []): string {
   const several = data.runs.length > 1;
@@ -78,6 +78,8 @@ function runSummary(run: RunReport, several: boolean): string {
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
   out.push(table(summaryColumns(run.memoryMeasure), run.rows, rowClass, 'variants'));
   out.push(`<p class="meta" data-testid="memory-measure">${escapeHtml(measureNote(run.memoryMeasure))}</p>`);
+  const parts = workingSetPartsNote(run.rows);
+  if (parts) out.push(`<p class="meta" data-testid="working-set-parts">${escapeHtml(parts)}</p>`);
   out.push(expectationsList(run.rows));
   out.push(`<details class="more"><summary>More figures per variant: agent, restarts, downtime, load generator CPU, latency</summary>`);
   out.push(table(detailColumns(run.rows, run.memoryMeasure), run.rows, rowClass, 'variant-details'), '</details>');

@@ -6,7 +6,7 @@ import type { ReportData } from './report-model.js';
 import { renderMermaidCharts } from './render-mermaid.js';
 import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
 import { CLUSTER_COLUMNS, CLUSTER_NOTE, flatColumns } from './cluster-columns.js';
-import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, measureNote, tableColumns, type Column } from './table-columns.js';
+import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, measureNote, tableColumns, workingSetPartsNote, type Column } from './table-columns.js';
 
 function cell(text: string): string {
   // A pipe would split the cell and a newline would end the row.
@@ -32,6 +32,8 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
     out.push(mdTable(tableColumns(false, run.memoryMeasure), run.rows), '', measureNote(run.memoryMeasure));
+    const parts = workingSetPartsNote(run.rows);
+    if (parts) out.push('', parts);
     if (run.faults.length > 0)
       out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
     if (run.heap.length > 0) out.push('', `**${HEAP_TABLE_TITLE}**`, '', mdTable(HEAP_COLUMNS, run.heap), '', heapTableNote());

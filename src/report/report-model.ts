@@ -1,7 +1,16 @@
 // The derived view of one or more run folders: everything a report shows, computed once and then
 // rendered as HTML, Markdown, PNG and JSON. Nothing here is measured; it is all read or computed
 // from the run folder.
-import type { ClusterNodesRecord, LoadClientRecord, MemoryMeasure, Outcome, Phase, SpireHeapProfileSummary, VariantAgentRecord } from '../contract/index.js';
+import type {
+  ClusterNodesRecord,
+  LoadClientRecord,
+  MemoryMeasure,
+  Outcome,
+  Phase,
+  SpireHeapProfileSummary,
+  VariantAgentRecord,
+  WorkingSetParts,
+} from '../contract/index.js';
 
 /** A variant's name (the placements shorthand names variants after placements). */
 type VariantName = string;
@@ -23,6 +32,8 @@ export interface TableRow {
   peakUsageMiB: number | null;
   /** min–max of the peak across repetitions, when there were several. */
   peakRangeMiB: { min: number; max: number } | null;
+  /** What the working set held at its highest reading (RSS, kernel, file pages); null: not read. */
+  workingSetParts: WorkingSetParts | null;
   /** Repetitions measured. */
   repetitions: number;
   /** Phases in which the agent died (OOM kills and other deaths), in order. */

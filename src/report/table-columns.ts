@@ -1,5 +1,5 @@
 // The comparison table's columns, declared once so the HTML and Markdown tables cannot drift apart.
-import { MEASURE_EXPLAINED, MEASURE_WORDS, type MemoryMeasure, type Outcome } from '../contract/index.js';
+import { MEASURE_EXPLAINED, MEASURE_WORDS, workingSetPartsWords, type MemoryMeasure, type Outcome } from '../contract/index.js';
 import type { Delta, DeltaRow, TableRow, FaultRow, LatencyBar } from './report-model.js';
 
 export interface Column<R> {
@@ -256,4 +256,20 @@ export function latencyColumns(several: boolean): Column<LatencyBar>[] {
 /** The sentence under a run's table: which measure its peaks are, and what the verdict on survival rests on. */
 export function measureNote(m: MemoryMeasure): string {
   return `Peak memory is the ${MEASURE_WORDS[m]}: ${MEASURE_EXPLAINED[m]}. Survival is the kernel's OOM kill, whatever the peak.`;
+}
+
+/**
+ * The sentence that explains each variant's peak working set by its parts, at the highest reading
+ * ("ref-pre: 254.8 MiB working set = 212.9 RSS + 38.0 kernel + 3.9 file pages …"); null when no
+ * variant's sampler read them.
+ */
+export function workingSetPartsNote(rows: readonly TableRow[]): string | null {
+  const items = rows.flatMap((r) => {
+    const p = r.workingSetParts;
+    if (!p) return [];
+    const where = `${(p.t / 1000).toFixed(1)} s after the load started${p.runDir && r.repetitions > 1 ? `, in ${p.runDir}` : ''}`;
+    return [`${r.variant}: ${workingSetPartsWords(p)} (${where})`];
+  });
+  if (!items.length) return null;
+  return `The working set at its highest reading, in MiB: ${items.join('; ')}.`;
 }

@@ -1,5 +1,6 @@
-// Agent memory from its memory cgroup: usage, the working set (usage less inactive file pages), RSS,
-// the kernel's high-water mark of usage (so a spike between two 100 ms samples still counts) and CPU seconds.
+// Agent memory from its memory cgroup: usage, the working set (usage less inactive file pages), RSS
+// and the working set's other parts (kernel memory, active file, shmem), the kernel's high-water mark
+// of usage (so a spike between two 100 ms samples still counts) and CPU seconds.
 import type { MemorySample } from '../contract/index.js';
 import { CpuAccumulator, readCgroupCpuSeconds, readProcessCpuSeconds } from './procfs-memory.js';
 import { registerSampler, type Sampler, type SamplerTarget } from './sampler.js';
@@ -32,6 +33,9 @@ export function cgroupMemorySampler(target: SamplerTarget, opts: { intervalMs?: 
         usageBytes: m.usageBytes,
         workingSetBytes: m.workingSetBytes,
         rssBytes: m.rssBytes,
+        kernelBytes: m.kernelBytes,
+        activeFileBytes: m.activeFileBytes,
+        shmemBytes: m.shmemBytes,
         peakBytes: peak,
         limitBytes: m.limitBytes ?? target.limitBytes ?? 0,
         cpuSeconds,

@@ -110,6 +110,20 @@ function repPeaks(r: RepMeasurement): MemoryPeaks {
   return r.oomKills > 0 ? peaksAtOomKill(r.peaks) : r.peaks;
 }
 
+/**
+ * What the working set held at its highest reading, in the repetition whose highest working-set
+ * reading is nearest the median of theirs (parts of different repetitions do not add up).
+ */
+function medianParts(reps: RepMeasurement[]): Pick<MemoryPeaks, 'workingSetParts'> {
+  const withParts = reps.filter((r) => r.peaks.workingSetParts);
+  if (!withParts.length) return {};
+  const mid = median(withParts.map((r) => r.peaks.workingSetParts!.workingSetBytes));
+  const nearest = withParts.reduce((a, b) =>
+    Math.abs(b.peaks.workingSetParts!.workingSetBytes - mid) < Math.abs(a.peaks.workingSetParts!.workingSetBytes - mid) ? b : a,
+  );
+  return { workingSetParts: { ...nearest.peaks.workingSetParts!, runDir: nearest.runDir } };
+}
+
 export function aggregateVariant(
   name: string,
   agent: VariantAgentRecord,
@@ -174,7 +188,12 @@ export function aggregateVariant(
     // null when no repetition measured it (unmeasured), never a 0 standing in for it.
     peakMemoryBytes: spread.peakMemoryBytes?.median ?? null,
     memoryMeasure: measure,
-    peaks: { workingSetBytes: medianPeak('working-set'), usageBytes: medianPeak('usage'), rssBytes: medianPeak('rss') },
+    peaks: {
+      workingSetBytes: medianPeak('working-set'),
+      usageBytes: medianPeak('usage'),
+      rssBytes: medianPeak('rss'),
+      ...medianParts(started),
+    },
     // Each repetition counted its own kills from its deaths (phase rules applied there).
     oomKills: reps.reduce((a, r) => a + r.oomKills, 0),
     restarts: reps.reduce((a, r) => a + r.restarts, 0),

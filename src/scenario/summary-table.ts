@@ -1,7 +1,15 @@
 // The end-of-run comparison on the console, one row per variant, laid out to fit the terminal: the
 // essential columns by default, every column with --wide; the notes under it wrapped to the same
 // width. Plain text only (no colour, no JSON): it goes to terminals, log files and CI consoles alike.
-import { MEASURE_EXPLAINED, MEASURE_WORDS, modeledCostsSentences, runMemoryMeasure, type RunResults, type VariantResult } from '../contract/index.js';
+import {
+  MEASURE_EXPLAINED,
+  MEASURE_WORDS,
+  modeledCostsSentences,
+  runMemoryMeasure,
+  workingSetPartsWords,
+  type RunResults,
+  type VariantResult,
+} from '../contract/index.js';
 import { MIN_COLUMNS, wrapText } from '../util/index.js';
 
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
@@ -161,6 +169,13 @@ export function comparisonTable(results: RunResults, layout: TableLayout = {}): 
   const measure = runMemoryMeasure(results);
   // The headers say "peak"; which memory figure that is, and what survival rests on, is said here.
   lines.push(...notes(`peaks are the ${MEASURE_WORDS[measure]}:`, [`${MEASURE_EXPLAINED[measure]}; survival is the kernel's OOM kill`], width));
+  lines.push(
+    ...notes(
+      'the working set at its highest reading (MiB):',
+      vs.flatMap((v) => (v.peaks?.workingSetParts ? [`${v.name}: ${workingSetPartsWords(v.peaks.workingSetParts)}`] : [])),
+      width,
+    ),
+  );
   lines.push(
     ...notes(
       'variants without a verdict:',

@@ -55,6 +55,10 @@ describe('cgroup memory sampler on fixture files', () => {
       usageBytes: 50000000,
       workingSetBytes: null,
       rssBytes: 40000000,
+      // No total_active_file or total_shmem line, no memory.kmem.usage_in_bytes: not available.
+      kernelBytes: null,
+      activeFileBytes: null,
+      shmemBytes: null,
       peakBytes: 90000000,
       limitBytes: 134217728,
       cpuSeconds: null,

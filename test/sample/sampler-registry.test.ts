@@ -52,6 +52,12 @@ describe('sampler registry', () => {
     });
     write(1000);
     expect(sampler.sample(200)).toMatchObject({ usageBytes: 1000, peakBytes: 3000 });
-    expect(sampler.peaks()).toEqual({ usageBytes: 3000, workingSetBytes: 2500, rssBytes: 2200 });
+    // The breakdown of the highest working set: no kernel line, no shmem line in this stat.
+    expect(sampler.peaks()).toEqual({
+      usageBytes: 3000,
+      workingSetBytes: 2500,
+      rssBytes: 2200,
+      workingSetParts: { t: 100, workingSetBytes: 2500, rssBytes: 2200, kernelBytes: null, activeFileBytes: 300, shmemBytes: null },
+    });
   });
 });

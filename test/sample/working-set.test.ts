@@ -1,16 +1,14 @@
 // The working set (usage minus inactive file pages) from v1 and v2 memory.stat fixtures, through
 // every reader (the local cgroup, the cluster's node reader), the peaks it gives a repetition, and
 // the scenario's choice of measure in peaks and expectations.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Cgroup, inactiveFileBytes, parseFlatKeyed, workingSetBytes } from '../../src/cgroup/index.js';
 import { NO_PEAKS, PeakTracker, peaksAtOomKill, runMemoryMeasure, upgradeResults, type MemorySample } from '../../src/contract/index.js';
 import { ConfigError } from '../../src/errors.js';
 import { readCgroupMemory } from '../../src/kube/index.js';
 import { aggregateVariant, evaluateExpectations, newMeasurement, parseScenario, type RepMeasurement } from '../../src/scenario/index.js';
 import { variantResult } from '../support/variant-result.js';
+import { cgroupFixtureBases, v1MemoryFiles, v2MemoryFiles, writeCgroupFiles } from '../support/cgroup-fixture.js';
 
 const MiB = 2 ** 20;
 
@@ -36,34 +34,10 @@ active_file 6291456
 unevictable 0
 `;
 
-const dirs: string[] = [];
-function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), 'attestorm-ws-'));
-  writeFileSync(join(d, 'cgroup.controllers'), 'cpu memory pids\n');
-  dirs.push(d);
-  return d;
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-const files = (dir: string, entries: Record<string, string>) => {
-  mkdirSync(dir, { recursive: true });
-  for (const [k, v] of Object.entries(entries)) writeFileSync(join(dir, k), v);
-};
-const v1Files = (usage: number) => ({
-  'memory.usage_in_bytes': `${usage}\n`,
-  'memory.max_usage_in_bytes': `${usage}\n`,
-  'memory.limit_in_bytes': `${256 * MiB}\n`,
-  'memory.oom_control': 'oom_kill_disable 0\nunder_oom 0\noom_kill 0\n',
-  'memory.stat': V1_STAT,
-});
-const v2Files = (usage: number) => ({
-  'memory.current': `${usage}\n`,
-  'memory.peak': `${usage}\n`,
-  'memory.max': `${256 * MiB}\n`,
-  'memory.events': 'oom 0\noom_kill 0\n',
-  'memory.stat': V2_STAT,
-});
+const tmp = cgroupFixtureBases('attestorm-ws-');
+const files = writeCgroupFiles;
+const v1Files = (usage: number) => v1MemoryFiles(usage, V1_STAT, 256 * MiB);
+const v2Files = (usage: number) => v2MemoryFiles(usage, V2_STAT, 256 * MiB);
 
 describe('working set from memory.stat', () => {
   it("takes v1's hierarchical total_inactive_file and v2's inactive_file", () => {
