@@ -3,7 +3,6 @@
 // so. Through the CLI, as a user runs it: images made from the binaries, spire-server with k8s_psat
 // node attestation against the API server, the agent's k8s workload attestor against the kubelet,
 // the generators' entry created through the server, readiness by a real SVID fetch, a short storm.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { spireBinDirProblems } from '../../src/local-cluster/index.js';
 import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/platform/cluster/index.js';
 import { spireAgentGrammar, spireVersion, versionOf } from '../../src/spire/index.js';
+import { attestormCli } from '../support/attestorm-cli.js';
 import { skipNote } from '../support/skip-note.js';
 
-const ROOT = join(import.meta.dirname, '../..');
 const SCENARIO = join(import.meta.dirname, 'fixtures/spire-cluster.yaml');
 const kubeconfig = process.env.ATTESTORM_TEST_KUBECONFIG;
 const context = process.env.ATTESTORM_TEST_CONTEXT;
@@ -39,13 +38,7 @@ if (reason) skipNote('every test of test/cluster/spire-cluster.cluster.test.ts',
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-spire-cluster-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/attestorm.js'), ...args], { cwd: ROOT, env: { ...process.env, KUBECONFIG: kubeconfig } });
-  let stderr = '';
-  child.stdout!.resume();
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stderr })));
-}
+const cli = (args: string[]) => attestormCli(args, kubeconfig);
 
 const kc = () => loadKubeConfig(parseClusterTarget({ context: context! }), kubeconfig);
 

@@ -3,15 +3,14 @@
 // why. Through the CLI, as a user runs it: the agent under test and the storm on one worker, a
 // second agent and the bystanders on the other, and results.json's cluster record of each variant.
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cleanupCluster, loadKubeConfig, parseClusterTarget } from '../../src/platform/cluster/index.js';
+import { attestormCli } from '../support/attestorm-cli.js';
 import { skipNote } from '../support/skip-note.js';
 
-const ROOT = join(import.meta.dirname, '../..');
 const kubeconfig = process.env.ATTESTORM_TEST_KUBECONFIG;
 const context = process.env.ATTESTORM_TEST_CONTEXT;
 const kc = () => loadKubeConfig(parseClusterTarget({ context: context! }), kubeconfig);
@@ -38,13 +37,7 @@ if (reason) skipNote('every test of test/cluster/three-node.cluster.test.ts', re
 const dir = mkdtempSync(join(tmpdir(), 'attestorm-three-node-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cli(args: string[]): Promise<{ code: number; stderr: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin/attestorm.js'), ...args], { cwd: ROOT, env: { ...process.env, KUBECONFIG: kubeconfig } });
-  let stderr = '';
-  child.stdout!.resume();
-  child.stderr!.on('data', (d) => (stderr += d));
-  return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stderr })));
-}
+const cli = (args: string[]) => attestormCli(args, kubeconfig);
 
 describe.skipIf(reason !== null)('three-node.yaml on a real cluster', () => {
   it('storms one worker, keeps the other quiet, and records both and the server per variant', async () => {
