@@ -1,7 +1,15 @@
 // `--cluster`, `--context` and `--kubeconfig` of `run`, `sweep` and `stability`: where the
 // repetitions run, declared once. Without them: this machine (the local platform).
-import { clusterLayout, isLocalClusterContext, makePlannedSpireImages, planSpireImages, type SpireImagePlan } from '../local-cluster/index.js';
-import { clusterPlatform, clusterScenarioProblems, openCluster, waitForNodeImages } from '../platform/cluster/index.js';
+import {
+  clusterLayout,
+  isLocalClusterContext,
+  makePlannedSpireImages,
+  planSpireImages,
+  type SpireImagePlan,
+  type SpireImageSite,
+} from '../local-cluster/index.js';
+import { kindLayout, loadSpireImagesIntoKind } from '../kind/index.js';
+import { clusterPlatform, clusterScenarioProblems, openCluster, parseClusterTarget, waitForNodeImages } from '../platform/cluster/index.js';
 import { type SpireImages } from '../kube/index.js';
 import { localPlatform, type Platform } from '../platform/index.js';
 import { type LoadedScenario } from '../scenario/index.js';
@@ -47,7 +55,7 @@ export function choosePlatform(args: PlatformArgs): PlatformChoice {
       const context = args.context !== undefined ? `context ${args.context}` : `--cluster ${args.cluster}`;
       spirePlan = planSpireImages(
         scenarios.flatMap((l) => l.scenario.variants),
-        { localCluster: args.context !== undefined && isLocalClusterContext(args.context), context },
+        { site: spireImageSite(args), context },
       );
       return [...problems, ...spirePlan.problems];
     },
@@ -58,8 +66,16 @@ export function choosePlatform(args: PlatformArgs): PlatformChoice {
         ...(args.kubeconfig ? { kubeconfig: args.kubeconfig } : {}),
       });
       if (cluster.note) process.stderr.write(`attestorm: ${cluster.note}\n`);
+      const log = (m: string) => process.stderr.write(`attestorm: ${m}\n`);
+      const kindName = cluster.target.kindName;
       const spireImages = spirePlan?.binDirs.size
-        ? await makePlannedSpireImages(clusterLayout(), spirePlan, (m) => process.stderr.write(`attestorm: ${m}\n`))
+        ? await makePlannedSpireImages(
+            clusterLayout(),
+            spirePlan,
+            log,
+            // kind's nodes get the images by `kind load`; the local cluster's containerd imports them.
+            kindName && spireImageSite(args) === 'kind' ? (dir) => loadSpireImagesIntoKind(kindLayout(), kindName, dir, log) : undefined,
+          )
         : new Map<string, SpireImages>();
       if (spireImages.size)
         await waitForNodeImages(
@@ -69,6 +85,12 @@ export function choosePlatform(args: PlatformArgs): PlatformChoice {
       return clusterPlatform(cluster, spireImages);
     },
   };
+}
+
+/** Where the scenario's SPIRE images can come from, by the cluster named. */
+function spireImageSite(args: PlatformArgs): SpireImageSite {
+  if (args.context !== undefined && isLocalClusterContext(args.context)) return 'local-cluster';
+  return parseClusterTarget(args).kindName !== null ? 'kind' : 'elsewhere';
 }
 
 /** Flags that apply to local runs only. */

@@ -24,3 +24,4 @@ export { nodeCgroupRoot, KindAgentCgroup, podSliceCandidates, containerScopeName
 // Registers the kind node's memory sampler (createSampler('kind-cgroup-memory')).
 import './sampler-kind-memory.js';
 export type { KindMemorySampler } from './sampler-kind-memory.js';
+export { loadSpireImagesIntoKind } from './spire-images-kind.js';

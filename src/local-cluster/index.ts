@@ -10,9 +10,11 @@ export {
   makePlannedSpireImages,
   planSpireImages,
   spireBinDirProblems,
+  spireArchive,
   spireBuild,
   spireImageRefs,
   type SpireImagePair,
+  type SpireImageSite,
   type SpireImagePlan,
 } from './spire-images.js';
 export { isLocalClusterContext } from './local-context.js';

@@ -99,7 +99,7 @@ function archiveOf(l: ClusterLayout, b: SpireBuild, binary: SpireBinary): string
 }
 
 /** One image (`binary` on the Node base) as an OCI archive in the cache; built only when missing. */
-async function spireArchive(l: ClusterLayout, b: SpireBuild, binary: SpireBinary, ref: string, log: (s: string) => void): Promise<string> {
+export async function spireArchive(l: ClusterLayout, b: SpireBuild, binary: SpireBinary, ref: string, log: (s: string) => void): Promise<string> {
   const archive = archiveOf(l, b, binary);
   if (existsSync(archive)) return archive;
   mkdirSync(l.imagesDir, { recursive: true });
@@ -182,26 +182,32 @@ function spireOnPath(path = process.env.PATH ?? ''): string | undefined {
 
 type SpireVariantLike = { name: string; agent: { kind: string; binDir?: string | undefined } };
 
+/** Where a cluster run's SPIRE images come from: the local cluster and kind can take images made here, other clusters pull. */
+export type SpireImageSite = 'local-cluster' | 'kind' | 'elsewhere';
+
 /**
  * Before anything starts. On the local cluster (which cannot pull) a spire variant needs the user's
- * binaries (agent.binDir, else SPIRE_BIN_DIR, else PATH); elsewhere the cluster pulls the public
- * images, and an explicit agent.binDir is refused rather than ignored.
+ * binaries (agent.binDir, else SPIRE_BIN_DIR, else PATH). On kind the user's binaries are used where
+ * named (agent.binDir or SPIRE_BIN_DIR), loaded into the nodes; otherwise the nodes pull the public
+ * images. Elsewhere the cluster pulls the public images, and an explicit agent.binDir is refused
+ * rather than ignored.
  */
-export function planSpireImages(variants: SpireVariantLike[], opts: { localCluster: boolean; context: string; env?: NodeJS.ProcessEnv }): SpireImagePlan {
+export function planSpireImages(variants: SpireVariantLike[], opts: { site: SpireImageSite; context: string; env?: NodeJS.ProcessEnv }): SpireImagePlan {
   const env = opts.env ?? process.env;
   const plan: SpireImagePlan = { binDirs: new Map(), problems: [] };
   for (const v of variants) {
     if (!clusterAgentOf(v.agent.kind)?.spireImages) continue;
     const explicit = v.agent.binDir;
-    if (!opts.localCluster) {
+    if (opts.site === 'elsewhere') {
       if (explicit)
         plan.problems.push(
-          `variants.${v.name}.agent.binDir: images are made from SPIRE binaries for the local cluster (attestorm cluster up) only; ${opts.context} pulls the public ghcr.io images: remove binDir, or run on the local cluster`,
+          `variants.${v.name}.agent.binDir: images are made from SPIRE binaries for the local cluster (attestorm cluster up) and kind only; ${opts.context} pulls the public ghcr.io images: remove binDir, or run on the local cluster or kind`,
         );
       continue;
     }
-    const dir = explicit ?? (env.SPIRE_BIN_DIR || undefined) ?? spireOnPath(env.PATH);
+    const dir = explicit ?? (env.SPIRE_BIN_DIR || undefined) ?? (opts.site === 'local-cluster' ? spireOnPath(env.PATH) : undefined);
     if (!dir) {
+      if (opts.site === 'kind') continue; // kind's nodes pull the public images
       plan.problems.push(
         `variants.${v.name}: a SPIRE variant on the local cluster (${opts.context}) runs images made from your SPIRE build, and none was found: set SPIRE_BIN_DIR (or agent.binDir) to the folder with spire-server and spire-agent (this cluster cannot pull the public ghcr.io images)`,
       );
@@ -214,14 +220,22 @@ export function planSpireImages(variants: SpireVariantLike[], opts: { localClust
   return plan;
 }
 
-/** Makes and imports the images of every planned build (once per folder); variant name → its images. */
-export async function makePlannedSpireImages(l: ClusterLayout, plan: SpireImagePlan, log: (s: string) => void): Promise<Map<string, SpireImagePair>> {
+/**
+ * Makes the images of every planned build once per folder and hands them to the cluster (`place`:
+ * the local cluster's containerd by default, kind's nodes with its loader); variant name → its images.
+ */
+export async function makePlannedSpireImages(
+  l: ClusterLayout,
+  plan: SpireImagePlan,
+  log: (s: string) => void,
+  place: (dir: string) => Promise<SpireImagePair> = (dir) => ensureSpireImages(l, dir, log),
+): Promise<Map<string, SpireImagePair>> {
   const byDir = new Map<string, SpireImagePair>();
   const out = new Map<string, SpireImagePair>();
   for (const [variant, dir] of plan.binDirs) {
     let pair = byDir.get(dir);
     if (!pair) {
-      const made = await ensureSpireImages(l, dir, log);
+      const made = await place(dir);
       pair = { serverImage: made.serverImage, agentImage: made.agentImage };
       byDir.set(dir, pair);
     }

@@ -26,7 +26,7 @@ const spire = (name: string, binDir?: string) => ({ name, agent: { kind: 'spire'
 describe('planSpireImages', () => {
   it('on the local cluster: SPIRE_BIN_DIR, or agent.binDir first; reference variants untouched', () => {
     const p = planSpireImages([spire('a'), spire('b', half), { name: 'ref', agent: { kind: 'reference' } }], {
-      localCluster: true,
+      site: 'local-cluster',
       context: 'context attestorm-local',
       env: { SPIRE_BIN_DIR: good, PATH: '' },
     });
@@ -36,13 +36,22 @@ describe('planSpireImages', () => {
   });
 
   it('on the local cluster without binaries: refused by variant name, saying what to set', () => {
-    const p = planSpireImages([spire('spire-off')], { localCluster: true, context: 'context attestorm-local', env: { PATH: '' } });
+    const p = planSpireImages([spire('spire-off')], { site: 'local-cluster', context: 'context attestorm-local', env: { PATH: '' } });
     expect(p.problems).toHaveLength(1);
     expect(p.problems[0]).toMatch(/^variants\.spire-off: .*set SPIRE_BIN_DIR/);
   });
 
+  it('on kind: the binaries named by agent.binDir or SPIRE_BIN_DIR, else the public images (never PATH)', () => {
+    const named = planSpireImages([spire('a'), spire('b', half)], { site: 'kind', context: '--cluster kind', env: { SPIRE_BIN_DIR: good } });
+    expect(named.binDirs.get('a')).toBe(good);
+    expect(named.problems).toEqual([`variants.b: agent.binDir ${half} has no executable spire-agent`]);
+    const none = planSpireImages([spire('a')], { site: 'kind', context: '--cluster kind', env: { PATH: good } });
+    expect(none.binDirs.size).toBe(0);
+    expect(none.problems).toEqual([]);
+  });
+
   it('elsewhere: the public images; an explicit binDir is refused rather than ignored', () => {
-    const p = planSpireImages([spire('a'), spire('b', good)], { localCluster: false, context: '--cluster kind', env: { SPIRE_BIN_DIR: good } });
+    const p = planSpireImages([spire('a'), spire('b', good)], { site: 'elsewhere', context: 'context prod', env: { SPIRE_BIN_DIR: good } });
     expect(p.binDirs.size).toBe(0);
     expect(p.problems).toEqual([expect.stringMatching(/^variants\.b\.agent\.binDir: .*remove binDir/)]);
   });
