@@ -25,6 +25,6 @@ export type { MemoryReading, MemorySamplerOptions, RunningMemorySampler } from '
 export { NodeCgroupReader, findPodDir, findContainerDir, cgroupFlavourAt } from './pod/node-cgroup-reader.js';
 export { renderMemorySampler } from './render/memory-sampler.js';
 export { renderFillerPods, fillerCount, FILLER_SELECTOR } from './render/filler.js';
-export { nodeRolesOf, kindNodeRoles, CONTROL_PLANE_TAINT } from './render/topology.js';
+export { nodeRolesOf, kindNodeRoles, singleNodeOf, CONTROL_PLANE_TAINT } from './render/topology.js';
 export type { NodeFacts } from './render/topology.js';
 export { SPIRE_SERVER } from './render/agent-spire.js';

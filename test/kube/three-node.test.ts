@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { nodeRolesOf, renderScenario, type KubeObject, type NodeFacts } from '../../src/kube/index.js';
+import { nodeRolesOf, renderScenario, singleNodeOf, type KubeObject, type NodeFacts } from '../../src/kube/index.js';
 import { localPlatform } from '../../src/platform/local/index.js';
 import { clusterPlatform } from '../../src/platform/cluster/index.js';
 import { countAttestations } from '../../src/platform/cluster/server-attestations.js';
@@ -84,6 +84,22 @@ describe('the nodes of a three-node run', () => {
     expect(nodeRolesOf([node('a'), node('b'), node('c')])).toMatch(/^needs a control-plane node .* none of a, b, c has one$/);
     expect(nodeRolesOf([cp, node('k-worker'), node('k-worker2', { ready: false })])).toMatch(/^needs two ready, untainted workers .* has 1 /);
     expect(nodeRolesOf([cp, node('k-worker'), node('k-worker2', { blockingTaints: ['dedicated'] })])).toMatch(/has 1 /);
+  });
+
+  it('a single-node scenario in a cluster of several: the first ready, untainted worker by name; none chosen on one node', () => {
+    expect(singleNodeOf([node('k-worker2'), cp, node('k-worker')])).toBe('k-worker');
+    expect(singleNodeOf([cp, node('k-worker', { ready: false }), node('k-worker2')])).toBe('k-worker2');
+    expect(singleNodeOf([cp, node('other', { labels: { 'node-role.kubernetes.io/control-plane': '' } })])).toBe('other');
+    expect(singleNodeOf([cp])).toBeNull();
+  });
+
+  it('a single-node scenario pinned to its node: agent, storm, bystanders and the memory sampler all there', () => {
+    const { scenario } = readScenarioFile(join(import.meta.dirname, '../../scenarios/ci-kind.yaml'));
+    for (const r of renderScenario(scenario, { runId: 'one-20261206-020000', nodeName: 'k-worker', memorySampler: true })) {
+      const pods = r.objects.filter((o) => ['DaemonSet', 'Pod', 'Job', 'Deployment'].includes(o.kind));
+      expect(pods.length).toBeGreaterThan(2);
+      for (const o of pods) expect(podSpec(o).nodeSelector, `${o.kind} ${String(o.metadata?.name)}`).toEqual({ 'kubernetes.io/hostname': 'k-worker' });
+    }
   });
 });
 

@@ -42,6 +42,18 @@ export function nodeRolesOf(nodes: NodeFacts[]): NodeRoles | string {
   return { storm: workers[0]!, quiet: workers[1]!, server: server.name };
 }
 
+/**
+ * The node a single-node scenario runs on in a cluster of several: the first ready, untainted
+ * worker by name, else the first ready, untainted node; null where there is one node (or none
+ * fits), which leaves the pods to the scheduler.
+ */
+export function singleNodeOf(nodes: NodeFacts[]): string | null {
+  if (nodes.length < 2) return null;
+  const usable = nodes.filter((n) => n.ready && n.blockingTaints.length === 0);
+  const byName = (list: NodeFacts[]) => list.map((n) => n.name).sort()[0] ?? null;
+  return byName(usable.filter((n) => !(CONTROL_PLANE_TAINT in n.labels))) ?? byName(usable);
+}
+
 function onNode(node: string): Record<string, unknown> {
   return { nodeSelector: { 'kubernetes.io/hostname': node } };
 }
@@ -75,7 +87,8 @@ export function serverPlacement(ctx: RenderContext): Record<string, unknown> {
   return { ...onNode(ctx.nodes.server), tolerations: [{ key: CONTROL_PLANE_TAINT, operator: 'Exists', effect: 'NoSchedule' }] };
 }
 
-/** The memory-sampler pod reads the agent under test: the storm node's in a three-node run. */
+/** The memory-sampler pod reads the agent under test: the storm node's in a three-node run, else the run's node. */
 export function samplerPlacement(ctx: RenderContext): Record<string, unknown> {
-  return ctx.nodes ? onNode(ctx.nodes.storm) : {};
+  if (ctx.nodes) return onNode(ctx.nodes.storm);
+  return ctx.nodeName ? onNode(ctx.nodeName) : {};
 }

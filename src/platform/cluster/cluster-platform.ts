@@ -11,7 +11,7 @@ import { planIsolation, variantDirName, type Scenario } from '../../scenario/ind
 import type { Platform, RepetitionContext } from '../platform.js';
 import { runVariantInCluster } from './cluster-repetition.js';
 import { clusterFaultProblems } from './fault-cluster.js';
-import { scenarioNodeRoles } from './node-roles.js';
+import { scenarioNodeRoles, scenarioSingleNode } from './node-roles.js';
 import type { OpenCluster } from './open-cluster.js';
 import type { PreflightResult } from './preflight.js';
 
@@ -76,18 +76,23 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       const isolation = planIsolation(s, null, IN_A_CLUSTER).record;
       // A three-node scenario on a cluster that cannot hold it is refused here, before anything is written.
       const nodes = await scenarioNodeRoles(cluster.kc, s, cluster.target.context);
-      // On kind the agent under test's memory is read through its node's container: the storm node's.
+      // A single-node scenario in a cluster of several nodes runs on one of them.
+      const node = await scenarioSingleNode(cluster.kc, s, cluster.target.context);
+      // On kind the agent under test's memory is read through its node's container: the storm node's, or the run's node's.
+      const agentNode = nodes?.storm ?? node;
       const nodeCgroup =
-        nodes && cluster.target.kindName && cluster.nodeCgroup ? (await kindNode(cluster.target.kindName, undefined, nodes.storm)).cgroup : cluster.nodeCgroup;
+        agentNode && cluster.target.kindName && cluster.nodeCgroup
+          ? (await kindNode(cluster.target.kindName, undefined, agentNode)).cgroup
+          : cluster.nodeCgroup;
       return {
         measurement: clusterEnvironment(cluster),
         isolation,
-        open: () => ({ start: () => null, runRepetition: (ctx) => runRepetition(ctx, nodes, nodeCgroup), close: async () => {} }),
+        open: () => ({ start: () => null, runRepetition: (ctx) => runRepetition(ctx, nodes, node, nodeCgroup), close: async () => {} }),
       };
     },
   };
 
-  function runRepetition(ctx: RepetitionContext, nodes: NodeRoles | null, nodeCgroup: NodeCgroupRoot | null) {
+  function runRepetition(ctx: RepetitionContext, nodes: NodeRoles | null, node: string | null, nodeCgroup: NodeCgroupRoot | null) {
     const spire = spireImages.get(ctx.variant.name);
     return runVariantInCluster({
       kc: cluster.kc,
@@ -102,6 +107,7 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
       dirName: variantDirName(ctx.variant.name, ctx.rep),
       nodeCgroup,
       nodes,
+      nodeName: node,
       nodeContainer: cluster.nodeContainer,
       signal: ctx.signal,
       ...(ctx.onSample ? { onSample: ctx.onSample } : {}),

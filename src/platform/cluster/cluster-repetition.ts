@@ -78,6 +78,8 @@ export interface RunVariantInClusterOptions {
   nodeCgroup: NodeCgroupRoot | null;
   /** scenario.cluster.topology three-node: which node holds what (scenarioNodeRoles). */
   nodes?: NodeRoles | null;
+  /** A single-node scenario in a cluster of several nodes: the node every pod of the run is put on (scenarioSingleNode). */
+  nodeName?: string | null;
   /** kind: the state of the agent node's container in its engine; null on other clusters (the Node object is watched there). */
   nodeContainer?: NodeContainerProbe | null;
   signal: AbortSignal;
@@ -102,6 +104,7 @@ export async function runVariantInCluster(o: RunVariantInClusterOptions): Promis
     memorySampler: o.nodeCgroup === null,
     ...(o.hostApiServer ? { hostApiServer: o.hostApiServer } : {}),
     ...(o.nodes ? { nodes: o.nodes } : {}),
+    ...(o.nodeName ? { nodeName: o.nodeName } : {}),
   });
   const all = renderChecked(ctx);
   const record = openRepetitionRecord(o.runDir, o.dirName, o.rep, o.variant.memoryLimitBytes, o.onSample);

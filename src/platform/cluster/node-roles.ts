@@ -3,7 +3,7 @@
 // schedulable workers) is a scenario error naming the nodes it has.
 import { CoreV1Api, type KubeConfig, type V1Node } from '@kubernetes/client-node';
 import { ConfigError, RunError } from '../../errors.js';
-import { nodeRolesOf, type NodeFacts, type NodeRoles } from '../../kube/index.js';
+import { nodeRolesOf, singleNodeOf, type NodeFacts, type NodeRoles } from '../../kube/index.js';
 import type { Scenario } from '../../scenario/index.js';
 
 export function nodeFacts(n: V1Node): NodeFacts {
@@ -15,15 +15,28 @@ export function nodeFacts(n: V1Node): NodeFacts {
   };
 }
 
-/** The roles of the cluster's nodes for a three-node scenario; null for a single-node one. */
-export async function scenarioNodeRoles(kc: KubeConfig, s: Scenario, cluster: string): Promise<NodeRoles | null> {
-  if (s.cluster.topology !== 'three-node') return null;
-  let nodes: V1Node[];
+async function listNodes(kc: KubeConfig, cluster: string): Promise<V1Node[]> {
   try {
-    nodes = (await kc.makeApiClient(CoreV1Api).listNode()).items;
+    return (await kc.makeApiClient(CoreV1Api).listNode()).items;
   } catch (err) {
     throw new RunError(`preflight (nodes): cannot list the nodes of ${cluster}: ${(err as Error).message}`, { cause: err });
   }
+}
+
+/**
+ * Where a single-node scenario runs in a cluster of several nodes: every pod of the run (agent,
+ * storm, bystanders, fillers, sampler) on one node, so the agent measured is the one the storm
+ * calls. null for a one-node cluster and for a three-node scenario (scenarioNodeRoles places that).
+ */
+export async function scenarioSingleNode(kc: KubeConfig, s: Scenario, cluster: string): Promise<string | null> {
+  if (s.cluster.topology === 'three-node') return null;
+  return singleNodeOf((await listNodes(kc, cluster)).map(nodeFacts));
+}
+
+/** The roles of the cluster's nodes for a three-node scenario; null for a single-node one. */
+export async function scenarioNodeRoles(kc: KubeConfig, s: Scenario, cluster: string): Promise<NodeRoles | null> {
+  if (s.cluster.topology !== 'three-node') return null;
+  const nodes = await listNodes(kc, cluster);
   const roles = nodeRolesOf(nodes.map(nodeFacts));
   if (typeof roles === 'string')
     throw new ConfigError(
