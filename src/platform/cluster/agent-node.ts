@@ -85,6 +85,8 @@ export class AgentNodeWatch {
     if (!node) return;
     if (this.#o.container) {
       const c = await this.#o.container(node);
+      // The agent moved to another node while this one was asked about: its answer is of no use now.
+      if (this.#node !== node) return;
       if (!c.running) return this.#gone(node, `the agent's node ${node} is lost: ${c.why}`);
       if (this.#startedAt !== null && c.startedAt !== this.#startedAt)
         return void (this.lost = `the agent's node ${node} restarted (its container started again at ${c.startedAt}, as when its engine restarts): the pods on it started over and what the load pods held is lost`);
