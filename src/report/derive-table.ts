@@ -41,6 +41,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     okP50Ms: ok ? ok.p50Ms : null,
     okP99Ms: ok ? ok.p99Ms : null,
     peakInflightAttestations: v.peakInflightAttestations,
+    peakOpenConnections: v.agentPeaks?.openConnections ?? null,
     offeredRps: v.storm?.offeredRps ?? null,
     deliveredRps: v.storm?.deliveredRps ?? null,
     generatorCpuShare: v.storm?.generatorCpuShare ?? null,

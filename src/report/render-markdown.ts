@@ -31,7 +31,7 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     // Nothing that did not run, or did not finish, may pass; an inconclusive verdict is not a pass either.
     const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
-    out.push(mdTable(tableColumns(false, run.memoryMeasure), run.rows), '', measureNote(run.memoryMeasure));
+    out.push(mdTable(tableColumns(false, run.memoryMeasure, run.rows), run.rows), '', measureNote(run.memoryMeasure));
     const parts = workingSetPartsNote(run.rows);
     if (parts) out.push('', parts);
     if (run.faults.length > 0)

@@ -50,6 +50,8 @@ export interface TableRow {
   okP50Ms: number | null;
   okP99Ms: number | null;
   peakInflightAttestations: number | null;
+  /** The agent's own gauge of open Workload API connections at its highest (SPIRE); null where it reports none. */
+  peakOpenConnections: number | null;
   /** Calls the workers started / the agent answered, per second; null in older run folders. */
   offeredRps: number | null;
   deliveredRps: number | null;

@@ -95,6 +95,12 @@ const C = {
     cell: (r) => (r.peakInflightAttestations === null ? '—' : String(r.peakInflightAttestations)),
     numeric: true,
   },
+  connections: {
+    // SPIRE reports no attestations in flight; with a connection per call each open connection is a call held.
+    header: 'peak connections open (agent)',
+    cell: (r) => (r.peakOpenConnections === null ? '—' : String(r.peakOpenConnections)),
+    numeric: true,
+  },
   loadClient: {
     header: "workers' client",
     cell: (r) =>
@@ -140,12 +146,14 @@ export function expectationsCount(row: TableRow): string {
 }
 
 /** Every column, for the Markdown summary (a job summary scrolls sideways; a page should not). */
-export function tableColumns(withRun: boolean, measure: MemoryMeasure): Column<TableRow>[] {
+export function tableColumns(withRun: boolean, measure: MemoryMeasure, rows: readonly TableRow[] = []): Column<TableRow>[] {
   const cols: Column<TableRow>[] = [
     C.variant,
     C.agent,
     C.limit,
     peakColumns(measure).peak,
+    // Usage beside the working set, and what was held in flight, where the run measured them.
+    ...(rows.some((r) => r.peakUsageMiB !== null) ? [C.peakUsage] : []),
     C.oomKills,
     C.restarts,
     C.downtime,
@@ -157,6 +165,8 @@ export function tableColumns(withRun: boolean, measure: MemoryMeasure): Column<T
     C.errors,
     C.p50,
     C.p99,
+    ...(rows.some((r) => r.peakInflightAttestations !== null) ? [C.inflight] : []),
+    ...(rows.some((r) => r.peakOpenConnections !== null) ? [C.connections] : []),
     C.loadClient,
     C.expectations,
   ];
@@ -195,6 +205,7 @@ export function detailColumns(rows: TableRow[], measure: MemoryMeasure): Column<
     C.p50,
     C.inflight,
   ];
+  if (rows.some((r) => r.peakOpenConnections !== null)) cols.push(C.connections);
   if (rows.some((r) => r.peakRangeMiB !== null)) cols.splice(2, 0, peakColumns(measure).peakRange);
   if (rows.some((r) => r.peakUsageMiB !== null)) cols.splice(2, 0, C.peakUsage);
   return cols;
