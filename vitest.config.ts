@@ -1,6 +1,7 @@
 // Two projects: fast unit tests run in parallel; slow tests (real load, real OOM kills,
 // browsers) run one file at a time so they do not fight over the machine's two cores.
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 // `npm test` runs the unit project, then the slow project. With ATTESTORM_TEST_JSON_DIR set (.ci/run
 // sets it) each run also writes <dir>/<project>.json, from which CI prints one closing line;
@@ -9,8 +10,21 @@ const jsonDir = process.env.ATTESTORM_TEST_JSON_DIR;
 const project = process.env.ATTESTORM_TEST_JSON_NAME || (process.argv[process.argv.indexOf('--project') + 1] ?? 'all');
 const setupFiles = ['test/support/no-job-summary.ts'];
 
+/**
+ * The real-cluster files by name, the one that takes nodes away (node-loss) last: it leaves the
+ * cluster smaller. Other projects keep vitest's own order.
+ */
+class ClusterOrder extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    if (!files.some((f) => f.moduleId.endsWith('.cluster.test.ts'))) return super.sort(files);
+    const last = (f: TestSpecification) => (f.moduleId.includes('node-loss') ? 1 : 0);
+    return [...files].sort((a, b) => last(a) - last(b) || a.moduleId.localeCompare(b.moduleId));
+  }
+}
+
 export default defineConfig({
   test: {
+    sequence: { sequencer: ClusterOrder },
     ...(jsonDir ? { reporters: ['default', ['json', { outputFile: `${jsonDir}/${project}.json` }]] } : {}),
     projects: [
       {
