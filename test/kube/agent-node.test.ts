@@ -1,20 +1,9 @@
 // The agent node watch: a node container's start time read for one node is never compared with
 // another node's. Real KubeConfig against a port nothing listens on (the Node reads fail, which
 // within the outage bound is no loss); the container probe is the test's own, answering late.
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { AgentNodeWatch, type NodeContainerProbe } from '../../src/platform/cluster/agent-node.js';
-
-function unreachableKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'http://127.0.0.1:9' }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
-}
+import { unreachableKubeConfig } from './support.js';
 
 describe('AgentNodeWatch', () => {
   it('an answer about the node the agent left is dropped: no restart is read into the next node', async () => {

@@ -1,19 +1,13 @@
 // The workers' client of a cluster run as the runner records it: taken from the load pods' final
 // dumps (what `kind generator` reports as it ran), one pod that fell back speaking for all (the
 // record beside the client asked for, and its folding over repetitions: test/scenario/expectations).
-import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { LoadPods } from '../../src/platform/cluster/index.js';
 import { type GeneratorFinal, type ClusterLoad } from '../../src/kube/index.js';
+import { unreachableKubeConfig } from './support.js';
 
 // No request is made: the pods' finals are what the collector keeps after pulling them.
-const kc = new KubeConfig();
-kc.loadFromOptions({
-  clusters: [{ name: 'c', server: 'https://127.0.0.1:9' }],
-  users: [{ name: 'u' }],
-  contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-  currentContext: 'x',
-});
+const kc = unreachableKubeConfig();
 
 const socket = '/run/attestorm/sockets/agent.sock';
 const load: ClusterLoad = {

@@ -1,13 +1,25 @@
 // What the fake-API-server tests share: a kubeconfig pointing at the FAKE API server
 // (test/kube/fake-apiserver.ts), one repetition run against it with the settings those tests have
 // in common, and a real generator process behind the fake's pod proxy.
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import { adaptScenario, startGenerator, type GeneratorOptions, type RunningGenerator } from '../../src/kube/index.js';
 import { loadKubeConfig, parseClusterTarget, runVariantInCluster, type RunVariantInClusterOptions } from '../../src/platform/cluster/index.js';
 import type { RepMeasurement } from '../../src/scenario/index.js';
 import type { FakeApiServer } from './fake-apiserver.js';
 
 /** Writes a kubeconfig for the fake to `file`, its one context named `context`, and loads it with that context selected. */
+/** A kubeconfig whose API server is a port nothing listens on: any request fails at once. */
+export function unreachableKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server: 'https://127.0.0.1:9' }],
+    users: [{ name: 'u' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
 export function fakeKubeConfig(fake: FakeApiServer, file: string, context = 'kind-fake'): KubeConfig {
   return loadKubeConfig(parseClusterTarget({ context }), fake.writeKubeconfig(file, context));
 }
