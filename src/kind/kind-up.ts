@@ -4,7 +4,7 @@
 // project's image built as `cluster up` builds it (buildah, no registry) and loaded with
 // `kind load image-archive`.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PlatformError } from '../errors.js';
 import { clusterLayout, ensureNodeBase, NODE_BASE_IMAGE, PROJECT_IMAGE, projectArchive, projectImageKey, sh, splitImage } from '../local-cluster/index.js';
 import { kindUp, runTool } from './kind-cli.js';
@@ -97,18 +97,25 @@ export async function engineNodeBase(env: NodeJS.ProcessEnv, log: (s: string) =>
   return { ref: NODE_BASE_IMAGE, reason: `${had.why}: using the Node base made here without a registry` };
 }
 
-/** The project's image as a docker archive (what `kind load image-archive` reads), from `cluster up`'s OCI archive. */
+/**
+ * `ref` as a docker archive `out` (what `kind load image-archive` reads), converted from the OCI
+ * archive `oci` once; archives in the same folder matching `stale` (earlier keys) are removed.
+ */
+export async function dockerArchiveFrom(oci: string, ref: string, out: string, stale: RegExp): Promise<string> {
+  if (existsSync(out)) return out;
+  const dir = dirname(out);
+  mkdirSync(dir, { recursive: true });
+  await sh('skopeo', ['copy', '--quiet', `oci-archive:${oci}:${splitImage(ref).tag}`, `docker-archive:${out}.partial:${ref}`]);
+  renameSync(`${out}.partial`, out);
+  for (const f of readdirSync(dir)) if (stale.test(f) && join(dir, f) !== out) rmSync(join(dir, f), { force: true });
+  return out;
+}
+
+/** The project's image as a docker archive, from `cluster up`'s OCI archive (earlier sources' archives go). */
 async function projectDockerArchive(l: KindLayout, log: (s: string) => void): Promise<string> {
   const out = join(l.partsDir, `attestorm-${projectImageKey()}.docker.tar`);
   if (existsSync(out)) return out;
-  const oci = await projectArchive(clusterLayout(), log);
-  mkdirSync(l.partsDir, { recursive: true });
-  await sh('skopeo', ['copy', '--quiet', `oci-archive:${oci}:${splitImage(PROJECT_IMAGE).tag}`, `docker-archive:${out}.partial:${PROJECT_IMAGE}`]);
-  renameSync(`${out}.partial`, out);
-  // Earlier sources' archives are of no further use.
-  for (const f of readdirSync(l.partsDir))
-    if (/^attestorm-[0-9a-f]{16}\.docker\.tar$/.test(f) && join(l.partsDir, f) !== out) rmSync(join(l.partsDir, f), { force: true });
-  return out;
+  return dockerArchiveFrom(await projectArchive(clusterLayout(), log), PROJECT_IMAGE, out, /^attestorm-[0-9a-f]{16}\.docker\.tar$/);
 }
 
 export async function kindClusterUp(l: KindLayout, o: KindClusterOptions): Promise<KindCluster> {
