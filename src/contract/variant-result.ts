@@ -46,6 +46,8 @@ export interface VariantAgentRecord {
   binary?: string;
   /** Its version as it reports it. */
   version?: string;
+  /** Environment variables the scenario added to the agent's (GOMAXPROCS, GOGC, grpc-go's GRPC_GO_* …); absent when none. */
+  env?: Record<string, string>;
 }
 
 /**

@@ -30,6 +30,8 @@ export interface ClusterAgentSpec extends LimiterChoice {
   referenceConfig?: Record<string, unknown>;
   /** agent.kubelet.fillerPods: the node's other pods (filler pods bound to the agent's node); null: up to a full node. */
   fillerPods: number | null;
+  /** Environment variables added to the agent container's (SPIRE's agent.env). */
+  agentEnv?: Record<string, string>;
 }
 
 export interface TargetKind<A extends { kind: string } = { kind: string }, P = unknown> {

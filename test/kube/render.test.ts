@@ -180,3 +180,34 @@ describe('the checks kubernetes-models does not make', () => {
     expect(new Set(rendered.map((r) => r.ctx.namespace)).size).toBe(rendered.length);
   });
 });
+
+describe("a SPIRE variant's agent.env", () => {
+  it('reaches the agent container as env entries, and only where the variant sets it', async () => {
+    const { parseScenario } = await import('../../src/scenario/index.js');
+    const { scenario } = parseScenario({
+      name: 'spire-env',
+      variants: [
+        { name: 'tuned', agent: { kind: 'spire', env: { GOMAXPROCS: '1', GRPC_GO_EXPERIMENTAL_CONTROL_BUFFER_THROTTLE_LIMIT: '10000' } } },
+        { name: 'plain', agent: { kind: 'spire' } },
+      ],
+    });
+    const rendered = renderScenario(scenario, { runId: 'spire-env-20261207-120000' });
+    const containerOf = (name: string) => {
+      const r = rendered.find((x) => x.variant.name === name)!;
+      return (r.objects.find((o) => o.kind === 'DaemonSet') as any).spec.template.spec.containers[0];
+    };
+    expect(containerOf('tuned').env).toEqual([
+      { name: 'GOMAXPROCS', value: '1' },
+      { name: 'GRPC_GO_EXPERIMENTAL_CONTROL_BUFFER_THROTTLE_LIMIT', value: '10000' },
+    ]);
+    expect(containerOf('plain').env).toBeUndefined();
+    for (const r of rendered) for (const o of r.objects) expect(() => new MODELS[o.kind]!(o).validate()).not.toThrow();
+  });
+
+  it('refuses a name that is not an environment variable, naming the path', async () => {
+    const { parseScenario } = await import('../../src/scenario/index.js');
+    expect(() => parseScenario({ name: 'bad-env', variants: [{ name: 'v', agent: { kind: 'spire', env: { 'GO MAXPROCS': '1' } } }] })).toThrow(
+      /variants\[0\]\.agent\.env\.GO MAXPROCS: "GO MAXPROCS" must be an environment variable name/,
+    );
+  });
+});

@@ -81,13 +81,20 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
   it("SPIRE's limiter: rejections classified as rateLimited, SPIRE metrics on the timeline, the agent record says what ran", async () => {
     const { runDir, results } = await run(
       'spire-limited',
-      [{ name: 'spire-limited', agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 }, heapProfiles: '2s' } }],
+      // agent.env reaches the agent: Go's init trace (GODEBUG=inittrace=1) is printed to its log.
+      [
+        {
+          name: 'spire-limited',
+          agent: { kind: 'spire', memoryLimit: '256Mi', rateLimits: { fetch_jwt_svid: 5 }, heapProfiles: '2s', env: { GODEBUG: 'inittrace=1' } },
+        },
+      ],
       { pods: 2, workersPerPod: 4, connection: 'per-call' },
     );
     const v = results.variants[0]!;
     expect(v.error).toBeUndefined();
     expect(v.agent).toMatchObject({ kind: 'spire', placement: 'post-attestation', key: 'selector-set', binary: join(BIN_DIR!, 'spire-agent') });
     expect(v.agent.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(v.agent.env).toEqual({ GODEBUG: 'inittrace=1' });
     // Two pods × 5/s admitted at most (one selector set per pod); everything else is rejected.
     expect(v.rejectedRps).toBeGreaterThan(0);
     expect(v.okRps).toBeGreaterThan(0);
@@ -111,6 +118,7 @@ describe.skipIf(skipReason !== null)('the spire variant (real SPIRE in the runne
     for (const f of profiles) expect(readFileSync(join(runDir, 'spire-limited.r1', f)).subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
     expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.conf'), 'utf8')).toMatch(/profiling_port/);
     expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.log'), 'utf8')).toContain('rate limiting enabled');
+    expect(readFileSync(join(runDir, 'spire-limited.r1', 'agent.log'), 'utf8')).toMatch(/^init \S+ @\d/m);
     expect(processesMentioning(runDir)).toEqual([]);
   });
 

@@ -219,6 +219,7 @@ function spireAgent(ctx: RenderContext): KubeObject[] {
           image: images.agentImage,
           imagePullPolicy: 'IfNotPresent',
           args: ['-config', '/run/spire/config/agent.conf'],
+          ...(ctx.variant.agentEnv ? { env: Object.entries(ctx.variant.agentEnv).map(([name, value]) => ({ name, value })) } : {}),
           resources: { requests: { memory: mem, cpu: '100m' }, limits: { memory: mem } },
           securityContext: { runAsUser: 0 },
           readinessProbe: { httpGet: { path: '/ready', port: AGENT_HEALTH_PORT }, periodSeconds: 1, failureThreshold: 2 },

@@ -47,6 +47,8 @@ export interface ClusterVariant {
   fillerPods: number | null;
   /** agent.kubelet settings of the local emulator a cluster's real kubelet does not take, each as "key value". */
   kubeletNotApplied: string[];
+  /** Environment variables added to the agent container's (SPIRE's agent.env). */
+  agentEnv?: Record<string, string>;
 }
 
 export interface ClusterImages {

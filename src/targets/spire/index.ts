@@ -39,6 +39,7 @@ export const spireKind = defineTargetKind<SpireAgent>({
     ...spireLimiter(a.rateLimits, a.limiterPlacement),
     rateLimits: givenLimits(a),
     fillerPods: a.kubelet.fillerPods ?? null,
+    ...(Object.keys(a.env).length ? { agentEnv: a.env } : {}),
   }),
 });
 

@@ -102,7 +102,7 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     peakBytes: () => (p.cgroup ? p.cgroup.readMemory().peakBytes : null),
     // A fault's kill goes through the supervisor: recorded as such, then restarted with a new token.
     kill: (signal) => p.supervisor?.kill(signal),
-    describe: (): VariantAgentRecord => ({ kind: 'spire', ...spireLimiter(p.rateLimits, agent.limiterPlacement), binary: p.binary, version: p.version }),
+    describe: (): VariantAgentRecord => ({ kind: 'spire', ...spireLimiter(p.rateLimits, agent.limiterPlacement), binary: p.binary, version: p.version, ...(Object.keys(agent.env).length ? { env: agent.env } : {}) }),
     podsServed: (signal) => podsServed(ctx, p, signal),
     stop: () => (stopping ??= stopSpire(ctx, p)),
     release: () => releaseStartedAgent(p.cgroup, p.socket),
@@ -126,7 +126,7 @@ async function startSpire(agent: SpireAgent, ctx: TargetContext, p: SpireParts):
     trustDomain: TRUST_DOMAIN,
     startTimeoutMs: agent.startTimeout,
     extraConfig: agent.extraServerConfig as HclTree,
-    env: { [RUN_ENV]: ctx.runId },
+    env: { ...agent.env, [RUN_ENV]: ctx.runId },
   }));
   ctx.event('note', `spire-server ${serverVersion} ready on 127.0.0.1:${server.port} (${bins.server})`);
   await registerPods(ctx, p, server);
@@ -199,7 +199,7 @@ async function startSpireAgent(agent: SpireAgent, ctx: TargetContext, p: SpirePa
     rateLimits: p.rateLimits,
     k8s: { pollRetryIntervalMs: agent.k8s.pollInterval, maxPollAttempts: agent.k8s.maxPollAttempts },
     extraConfig,
-    env: { [RUN_ENV]: ctx.runId },
+    env: { ...agent.env, [RUN_ENV]: ctx.runId },
     grammar: p.grammar!,
     limiterPlacement: agent.limiterPlacement,
   });

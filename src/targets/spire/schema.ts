@@ -5,6 +5,8 @@ import { LIMITED_PLACEMENTS } from '../../contract/index.js';
 import { zDuration, zNonNegInt, zPosInt } from '../../util/index.js';
 import { startedAgentShape, startedAgentSharedShape } from '../common-schema.js';
 
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 const spireRateLimitsSchema = z
   .strictObject({
     fetch_x509_svid: zNonNegInt('a non-negative integer').optional(),
@@ -27,7 +29,7 @@ const spireOnlyShape = {
   binDir: z.string().min(1).optional().describe('Folder with spire-server and spire-agent; default $SPIRE_BIN_DIR, then PATH'),
   binDirEnv: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, "_")')
+    .regex(ENV_NAME, 'must be an environment variable name (letters, digits, "_")')
     .optional()
     .describe(
       "Environment variable naming this variant's binary folder (binDir wins when both are given); when it is unset or empty the variant is skipped, named with the reason, and the others run",
@@ -49,6 +51,18 @@ const spireOnlyShape = {
     .default({})
     .describe('Extra spire-agent config (the agent block and plugins), deep-merged into the generated config'),
   extraServerConfig: z.record(z.string(), z.unknown()).default({}).describe('Extra spire-server config, deep-merged into the generated config'),
+  env: z
+    .record(z.string(), z.string())
+    .superRefine((env, ctx) => {
+      for (const name of Object.keys(env)) {
+        if (!ENV_NAME.test(name))
+          ctx.addIssue({ code: 'custom', path: [name], message: `"${name}" must be an environment variable name (letters, digits, "_")` });
+      }
+    })
+    .default({})
+    .describe(
+      "Environment variables added to spire-agent's own (its Go runtime's GOMAXPROCS, GOGC, GODEBUG; grpc-go's GRPC_GO_* settings): part of what the variant runs with, recorded in results.json's agent record",
+    ),
   heapProfiles: zDuration
     .refine((ms) => ms >= 1000, 'must be at least 1s')
     .optional()
@@ -66,7 +80,7 @@ export const spireAgentSchema = z.strictObject({
 export type SpireAgent = z.output<typeof spireAgentSchema>;
 
 /** A SPIRE variant's limiter is part of what is compared: rateLimits is never inherited. */
-export const spireInherits = [...Object.keys(startedAgentShape), 'k8s', 'binDir', 'extraAgentConfig', 'extraServerConfig', 'heapProfiles'];
+export const spireInherits = [...Object.keys(startedAgentShape), 'k8s', 'binDir', 'extraAgentConfig', 'extraServerConfig', 'env', 'heapProfiles'];
 
 /** The keys SPIRE adds to the shared agent block (k8s, memoryLimit … are the reference agent's too). */
 export const spireSharedShape = {
@@ -85,6 +99,7 @@ export const spireSharedShape = {
     .describe("spire: where the build's limiter sits (post-attestation as released, pre-attestation for a patched build)"),
   extraAgentConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-agent config, deep-merged'),
   extraServerConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-server config, deep-merged'),
+  env: z.record(z.string(), z.string()).optional().describe("spire: environment variables added to spire-agent's own"),
   heapProfiles: z.union([z.string(), z.number()]).optional().describe("spire: save the agent's Go heap profile this often (e.g. 5s)"),
 };
 
