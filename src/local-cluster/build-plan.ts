@@ -9,8 +9,9 @@ export interface BuildStep {
 }
 
 /**
- * Seconds each part took on a cold cache (empty Go module and build caches) on 2 cores at nice 19
- * (docs/kubernetes.md, "Measured"). A busy machine takes longer; these only set expectations.
+ * Seconds each part takes on a cold cache (empty Go module and build caches) on 2 idle cores at
+ * nice 19 (docs/kubernetes.md, "Measured"); kubeadm, kubectl, kube-proxy and CoreDNS from a cold
+ * build on a busy machine, halved. These only set expectations: a busy machine takes up to twice as long.
  */
 export const COLD_SECONDS = {
   etcd: 60,
@@ -20,10 +21,10 @@ export const COLD_SECONDS = {
   'kube-controller-manager': 110,
   'kube-scheduler': 10,
   kubelet: 25,
-  kubeadm: 30,
-  kubectl: 30,
+  kubeadm: 40,
+  kubectl: 50,
   'kube-proxy': 20,
-  coredns: 150,
+  coredns: 170,
   kind: 60,
   pause: 10,
   /** debootstrap of the kind node's base with its packages, and kind's files laid over it. */
@@ -42,14 +43,14 @@ export function roughly(seconds: number): string {
 
 /**
  * One line naming every step and the time they take together, or null when nothing is missing:
- * "<purpose> is not cached: building it once here, about 14 min on 2 idle cores (longer on a busy
+ * "<purpose> is not cached: building it once here, about 14 min on 2 idle cores (up to twice that on a busy
  * machine): etcd v3.6.16 (about 1 min); …".
  */
 export function planLine(purpose: string, steps: readonly BuildStep[]): string | null {
   if (!steps.length) return null;
   const total = steps.reduce((n, s) => n + s.seconds, 0);
   const parts = steps.map((s, i) => `${i + 1}. ${s.what} (${roughly(s.seconds)})`).join('; ');
-  return `${purpose} is not cached: building it once here, ${roughly(total)} on 2 idle cores (longer on a busy machine): ${parts}`;
+  return `${purpose} is not cached: building it once here, ${roughly(total)} on 2 idle cores (up to twice that on a busy machine): ${parts}`;
 }
 
 /** Runs one step between a line that says what it builds and how long it takes and one with the time it took. */

@@ -56,7 +56,7 @@ describe("the node image's build plan", () => {
       { what: 'kube-apiserver', seconds: 360 },
     ]);
     expect(line).toBe(
-      'the kind node image x is not cached: building it once here, about 7 min on 2 idle cores (longer on a busy machine): 1. etcd (about 60 s); 2. kube-apiserver (about 6 min)',
+      'the kind node image x is not cached: building it once here, about 7 min on 2 idle cores (up to twice that on a busy machine): 1. etcd (about 60 s); 2. kube-apiserver (about 6 min)',
     );
     expect(planLine('anything', [])).toBeNull();
     expect(roughly(3)).toBe('about 10 s');
