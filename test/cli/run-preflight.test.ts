@@ -35,7 +35,16 @@ function mountVfat(): { mountPoint: string; how: string } | { why: string } {
 const vfat = mountVfat();
 if ('why' in vfat) skipNote('run-preflight.test.ts: a runtime folder on vfat', vfat.why);
 afterAll(() => {
-  if ('mountPoint' in vfat) spawnSync('umount', [vfat.mountPoint]);
+  if ('mountPoint' in vfat) {
+    // fusefat may still be busy writing the image right after the last run exits: try for a few seconds.
+    let left = true;
+    for (let i = 0; i < 25 && left; i++) {
+      left = spawnSync('umount', [vfat.mountPoint]).status !== 0 && spawnSync('mountpoint', ['-q', vfat.mountPoint]).status === 0;
+      if (left) spawnSync('sleep', ['0.2']);
+    }
+    // Never remove files through a mount that is still there.
+    if (left) throw new Error(`${vfat.mountPoint} is still mounted: umount it by hand`);
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
