@@ -4,6 +4,7 @@ import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import noEarlyReturnInTest from './eslint-rules/no-early-return-in-test.js';
 
 export default defineConfig(
   globalIgnores(['src/proto/gen/', 'manifests/', 'reports/', 'test-artifacts/', 'dist/']),
@@ -33,7 +34,10 @@ export default defineConfig(
   },
   {
     files: ['test/**'],
+    // The project's own rule: a test that can return before its assertions would pass without testing.
+    plugins: { attestorm: { rules: { 'no-early-return-in-test': noEarlyReturnInTest } } },
     rules: {
+      'attestorm/no-early-return-in-test': 'error',
       // Tests read JSON, YAML and rendered Kubernetes documents as `any` on purpose: the assertions are the check.
       '@typescript-eslint/no-explicit-any': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',

@@ -8,7 +8,17 @@ export type ErrorCode =
   | 'ATTESTORM_ERR_TIMEOUT' // something did not become ready in time
   | 'ATTESTORM_ERR_RUN' // a run could not be carried out
   | 'ATTESTORM_ERR_IO' // reading or writing a run folder failed
-  | 'ATTESTORM_ERR_UNSAFE_PATH'; // a folder another user controls, or a symlink where a run file goes
+  | 'ATTESTORM_ERR_UNSAFE_PATH' // a folder another user controls, or a symlink where a run file goes
+  | 'ATTESTORM_ERR_PREFLIGHT' // this machine lacks what every run needs: each failure below, nothing started
+  | PreflightCode;
+
+/** What a run needs of the machine it runs on, checked before any agent starts: one code per need. */
+export type PreflightCode =
+  | 'ATTESTORM_ERR_RUNTIME_DIR_SOCKETS' // the runtime folder cannot hold a Unix socket (a 9p, NFS or vfat mount)
+  | 'ATTESTORM_ERR_LOOPBACK' // 127.0.0.1 cannot be reached: the loopback interface is down
+  | 'ATTESTORM_ERR_KUBELET_UNREACHABLE' // the kubelet emulator does not answer GET /pods where the agent calls it
+  | 'ATTESTORM_ERR_METRICS_UNREACHABLE' // an endpoint on the agent's metrics address does not answer the runner
+  | 'ATTESTORM_ERR_SPIRE_BINARY'; // a SPIRE variant's spire-server or spire-agent is missing or does not run here
 
 export class AttestormError extends Error {
   readonly code: ErrorCode;
@@ -73,9 +83,40 @@ export class UnsafePathError extends AttestormError {
   }
 }
 
+/** One thing the machine lacks, with what fixes it (a command or a variable). */
+export class PreflightFailure extends AttestormError {
+  declare readonly code: PreflightCode;
+  /** The command or variable that fixes it, as the user would type it. */
+  readonly fix: string;
+  constructor(code: PreflightCode, message: string, fix: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.fix = fix;
+  }
+
+  /** The failure and its fix in one line, with its code. */
+  line(): string {
+    return `${this.message}; fix: ${this.fix} [${this.code}]`;
+  }
+}
+
+/** Every preflight failure of a run at once. Exit 2 like bad input: nothing was started, no run folder written. */
+export class PreflightError extends AttestormError {
+  readonly failures: PreflightFailure[];
+  constructor(failures: PreflightFailure[]) {
+    super(
+      'ATTESTORM_ERR_PREFLIGHT',
+      failures.length === 1
+        ? `this machine cannot hold the run (nothing was started): ${failures[0]!.line()}`
+        : `this machine cannot hold the run (nothing was started):\n  - ${failures.map((f) => f.line()).join('\n  - ')}`,
+    );
+    this.failures = failures;
+  }
+}
+
 /**
  * Exit statuses of the CLI, documented in the README. CI keys on these.
- * 0 all expectations met; 1 expectations failed; 2 invalid input; 3 run could not be carried out.
+ * 0 all expectations met; 1 expectations failed; 2 invalid input, or a machine that lacks what every
+ * run needs (a preflight failure; nothing started); 3 run could not be carried out.
  */
 export const EXIT = {
   OK: 0,
@@ -86,6 +127,6 @@ export const EXIT = {
 } as const;
 
 export function exitCodeFor(err: unknown): number {
-  if (err instanceof ConfigError) return EXIT.INVALID_INPUT;
+  if (err instanceof ConfigError || err instanceof PreflightError) return EXIT.INVALID_INPUT;
   return EXIT.RUN_FAILED;
 }

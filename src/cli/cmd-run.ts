@@ -34,7 +34,7 @@ interface RunArgs extends PlatformArgs {
 const EXIT_HELP = `Exit status:
   ${EXIT.OK}    every variant ran and no expectation failed (inconclusive ones are listed; failOnInconclusive makes them fail)
   ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed)
-  ${EXIT.INVALID_INPUT}    invalid input: bad scenario file or flags (nothing was started)
+  ${EXIT.INVALID_INPUT}    invalid input: bad scenario file or flags, or a machine without what every run needs (sockets in the runtime folder, loopback, a SPIRE binary that runs here); nothing was started
   ${EXIT.RUN_FAILED}    the run could not be carried out (agent did not start, no variant ran)
   ${EXIT.INTERRUPTED}  interrupted (SIGINT): everything reaped, results.json says "interrupted", data kept`;
 

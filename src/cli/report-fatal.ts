@@ -1,8 +1,9 @@
 // How the CLI ends on an error: a message naming the input and the rule, and the documented exit status.
-import { AttestormError, ConfigError, exitCodeFor } from '../errors.js';
+import { AttestormError, ConfigError, exitCodeFor, PreflightError } from '../errors.js';
 
 export function reportFatal(err: unknown): number {
-  if (err instanceof ConfigError) {
+  // Their messages name every problem (a preflight's each with its code).
+  if (err instanceof ConfigError || err instanceof PreflightError) {
     process.stderr.write(`attestorm: ${err.message}\n`);
   } else if (err instanceof AttestormError) {
     process.stderr.write(`attestorm: ${err.message} [${err.code}]\n`);

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
-import { goEnv, sh } from '../local-cluster/index.js';
+import { COLD_SECONDS, goEnv, sh, timedStep, type BuildStep } from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 import { runcCapsScript } from './runc-caps.js';
 
@@ -134,28 +134,43 @@ export function baseKey(): string {
   return h.digest('hex').slice(0, 12);
 }
 
+function baseDir(l: KindLayout): string {
+  return join(l.partsDir, `base-${baseKey()}.rootfs`);
+}
+
+/** The base rootfs's build step when the cache lacks it, else none. */
+export function baseRootfsSteps(l: KindLayout): BuildStep[] {
+  if (existsSync(baseDir(l))) return [];
+  return [
+    {
+      what: `the node's base rootfs (debootstrap ${KIND_VERSIONS.debianSuite} with ${BASE_PACKAGES.length} packages, Debian's mirror)`,
+      seconds: COLD_SECONDS.kindBase,
+    },
+  ];
+}
+
 /** The base rootfs in the cache (made once per recipe), ready to import. */
 export async function baseRootfs(l: KindLayout, log: (s: string) => void): Promise<string> {
-  const dir = join(l.partsDir, `base-${baseKey()}.rootfs`);
-  if (existsSync(dir)) return dir;
+  const dir = baseDir(l);
+  const [step] = baseRootfsSteps(l);
+  if (!step) return dir;
   mkdirSync(l.partsDir, { recursive: true });
   const partial = `${dir}.partial`;
   rmSync(partial, { recursive: true, force: true });
   const kindDir = await kindModuleDir();
-  log(`debootstrap ${KIND_VERSIONS.debianSuite} with ${BASE_PACKAGES.length} packages for the node's base (Debian's mirror, nice 10)`);
-  const t0 = Date.now();
-  await sh('nice', [
-    '-n',
-    '10',
-    'debootstrap',
-    '--variant=minbase',
-    `--include=${BASE_PACKAGES.join(',')}`,
-    KIND_VERSIONS.debianSuite,
-    partial,
-    'http://deb.debian.org/debian',
-  ]);
-  await configure(partial, kindDir);
-  renameSync(partial, dir);
-  log(`made the base rootfs in ${((Date.now() - t0) / 1000).toFixed(0)} s (${dir})`);
+  await timedStep(log, step, async () => {
+    await sh('nice', [
+      '-n',
+      '10',
+      'debootstrap',
+      '--variant=minbase',
+      `--include=${BASE_PACKAGES.join(',')}`,
+      KIND_VERSIONS.debianSuite,
+      partial,
+      'http://deb.debian.org/debian',
+    ]);
+    await configure(partial, kindDir);
+    renameSync(partial, dir);
+  });
   return dir;
 }

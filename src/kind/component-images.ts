@@ -5,8 +5,24 @@
 // 1.34 asks for, so the node never pulls; an image's label names what it was built from.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PlatformError } from '../errors.js';
-import { buildKubernetes, clusterLayout, goEnv, pauseArchive, sh, toolsGo, umociImage, type ClusterLayout } from '../local-cluster/index.js';
+import {
+  buildEtcd,
+  buildKubernetes,
+  clusterLayout,
+  COLD_SECONDS,
+  etcdSteps,
+  goEnv,
+  K8S_COMMANDS,
+  KIND_K8S_COMMANDS,
+  kubernetesSteps,
+  pauseArchive,
+  sh,
+  timedStep,
+  toolsGo,
+  umociImage,
+  type BuildStep,
+  type ClusterLayout,
+} from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 import { ROUTES_IMAGE_NAME, ROUTES_SCRIPT_PATH, routesScript } from './pod-network.js';
 
@@ -17,20 +33,27 @@ export interface ComponentImage {
 
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
+function corednsDir(l: KindLayout): string {
+  return join(l.cacheDir, `coredns-${KIND_VERSIONS.coredns}`);
+}
+
+const corednsStep: BuildStep = { what: `CoreDNS ${KIND_VERSIONS.coredns} from github.com/coredns/coredns`, seconds: COLD_SECONDS.coredns };
+
 /** CoreDNS from its Go module (a wrapper module, as for etcd), cached by version. */
 export async function corednsBinary(l: KindLayout, log: (s: string) => void): Promise<string> {
-  const dir = join(l.cacheDir, `coredns-${KIND_VERSIONS.coredns}`);
+  const dir = corednsDir(l);
   const bin = join(dir, 'bin', 'coredns');
   if (existsSync(bin)) return bin;
-  log(`building CoreDNS ${KIND_VERSIONS.coredns} from github.com/coredns/coredns (nice 19)`);
-  const src = join(dir, 'src');
-  mkdirSync(src, { recursive: true });
-  mkdirSync(join(dir, 'bin'), { recursive: true });
-  writeFileSync(join(src, 'go.mod'), `module attestorm.local/coredns-build\n\ngo 1.24\n\nrequire github.com/coredns/coredns ${KIND_VERSIONS.coredns}\n`);
-  writeFileSync(join(src, 'tools.go'), toolsGo(['github.com/coredns/coredns']));
-  await sh('nice', ['-n', '19', 'go', 'mod', 'tidy'], { cwd: src, env: goEnv() });
-  await sh('nice', ['-n', '19', 'go', 'build', '-ldflags', '-s -w', '-o', `${bin}.partial`, 'github.com/coredns/coredns'], { cwd: src, env: goEnv() });
-  renameSync(`${bin}.partial`, bin);
+  await timedStep(log, corednsStep, async () => {
+    const src = join(dir, 'src');
+    mkdirSync(src, { recursive: true });
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    writeFileSync(join(src, 'go.mod'), `module attestorm.local/coredns-build\n\ngo 1.24\n\nrequire github.com/coredns/coredns ${KIND_VERSIONS.coredns}\n`);
+    writeFileSync(join(src, 'tools.go'), toolsGo(['github.com/coredns/coredns']));
+    await sh('nice', ['-n', '19', 'go', 'mod', 'tidy'], { cwd: src, env: goEnv() });
+    await sh('nice', ['-n', '19', 'go', 'build', '-ldflags', '-s -w', '-o', `${bin}.partial`, 'github.com/coredns/coredns'], { cwd: src, env: goEnv() });
+    renameSync(`${bin}.partial`, bin);
+  });
   return bin;
 }
 
@@ -76,7 +99,30 @@ async function onBase(
   rmSync(layout, { recursive: true, force: true });
 }
 
-/** Every image the node preloads, as docker archives under `dir` (made once). */
+/** The Kubernetes commands a kind node needs: the control plane and kubelet, kubeadm, kubectl, kube-proxy. */
+const NODE_COMMANDS = [...K8S_COMMANDS, ...KIND_K8S_COMMANDS];
+
+function componentList(dir: string, routesTag: string): ComponentImage[] {
+  const k8s = KIND_VERSIONS.kubernetes;
+  return [
+    ...['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'].map((c) => ({
+      ref: `registry.k8s.io/${c}:${k8s}`,
+      archive: join(dir, `${c}.tar`),
+    })),
+    { ref: `registry.k8s.io/etcd:${KIND_VERSIONS.etcdTag}`, archive: join(dir, 'etcd.tar') },
+    { ref: `registry.k8s.io/coredns/coredns:${KIND_VERSIONS.corednsTag}`, archive: join(dir, 'coredns.tar') },
+    { ref: `registry.k8s.io/pause:${KIND_VERSIONS.pauseTag}`, archive: join(dir, 'pause.tar') },
+    { ref: `${ROUTES_IMAGE_NAME}:${routesTag}`, archive: join(dir, 'routes.tar') },
+  ];
+}
+
+/** What componentImages will build into `dir` on this cache: nothing when every archive is there. */
+export function componentImageSteps(l: KindLayout, dir: string, routesTag: string, cl: ClusterLayout = clusterLayout()): BuildStep[] {
+  if (componentList(dir, routesTag).every((i) => existsSync(i.archive))) return [];
+  return [...etcdSteps(cl), ...kubernetesSteps(cl, NODE_COMMANDS), ...(existsSync(join(corednsDir(l), 'bin', 'coredns')) ? [] : [corednsStep])];
+}
+
+/** Every image the node preloads, as docker archives under `dir` (made once); builds the binaries the cache lacks. */
 export async function componentImages(
   l: KindLayout,
   dir: string,
@@ -88,19 +134,10 @@ export async function componentImages(
   const k8s = KIND_VERSIONS.kubernetes;
   const kbin = (c: string) => join(cl.k8sDir, 'bin', c);
   const etcd = join(cl.etcdDir, 'bin', 'etcd');
-  const list: ComponentImage[] = [
-    ...['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy'].map((c) => ({
-      ref: `registry.k8s.io/${c}:${k8s}`,
-      archive: join(dir, `${c}.tar`),
-    })),
-    { ref: `registry.k8s.io/etcd:${KIND_VERSIONS.etcdTag}`, archive: join(dir, 'etcd.tar') },
-    { ref: `registry.k8s.io/coredns/coredns:${KIND_VERSIONS.corednsTag}`, archive: join(dir, 'coredns.tar') },
-    { ref: `registry.k8s.io/pause:${KIND_VERSIONS.pauseTag}`, archive: join(dir, 'pause.tar') },
-    { ref: `${ROUTES_IMAGE_NAME}:${routesTag}`, archive: join(dir, 'routes.tar') },
-  ];
+  const list = componentList(dir, routesTag);
   if (list.every((i) => existsSync(i.archive))) return list;
-  if (!existsSync(etcd)) throw new PlatformError(`${etcd} is missing: \`attestorm cluster up\` builds it (or run it once to fill the cache)`);
-  await buildKubernetes(cl, ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kubeadm', 'kubectl', 'kube-proxy'], log);
+  await buildEtcd(cl, log);
+  await buildKubernetes(cl, NODE_COMMANDS, log);
   const coredns = await corednsBinary(l, log);
   const pause = await pauseArchive(cl, log);
   mkdirSync(dir, { recursive: true });

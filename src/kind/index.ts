@@ -6,7 +6,7 @@
 export { kindLayout, dockerHost, KIND_VERSIONS, type KindLayout } from './layout.js';
 export { engineUp, engineDown, engineRunning, engineEnv, type EngineUp } from './dockerd.js';
 export { ensureKindBinary } from './kind-binary.js';
-export { ensureNodeImage, nodeImageArchive, nodeImageRef, nodeImageKey, NODE_IMAGE_NAME, type NodeImage } from './node-image.js';
+export { ensureNodeImage, nodeImageArchive, nodeImageRef, nodeImageKey, nodeImageSteps, NODE_IMAGE_NAME, type NodeImage } from './node-image.js';
 export {
   kindClusterUp,
   engineForKind,

@@ -3,7 +3,7 @@
 // the cache.
 import { existsSync, mkdirSync, renameSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { goEnv, onPath, sh } from '../local-cluster/index.js';
+import { COLD_SECONDS, goEnv, onPath, sh, timedStep } from '../local-cluster/index.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 
 async function versionOf(bin: string): Promise<string | null> {
@@ -11,7 +11,7 @@ async function versionOf(bin: string): Promise<string | null> {
   return r && r.code === 0 ? (/kind (v\S+)/.exec(r.stdout)?.[1] ?? null) : null;
 }
 
-/** Path of a kind binary; builds KIND_VERSIONS.kind (about 10 s warm) when neither PATH nor the cache has one. */
+/** Path of a kind binary; builds KIND_VERSIONS.kind (about 10 s warm, a minute cold) when neither PATH nor the cache has one. */
 export async function ensureKindBinary(l: KindLayout, log: (s: string) => void): Promise<string> {
   if (onPath('kind')) {
     const version = await versionOf('kind');
@@ -20,11 +20,12 @@ export async function ensureKindBinary(l: KindLayout, log: (s: string) => void):
     return 'kind';
   }
   if (existsSync(l.kindBin)) return l.kindBin;
-  log(`building kind ${KIND_VERSIONS.kind} from sigs.k8s.io/kind (nice 10)`);
   const dir = dirname(l.kindBin);
   const gobin = join(dir, 'gobin');
   mkdirSync(gobin, { recursive: true });
-  await sh('nice', ['-n', '10', 'go', 'install', `sigs.k8s.io/kind@${KIND_VERSIONS.kind}`], { env: { ...goEnv(), GOFLAGS: '', GOBIN: gobin } });
-  renameSync(join(gobin, 'kind'), l.kindBin);
+  await timedStep(log, { what: `kind ${KIND_VERSIONS.kind} from sigs.k8s.io/kind`, seconds: COLD_SECONDS.kind }, async () => {
+    await sh('nice', ['-n', '10', 'go', 'install', `sigs.k8s.io/kind@${KIND_VERSIONS.kind}`], { env: { ...goEnv(), GOFLAGS: '', GOBIN: gobin } });
+    renameSync(join(gobin, 'kind'), l.kindBin);
+  });
   return l.kindBin;
 }

@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { clusterLayout, sh, type ClusterLayout } from '../local-cluster/index.js';
+import { clusterLayout, COLD_SECONDS, planLine, sh, type BuildStep, type ClusterLayout } from '../local-cluster/index.js';
 import { PlatformError } from '../errors.js';
-import { baseKey, baseRootfs } from './base-image.js';
-import { componentImages } from './component-images.js';
+import { baseKey, baseRootfs, baseRootfsSteps } from './base-image.js';
+import { componentImages, componentImageSteps } from './component-images.js';
 import { KIND_VERSIONS, type KindLayout } from './layout.js';
 import { podNetworkManifest, ROUTES_IMAGE_NAME, routesScript } from './pod-network.js';
 
@@ -57,11 +57,25 @@ ctr --namespace=k8s.io images list -q
 kill %1; wait || true
 rm -rf /kind/preload /var/log/attestorm-preload.log`;
 
+function imagesDir(l: KindLayout, key: string): string {
+  return join(l.partsDir, `images-${key}`);
+}
+
+/** Every step a build of the node image takes on this cache, the node's assembly last. */
+export function nodeImageSteps(l: KindLayout, key = nodeImageKey(), cl: ClusterLayout = clusterLayout()): BuildStep[] {
+  return [
+    ...baseRootfsSteps(l),
+    ...componentImageSteps(l, imagesDir(l, key), key, cl),
+    { what: `the node image (its ${KIND_VERSIONS.kubernetes} images packed and imported, the node committed and saved)`, seconds: COLD_SECONDS.nodeImage },
+  ];
+}
+
 async function build(l: KindLayout, env: NodeJS.ProcessEnv, cl: ClusterLayout, key: string, ref: string, log: (s: string) => void): Promise<void> {
   const t0 = Date.now();
+  log(planLine(`the kind node image ${ref}`, nodeImageSteps(l, key, cl))!);
   const rootfs = await baseRootfs(l, log);
   const routesRef = `${ROUTES_IMAGE_NAME}:${key}`;
-  const images = await componentImages(l, join(l.partsDir, `images-${key}`), rootfs, key, log, cl);
+  const images = await componentImages(l, imagesDir(l, key), rootfs, key, log, cl);
   const base = `localhost/attestorm-kind-base:${key}`;
   if (!(await engineHasImage(env, base))) {
     log(`importing the base rootfs into the engine as ${base}`);

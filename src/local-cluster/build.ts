@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PlatformError } from '../errors.js';
+import { COLD_SECONDS, planLine, timedStep, type BuildStep } from './build-plan.js';
 import { VERSIONS, binaries, type ClusterLayout } from './layout.js';
 import { sh } from './sh.js';
 
@@ -46,7 +47,7 @@ export const STAGING_MODULES = [
 export const K8S_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet'] as const;
 /** What a kind node image needs beside them: kubeadm and kubectl on the node, kube-proxy as an image. */
 export const KIND_K8S_COMMANDS = ['kubeadm', 'kubectl', 'kube-proxy'] as const;
-type K8sCommand = (typeof K8S_COMMANDS)[number] | (typeof KIND_K8S_COMMANDS)[number];
+export type K8sCommand = (typeof K8S_COMMANDS)[number] | (typeof KIND_K8S_COMMANDS)[number];
 
 export function k8sWrapperGoMod(k8s: string = VERSIONS.kubernetes, staging: string = VERSIONS.staging): string {
   const replaces = STAGING_MODULES.map((m) => `\tk8s.io/${m} => k8s.io/${m} ${staging}`).join('\n');
@@ -89,12 +90,10 @@ export function goEnv(): NodeJS.ProcessEnv {
   return { ...process.env, CGO_ENABLED: '0', GOTOOLCHAIN: 'local', GOFLAGS: '-mod=mod' };
 }
 
-async function goBuild(srcDir: string, pkg: string, out: string, ldflags: string, log: (s: string) => void): Promise<void> {
-  const t0 = Date.now();
+async function goBuild(srcDir: string, pkg: string, out: string, ldflags: string): Promise<void> {
   const tmp = `${out}.partial`;
   await sh('nice', ['-n', '19', 'go', 'build', '-ldflags', ldflags, '-o', tmp, pkg], { cwd: srcDir, env: goEnv() });
   renameSync(tmp, out); // only a finished binary counts as cached
-  log(`built ${out} in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
 async function prepareModule(dir: string, goMod: string, pkgs: readonly string[]): Promise<string> {
@@ -108,33 +107,60 @@ async function prepareModule(dir: string, goMod: string, pkgs: readonly string[]
   return src;
 }
 
-/** Builds whatever is missing from the cache; returns what it built. */
-export async function buildMissing(l: ClusterLayout, log: (s: string) => void): Promise<string[]> {
-  const b = binaries(l);
-  const built: string[] = [];
-  if (!existsSync(b.etcd)) {
-    log(`building etcd ${VERSIONS.etcd} from go.etcd.io/etcd/server/v3 (nice 19)`);
+/** The build step for etcd when the cache lacks it, else none. */
+export function etcdSteps(l: ClusterLayout): BuildStep[] {
+  return existsSync(binaries(l).etcd) ? [] : [{ what: `etcd ${VERSIONS.etcd} from go.etcd.io/etcd/server/v3`, seconds: COLD_SECONDS.etcd }];
+}
+
+/** etcd into the cache when it is missing; returns what it built. */
+export async function buildEtcd(l: ClusterLayout, log: (s: string) => void): Promise<string[]> {
+  const [step] = etcdSteps(l);
+  if (!step) return [];
+  const etcd = binaries(l).etcd;
+  await timedStep(log, step, async () => {
     const src = await prepareModule(l.etcdDir, etcdWrapperGoMod(), ['go.etcd.io/etcd/server/v3']);
-    await goBuild(src, 'go.etcd.io/etcd/server/v3', b.etcd, '-s -w', log);
-    built.push(b.etcd);
-  }
-  built.push(...(await buildKubernetes(l, K8S_COMMANDS, log)));
-  return built;
+    await goBuild(src, 'go.etcd.io/etcd/server/v3', etcd, '-s -w');
+  });
+  return [etcd];
+}
+
+/** Builds whatever is missing from the cache, saying first what and how long; returns what it built. */
+export async function buildMissing(l: ClusterLayout, log: (s: string) => void): Promise<string[]> {
+  const plan = planLine(`the local cluster's etcd and Kubernetes binaries (${l.cacheDir})`, [...etcdSteps(l), ...kubernetesSteps(l, K8S_COMMANDS)]);
+  if (plan) log(plan);
+  return [...(await buildEtcd(l, log)), ...(await buildKubernetes(l, K8S_COMMANDS, log))];
+}
+
+function k8sStep(c: K8sCommand): BuildStep {
+  return { what: `Kubernetes ${VERSIONS.kubernetes} ${c}`, seconds: COLD_SECONDS[c] };
+}
+
+/** The build steps for those of `commands` the cache lacks: the module download, then each command. */
+export function kubernetesSteps(l: ClusterLayout, commands: readonly K8sCommand[]): BuildStep[] {
+  const missing = commands.filter((c) => !existsSync(join(l.k8sDir, 'bin', c)));
+  if (!missing.length) return [];
+  return [
+    { what: `the Kubernetes ${VERSIONS.kubernetes} modules (k8s.io/kubernetes and its staging modules)`, seconds: COLD_SECONDS.kubernetesModules },
+    ...missing.map(k8sStep),
+  ];
 }
 
 /** Builds those of `commands` the cache lacks (the module's tools file names every command either user needs). */
 export async function buildKubernetes(l: ClusterLayout, commands: readonly K8sCommand[], log: (s: string) => void): Promise<string[]> {
-  const missing = commands.filter((c) => !existsSync(join(l.k8sDir, 'bin', c)));
-  if (!missing.length) return [];
-  log(`building Kubernetes ${VERSIONS.kubernetes} (${missing.join(', ')}) from k8s.io/kubernetes (nice 19; ~15 min cold on 2 cores)`);
+  const [modules, ...builds] = kubernetesSteps(l, commands);
+  if (!modules) return [];
   const pkgs = [...K8S_COMMANDS, ...KIND_K8S_COMMANDS].map((c) => `k8s.io/kubernetes/cmd/${c}`);
-  const src = await prepareModule(l.k8sDir, k8sWrapperGoMod(), pkgs);
-  for (const c of missing) await goBuild(src, `k8s.io/kubernetes/cmd/${c}`, join(l.k8sDir, 'bin', c), k8sLdflags(), log);
+  const src = await timedStep(log, modules, () => prepareModule(l.k8sDir, k8sWrapperGoMod(), pkgs));
+  const missing = commands.filter((c) => !existsSync(join(l.k8sDir, 'bin', c)));
+  for (const [i, c] of missing.entries())
+    await timedStep(log, builds[i]!, () => goBuild(src, `k8s.io/kubernetes/cmd/${c}`, join(l.k8sDir, 'bin', c), k8sLdflags()));
   return missing;
 }
 
-/** Where `go` keeps k8s.io/kubernetes's source (pause.c lives there). */
+/** Where `go` keeps k8s.io/kubernetes's source (pause.c lives there), downloaded when the module cache lacks it. */
 export async function kubernetesModuleDir(): Promise<string> {
-  const r = await sh('go', ['env', 'GOMODCACHE'], { env: goEnv() });
-  return join(r.stdout.trim(), `k8s.io/kubernetes@${VERSIONS.kubernetes}`);
+  const r = await sh('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${VERSIONS.kubernetes}`], { env: goEnv() });
+  const dir = (JSON.parse(r.stdout) as { Dir?: string }).Dir;
+  if (!dir) throw new PlatformError(`go mod download k8s.io/kubernetes@${VERSIONS.kubernetes} named no folder: ${r.stdout.trim()}`);
+  return dir;
 }

@@ -3,20 +3,9 @@
 // containerd's network namespaces. `down` and `up`'s checks both use these.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseMountinfo } from '../util/index.js';
 
-/** Mount points from /proc/self/mountinfo text (field 5, octal escapes such as \040 decoded). */
-export function parseMountinfo(text: string): Array<{ mountPoint: string; fsType: string }> {
-  const out: Array<{ mountPoint: string; fsType: string }> = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const [left, right] = line.split(' - ');
-    const f = (left ?? '').split(' ');
-    if (f.length < 5 || right === undefined) continue;
-    const mountPoint = f[4]!.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-    out.push({ mountPoint, fsType: right.split(' ')[0] ?? '' });
-  }
-  return out;
-}
+export { parseMountinfo };
 
 /** Mount points at or below any prefix, deepest first (the order they must be unmounted in). */
 export function mountsUnder(mounts: Array<{ mountPoint: string }>, prefixes: string[]): string[] {

@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { PlatformError } from '../errors.js';
 import { PROJECT_ROOT } from '../util/index.js';
 import { kubernetesModuleDir } from './build.js';
+import { COLD_SECONDS, roughly } from './build-plan.js';
 import { PAUSE_IMAGE, PROJECT_IMAGE, VERSIONS, type ClusterLayout } from './layout.js';
 import { sh } from './sh.js';
 
@@ -67,7 +68,7 @@ export async function pauseArchive(l: ClusterLayout, log: (s: string) => void): 
   mkdirSync(l.imagesDir, { recursive: true });
   const src = join(await kubernetesModuleDir(), 'build/pause/linux/pause.c');
   if (!existsSync(src))
-    throw new PlatformError(`pause.c not found at ${src}: the Kubernetes module is not in Go's module cache (attestorm cluster up builds it first)`);
+    throw new PlatformError(`pause.c not found at ${src}: k8s.io/kubernetes@${VERSIONS.kubernetes} no longer has build/pause/linux/pause.c`);
   const work = mkdtempSync(join(l.imagesDir, 'pause-'));
   try {
     mkdirSync(join(work, 'rootfs'));
@@ -85,7 +86,7 @@ export async function pauseArchive(l: ClusterLayout, log: (s: string) => void): 
 async function nodeBaseRootfs(l: ClusterLayout, log: (s: string) => void): Promise<string> {
   const debian = join(l.imagesDir, `${VERSIONS.debianSuite}-minbase`);
   if (!existsSync(debian)) {
-    log(`debootstrap --variant=minbase ${VERSIONS.debianSuite} (Debian's mirror, nice 19)`);
+    log(`debootstrap --variant=minbase ${VERSIONS.debianSuite} for the Node base (Debian's mirror, about 1 min, nice 19)`);
     const partial = `${debian}.partial`;
     rmSync(partial, { recursive: true, force: true });
     await sh('nice', ['-n', '19', 'debootstrap', '--variant=minbase', VERSIONS.debianSuite, partial, 'http://deb.debian.org/debian']);
@@ -157,7 +158,9 @@ export async function projectArchive(l: ClusterLayout, log: (s: string) => void,
   await ensureNodeBase(l, log);
   const { tag } = splitImage(PROJECT_IMAGE);
   const local = `localhost/attestorm:${tag}`;
-  log(`building ${PROJECT_IMAGE} from ${join(root, 'Dockerfile')} with buildah (BASE=${NODE_BASE_IMAGE}, nice 19)`);
+  log(
+    `building ${PROJECT_IMAGE} from ${join(root, 'Dockerfile')} with buildah (BASE=${NODE_BASE_IMAGE}; ${roughly(COLD_SECONDS.projectImage)} cold with the base, nice 19)`,
+  );
   const t0 = Date.now();
   await sh('nice', [
     '-n',

@@ -22,5 +22,17 @@ export { startDaemon, stopDaemon, waitFor, logTail } from './daemons.js';
 export { isOurs, type DaemonRecord } from './state.js';
 export { sh, type ShResult } from './sh.js';
 export { onPath } from './checks.js';
-export { buildKubernetes, kubernetesModuleDir, goEnv, toolsGo } from './build.js';
+export {
+  buildEtcd,
+  buildKubernetes,
+  etcdSteps,
+  kubernetesSteps,
+  kubernetesModuleDir,
+  goEnv,
+  toolsGo,
+  KIND_K8S_COMMANDS,
+  K8S_COMMANDS,
+  type K8sCommand,
+} from './build.js';
+export { COLD_SECONDS, planLine, roughly, timedStep, type BuildStep } from './build-plan.js';
 export { umociImage, tarLayout, pauseArchive, splitImage, projectArchive, projectImageKey, ensureNodeBase, NODE_BASE_IMAGE } from './images.js';

@@ -2,7 +2,7 @@
 // emulator) or a Kubernetes cluster (cluster/). The runner knows only this interface; what a
 // platform needs beyond it (this machine's cgroups, a cluster's connection) it keeps to itself.
 import type { IsolationRecord, RunEnvironment, RunResults, SampleLine, VariantAgentRecord } from '../contract/index.js';
-import { RunError } from '../errors.js';
+import { RunError, type PreflightFailure } from '../errors.js';
 import type { LoadDriver, LoadSite, RepMeasurement, Scenario, Variant } from '../scenario/index.js';
 
 export type { LoadSite };
@@ -74,8 +74,12 @@ export interface Platform {
   readonly loadSite: LoadSite;
   /** Every reason the scenario cannot run here (its variants, its faults), one message each; checked before anything starts. */
   problems(s: Scenario): string[];
-  /** What this machine must offer before anything of the run is written (a runtime base only root can write); throws. */
-  checkMachine(): void;
+  /**
+   * What this machine must offer every run, before anything of it is written or started: throws
+   * for a runtime base another user controls; returns every other need it lacks (sockets in the
+   * runtime folder, loopback, the kubelet emulator, the metrics address), each a named failure.
+   */
+  checkMachine(s: Scenario): Promise<PreflightFailure[]>;
   /** Once the variants that can run are known: refuses what this platform cannot hold (no cgroups, CPUs it lacks), then readies what the run needs once. */
   prepare(s: Scenario): Promise<PreparedRun>;
 }

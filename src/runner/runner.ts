@@ -143,9 +143,10 @@ async function openRun(opts: RunScenarioOptions): Promise<ScenarioRun> {
   opts.load.validate(opts.loaded.scenario, platform.loadSite);
   const problems = platform.problems(opts.loaded.scenario);
   if (problems.length) throw new ConfigError([...new Set(problems)]);
-  platform.checkMachine();
-  // What each variant's kind needs from the machine (a SPIRE variant's binaries); variants without them are skipped.
-  const preflight = await preflightVariants(opts.loaded.scenario);
+  // What every run needs of the machine, and what each variant's kind needs (a SPIRE variant's
+  // binaries, run once); all failures at once (exit 2), variants without binaries skipped.
+  const machine = await platform.checkMachine(opts.loaded.scenario);
+  const preflight = await preflightVariants(opts.loaded.scenario, process.env, machine);
   const s = preflight.scenario;
   const prepared = await platform.prepare(s);
   const runId = newRunId(s.name.slice(0, 20));

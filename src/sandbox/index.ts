@@ -21,3 +21,5 @@ export { newRunId, ownerPidOf, runTempDir, tempRoot } from './run-id.js';
 export { cleanupLeftovers } from './cleanup.js';
 export { otherPodIds, podUidProblem } from './uid-reach.js';
 export { assertOwnFolder, createRunFolder, ensureRunFolder, ensureRuntimeBase, runtimeBase, RUNTIME_DIR_ENV } from './runtime-dir.js';
+export { runtimeSocketFailure, describeFilesystem } from './socket-probe.js';
+export { loopbackFailures, type KubeletProbe } from './reach-probe.js';

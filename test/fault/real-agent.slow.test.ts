@@ -30,7 +30,11 @@ describe.skipIf(!host)(`faults on the real agent (${reason})`, () => {
     const bundle = await bundleEntry(join(PROJECT_ROOT, 'src/targets/agent-entry.ts'));
     const socket = join(dir, 'agent.sock');
     const configFile = join(dir, 'agent.yaml');
-    writeFileSync(configFile, `socket: ${socket}\nattestors: [unix]\nmetrics: 127.0.0.1:0\n`);
+    // Every attestation holds 32 MiB (touched page by page) while it runs: whatever limit the squeeze
+    // sets (16 MiB, or on v1 the usage at its start), the first bystander call during it must pass
+    // the limit with nothing to reclaim, so the kernel's OOM kill is what the squeeze guarantees,
+    // not what the agent's own allocations happened to reach in 2 s (once they did not: 0 kills).
+    writeFileSync(configFile, `socket: ${socket}\nattestors: [unix]\nmetrics: 127.0.0.1:0\nmodel: { attestationWorkingSet: 32Mi }\n`);
     const cg = Cgroup.create(host!, `${root}/agent`, { cpu: true, freezer: true });
     const limit = 256 * MiB;
     cg.setMemoryLimit(limit);

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assert, afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadNativeBundles } from '../../src/load/bundle.js';
 import { NATIVE_BINARY_PREFIX, NATIVE_SOURCE_DIR, buildNativeWorker, findExecutable, prebuildNativeWorker } from '../../src/load/native/build.js';
 import { LatencyHistogram } from '../../src/load/worker/latency-histogram.js';
@@ -38,8 +38,7 @@ describe('native worker build', () => {
     if (!hasCc) return (skipNote('native worker build', 'no cc in PATH'), ctx.skip());
     const cacheDir = temp('native-cache');
     const first = await buildNativeWorker({ cacheDir });
-    expect(first.ok).toBe(true);
-    if (!first.ok) return;
+    assert(first.ok, first.ok ? '' : first.reason);
     expect(first.cached).toBe(false);
     expect(first.binary).toBe(join(cacheDir, `${NATIVE_BINARY_PREFIX}${first.key}`));
     expect(existsSync(first.binary)).toBe(true);

@@ -62,7 +62,7 @@ describe('host parsers', () => {
       '40 25 0:36 / /var/lib/attestorm/cluster-other rw - ext4 /dev/vda rw',
     ].join('\n');
     const mounts = parseMountinfo(text);
-    expect(mounts[3]).toEqual({ mountPoint: '/home/a b', fsType: 'ext4' });
+    expect(mounts[3]).toEqual({ mountPoint: '/home/a b', fsType: 'ext4', source: '/dev/vda' });
     expect(mountsUnder(mounts, ['/var/lib/attestorm/cluster', '/run/attestorm-cluster', '/run/netns/cni-1234'])).toEqual([
       '/var/lib/attestorm/cluster/kubelet/pods/x/volumes/kubernetes.io~projected/kube-api-access',
       '/run/attestorm-cluster/containerd/io.containerd.runtime.v2.task/k8s.io/abc/rootfs',

@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigError, PlatformError } from '../../src/errors.js';
+import { ConfigError, PlatformError, PreflightError, PreflightFailure } from '../../src/errors.js';
 import { preflightVariants, readScenarioFile } from '../../src/scenario/index.js';
 import {
   compareVersions,
@@ -133,10 +133,27 @@ describe('preflight of a SPIRE variant', () => {
     ]);
   });
 
-  it('throws a PlatformError naming the folder when the variable points at no build', async () => {
-    await expect(preflightSpireVariant({ binDirEnv: 'B' }, '', { B: join(root, 'nowhere') })).rejects.toThrow(
-      /spire-server not found: looked in binDir .*nowhere/,
+  it('a variable that points at no build is a preflight failure naming the folder and the fix', async () => {
+    const err = await preflightSpireVariant({ binDirEnv: 'B' }, 'v.agent.', { B: join(root, 'nowhere') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PreflightFailure);
+    expect((err as PreflightFailure).code).toBe('ATTESTORM_ERR_SPIRE_BINARY');
+    expect((err as PreflightFailure).message).toMatch(/^v\.agent: spire-server not found: looked in binDir .*nowhere/);
+    expect((err as PreflightFailure).fix).toMatch(
+      /^point v\.agent\.binDir \(or SPIRE_BIN_DIR\) at a folder with spire-server and spire-agent built for this host \(linux-/,
     );
+  });
+
+  it('a spire-server that does not run on this host (not an executable of this machine) is named, though spire-agent runs', async () => {
+    const foreign = standIn('foreign', '1.15.3');
+    // A broken ELF header: execve refuses it (ENOEXEC), as it refuses an arm64 build here, and the shell
+    // that execvp then hands it to cannot run it either.
+    writeFileSync(join(foreign, 'spire-server'), Buffer.concat([Buffer.from('\x7fELF\x02\x01\x01', 'latin1'), Buffer.alloc(57)]));
+    const err = await preflightSpireVariant({ binDir: foreign }, 'v.agent.', {}).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PreflightFailure);
+    expect((err as PreflightFailure).message).toMatch(
+      new RegExp(`^v\\.agent: SPIRE does not run on this host: ${join(foreign, 'spire-server')} --version failed: `),
+    );
+    expect((err as PreflightFailure).message).not.toContain('spire-agent --version');
   });
 });
 
@@ -177,6 +194,17 @@ describe('preflight of a scenario', () => {
       expect.stringMatching(/^variants\[0\] \(old\)\.agent\.rateLimits\.fetch_jwt_svid is set \(5\), but SPIRE 1\.14\.7/),
       expect.stringMatching(/^variants\[0\] \(old\)\.agent\.rateLimits\.fetch_jwt_bundles is set \(2\), but SPIRE 1\.14\.7/),
     ]);
+  });
+
+  it("reports a variant's SPIRE that does not run with the machine's failures, all at once", async () => {
+    const { scenario } = readScenarioFile(file, {}, []);
+    const machine = new PreflightFailure('ATTESTORM_ERR_LOOPBACK', 'loopback is down', 'ip link set lo up');
+    const err = await preflightVariants(scenario, { T_OLD: join(root, 'nowhere'), T_NEW: v1153 }, [machine]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PreflightError);
+    expect((err as PreflightError).failures.map((f) => f.code)).toEqual(['ATTESTORM_ERR_LOOPBACK', 'ATTESTORM_ERR_SPIRE_BINARY']);
+    expect((err as PreflightError).message).toMatch(
+      /^this machine cannot hold the run \(nothing was started\):\n {2}- loopback is down; fix: ip link set lo up \[ATTESTORM_ERR_LOOPBACK\]\n {2}- variants\[0\] \(old\)\.agent: spire-server not found/,
+    );
   });
 
   it('says which variants were skipped when none can run', async () => {

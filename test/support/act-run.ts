@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { chooseNodeImage, engineDown, engineForKind, engineNodeBase, engineUp, ensureKindBinary, KIND_VERSIONS, kindLayout } from '../../src/kind/index.js';
-import { clusterLayout, onPath } from '../../src/local-cluster/index.js';
+import { buildKubernetes, clusterLayout, onPath } from '../../src/local-cluster/index.js';
 import { onCleanup } from '../../src/util/index.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -86,10 +86,11 @@ function seedNode(toolCache: string): void {
 }
 
 /** kind and kubectl where helm/kind-action looks before downloading them. */
-function seedKind(toolCache: string, kind: string): void {
+async function seedKind(toolCache: string, kind: string): Promise<void> {
   const dir = join(toolCache, 'kind', KIND_VERSIONS.kind, 'amd64');
   const kubectl = join(clusterLayout().k8sDir, 'bin/kubectl');
-  if (!existsSync(kubectl)) throw new Error(`${kubectl} is missing: \`attestorm cluster up\` builds it (Kubernetes ${KIND_VERSIONS.kubernetes})`);
+  // Built into the shared cache when missing (a fresh machine), as `kind up` builds it.
+  await buildKubernetes(clusterLayout(), ['kubectl'], log);
   // ensureKindBinary answers `kind` when the one on PATH is used.
   const kindFile =
     kind === 'kind'
@@ -170,7 +171,7 @@ try {
       }
       Object.assign(env, engine.DOCKER_HOST ? { DOCKER_HOST: engine.DOCKER_HOST } : {});
       const kind = await ensureKindBinary(l, log);
-      if (actions) seedKind(join(actions, 'tool_cache'), kind);
+      if (actions) await seedKind(join(actions, 'tool_cache'), kind);
       const node = await chooseNodeImage(l, engine, process.env.ATTESTORM_KIND_NODE_IMAGE, log);
       const base = await engineNodeBase(engine, log);
       log(`node image ${node.ref}: ${node.reason}`);

@@ -69,8 +69,9 @@ export function clusterPlatform(cluster: OpenCluster, spireImages: ReadonlyMap<s
     },
     loadSite: 'cluster',
     problems: (s) => [...faultScheduleProblems(s.faults, s.duration), ...clusterScenarioProblems(s)],
-    // Nothing of the run is made on this machine.
-    checkMachine: () => {},
+    // Nothing of the run is made on this machine; the cluster's own preflight runs as a variant
+    // starts (context, API server, nodes, images).
+    checkMachine: () => Promise.resolve([]),
     prepare: async (s) => {
       // Still refused when this machine lacks the CPUs asked for, as a local run would be.
       const isolation = planIsolation(s, null, IN_A_CLUSTER).record;

@@ -5,10 +5,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { detectCgroupHost, removeIfEmpty, removeTree, type CgroupHost } from '../../cgroup/index.js';
 import { TOPOLOGY_NODES, type IsolationRecord } from '../../contract/index.js';
-import { ConfigError, PlatformError } from '../../errors.js';
+import { ConfigError, PlatformError, type PreflightFailure } from '../../errors.js';
 import { burstProblems, faultProblems, faultScheduleProblems } from '../../fault/index.js';
 import { MAX_WORKERS_TOTAL } from '../../load/index.js';
-import { createRunFolder, ensureRuntimeBase, otherPodIds, runTempDir } from '../../sandbox/index.js';
+import { createRunFolder, ensureRuntimeBase, loopbackFailures, otherPodIds, runTempDir, runtimeSocketFailure, type KubeletProbe } from '../../sandbox/index.js';
 import { isolateRunner, planIsolation, type CpusetPlan, type Scenario } from '../../scenario/index.js';
 import { prepareTargets, targetKind, type TargetMaker } from '../../targets/index.js';
 import type { Platform, PlatformMeasurement, PlatformRun, PreparedRun } from '../platform.js';
@@ -139,13 +139,30 @@ export function localTopologyProblems(s: Scenario): string[] {
   ];
 }
 
+/**
+ * What every local run needs of this machine, all of it checked at once: a runtime base only this
+ * user controls (else UnsafePathError, exit 3), one that holds Unix sockets, loopback, the kubelet
+ * emulator answering as each variant's agent will ask it, and the metrics address answering.
+ */
+async function checkLocalMachine(s: Scenario): Promise<PreflightFailure[]> {
+  const base = ensureRuntimeBase();
+  const failures: PreflightFailure[] = [];
+  const sockets = await runtimeSocketFailure(base);
+  if (sockets) failures.push(sockets);
+  const kubelets: KubeletProbe[] = [];
+  for (const v of s.variants) {
+    const k = targetKind(v.agent.kind).kubelet(v.agent);
+    if (k) kubelets.push({ tls: k.tls, token: k.token });
+  }
+  failures.push(...(await loopbackFailures({ kubelets, metrics: s.variants.some((v) => targetKind(v.agent.kind).started) })));
+  return failures;
+}
+
 export const localPlatform: Platform = {
   record: { name: 'local' },
   loadSite: 'local',
   problems: (s) => [...localTopologyProblems(s), ...localFaultProblems(s)],
-  // A runtime base another user controls (or others may write) is refused before anything is
-  // written or started (UnsafePathError, exit 3).
-  checkMachine: ensureRuntimeBase,
+  checkMachine: checkLocalMachine,
   async prepare(s: Scenario): Promise<PreparedRun> {
     const host = agentCgroups(s);
     // Refused here, before anything starts, when the machine lacks the CPUs asked for.

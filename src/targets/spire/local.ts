@@ -102,7 +102,13 @@ export function spireTarget(agent: SpireAgent, ctx: TargetContext): AgentTarget 
     peakBytes: () => (p.cgroup ? p.cgroup.readMemory().peakBytes : null),
     // A fault's kill goes through the supervisor: recorded as such, then restarted with a new token.
     kill: (signal) => p.supervisor?.kill(signal),
-    describe: (): VariantAgentRecord => ({ kind: 'spire', ...spireLimiter(p.rateLimits, agent.limiterPlacement), binary: p.binary, version: p.version, ...(Object.keys(agent.env).length ? { env: agent.env } : {}) }),
+    describe: (): VariantAgentRecord => ({
+      kind: 'spire',
+      ...spireLimiter(p.rateLimits, agent.limiterPlacement),
+      binary: p.binary,
+      version: p.version,
+      ...(Object.keys(agent.env).length ? { env: agent.env } : {}),
+    }),
     podsServed: (signal) => podsServed(ctx, p, signal),
     stop: () => (stopping ??= stopSpire(ctx, p)),
     release: () => releaseStartedAgent(p.cgroup, p.socket),
