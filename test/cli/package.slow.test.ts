@@ -74,7 +74,8 @@ describe('the packed tarball, installed into an empty project', () => {
         'proto/workload.proto',
         'scenarios/quick.yaml',
         'scenarios/scenario.schema.json',
-        'src/load/native/worker.c',
+        'src/load/native/main.c',
+        'src/load/native/worker.h',
       ]),
     );
     expect(packedFiles.filter((f) => f.endsWith('.ts'))).toEqual([]);

@@ -54,7 +54,7 @@ describe('native worker build', () => {
     cpSync(NATIVE_SOURCE_DIR, sourceDir, { recursive: true });
     const cacheDir = temp('native-cache');
     const a = await buildNativeWorker({ cacheDir, sourceDir });
-    appendFileSync(join(sourceDir, 'worker.c'), '\n/* changed */\n');
+    appendFileSync(join(sourceDir, 'main.c'), '\n/* changed */\n');
     const b = await buildNativeWorker({ cacheDir, sourceDir, env: { ...process.env, PATH: `${process.env.PATH}:/x` } });
     expect(a.ok && b.ok).toBe(true);
     if (a.ok && b.ok) {
@@ -137,7 +137,7 @@ describe('native worker built ahead of time (the project image carries one and n
     expect(bundles.fallback).toBeUndefined();
 
     // Built for other sources it is not taken: without a compiler, native falls back again.
-    appendFileSync(join(sourceDir, 'worker.c'), '\n/* changed */\n');
+    appendFileSync(join(sourceDir, 'main.c'), '\n/* changed */\n');
     const stale = await buildNativeWorker({ env: noCc, cacheDir: temp('native-cache'), sourceDir, prebuiltDir: out });
     expect(stale).toMatchObject({ ok: false });
     if (!stale.ok) expect(stale.reason).toMatch(/^no C compiler/);

@@ -1,6 +1,6 @@
-// Builds the native load worker (worker.c and its parts, in this folder) with the system C compiler
-// on first use and caches the binary under node_modules/.cache/attestorm, keyed by a hash of the
-// sources, the flags and the compiler's version, so a changed source or compiler builds anew and
+// Builds the native load worker (every C file in this folder; worker.h says which part is where)
+// with the system C compiler on first use and caches the binary under node_modules/.cache/attestorm,
+// keyed by a hash of the sources, the flags and the compiler's version, so a changed source or compiler builds anew and
 // `npm ci && npm start` needs nothing but cc. A binary built ahead of time for these very sources
 // (dist/native: the project's image compiles it at build time and has no compiler) is taken first.
 // Without either it says why, and the generator falls back to the Node h2 worker.
