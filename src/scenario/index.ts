@@ -7,7 +7,7 @@ export type { Scenario, ScenarioInput, ExpectInput, Overrides, Variant } from '.
 // The agent of a variant is a target kind's: its schema and rules live in src/targets.
 export { AGENT_KINDS, resolveVariantAgent, variantPlacement } from '../targets/index.js';
 export type { ExternalAgent, ReferenceAgent, SpireAgent, VariantAgent } from '../targets/index.js';
-export { applySettings, parseScenario, parseOverrides, readScenarioFile, scenarioProblems } from './load-scenario.js';
+export { applySettings, parseScenario, parseOverrides, readScenarioFile, removeKeys, scenarioProblems } from './load-scenario.js';
 export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
 export { schemaRefFrom, starterScenario, STARTER_FILE } from './starter.js';

@@ -49,6 +49,35 @@ export function parseOverrides(input: Record<string, unknown>): Overrides {
 }
 
 /**
+ * The mapping that holds the last segment of `segments` in `doc`: each segment names a key, or,
+ * inside a list of named items (variants), the item of that name; missing mappings are created
+ * when `create` says so. A string says why there is none.
+ */
+function parentOf(doc: Record<string, unknown>, segments: readonly string[], create: boolean): Record<string, unknown> | string {
+  let at: unknown = doc;
+  for (const [i, seg] of segments.slice(0, -1).entries()) {
+    const here = segments.slice(0, i).join('.') || 'the scenario';
+    if (Array.isArray(at)) {
+      const item: unknown = at.find((x) => x !== null && typeof x === 'object' && (x as { name?: unknown }).name === seg);
+      if (item === undefined) {
+        const names = at.map((x) => (x as { name?: unknown })?.name).filter((n) => typeof n === 'string');
+        return `${here} has no item named "${seg}" (it has ${names.join(', ') || 'none'})`;
+      }
+      at = item;
+      continue;
+    }
+    if (at === null || typeof at !== 'object') return `${here} is not a mapping`;
+    const obj = at as Record<string, unknown>;
+    if ((obj[seg] === undefined || obj[seg] === null) && create) obj[seg] = {};
+    at = obj[seg];
+  }
+  const here = segments.slice(0, -1).join('.') || 'the scenario';
+  if (Array.isArray(at)) return `${segments.join('.')} names a whole item of ${here}; set one of its keys`;
+  if (at === null || typeof at !== 'object') return create ? `${here} is not a mapping` : '';
+  return at as Record<string, unknown>;
+}
+
+/**
  * `--set key.path=value` on the scenario as written, before it is checked: each dot-separated
  * segment names a key, or, inside a list of named items (variants), the item of that name;
  * missing mappings are created. The value is read as YAML (8Gi, 10, true, a string).
@@ -71,43 +100,30 @@ export function applySettings(doc: Record<string, unknown>, settings: readonly s
       problems.push(`--set ${path}: the value is not valid YAML (${(err as Error).message})`);
       continue;
     }
-    let at: unknown = out;
-    let failed: string | null = null;
-    for (const [i, seg] of segments.entries()) {
-      const last = i === segments.length - 1;
-      const here = segments.slice(0, i).join('.') || 'the scenario';
-      if (Array.isArray(at)) {
-        const item: unknown = at.find((x) => x !== null && typeof x === 'object' && (x as { name?: unknown }).name === seg);
-        if (item === undefined) {
-          const names = at.map((x) => (x as { name?: unknown })?.name).filter((n) => typeof n === 'string');
-          failed = `${here} has no item named "${seg}" (it has ${names.join(', ') || 'none'})`;
-          break;
-        }
-        if (last) {
-          failed = `${path} names a whole item of ${here}; set one of its keys`;
-          break;
-        }
-        at = item;
-        continue;
-      }
-      if (at === null || typeof at !== 'object') {
-        failed = `${here} is not a mapping`;
-        break;
-      }
-      const obj = at as Record<string, unknown>;
-      if (last) obj[seg] = value;
-      else {
-        if (obj[seg] === undefined || obj[seg] === null) obj[seg] = {};
-        at = obj[seg];
-      }
-    }
-    if (failed) problems.push(`--set ${path}: ${failed}`);
+    const parent = parentOf(out, segments, true);
+    if (typeof parent === 'string') problems.push(`--set ${path}: ${parent}`);
+    else parent[segments.at(-1)!] = value;
   }
   if (problems.length) throw new ConfigError(problems);
   return out;
 }
 
-export function readScenarioFile(path: string, overrides: Overrides = {}, settings: readonly string[] = []): LoadedScenario {
+/** The scenario as written without the keys at these paths (named as --set names them); a path that names nothing is no error. */
+export function removeKeys(doc: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out = structuredClone(doc);
+  for (const path of paths) {
+    const segments = path.split('.');
+    const parent = parentOf(out, segments, false);
+    if (typeof parent !== 'string') delete parent[segments.at(-1)!];
+  }
+  return out;
+}
+
+/**
+ * A scenario file, with `settings` (--set) applied and the keys at `unset` removed before it is
+ * checked (a bisect step's variant names no release), then the flag overrides.
+ */
+export function readScenarioFile(path: string, overrides: Overrides = {}, settings: readonly string[] = [], unset: readonly string[] = []): LoadedScenario {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -121,8 +137,9 @@ export function readScenarioFile(path: string, overrides: Overrides = {}, settin
     throw new ConfigError(`${path}: not valid YAML (${(err as Error).message})`);
   }
   if (doc === null || doc === undefined) throw new ConfigError(`${path}: the file is empty; a scenario needs at least a name`);
-  if (settings.length && (typeof doc !== 'object' || Array.isArray(doc)))
-    throw new ConfigError(`${path}: must be a YAML mapping of scenario keys to take --set`);
-  const loaded = parseScenario(settings.length ? applySettings(doc as Record<string, unknown>, settings) : doc, `${path}: `, overrides);
+  const edited = settings.length > 0 || unset.length > 0;
+  if (edited && (typeof doc !== 'object' || Array.isArray(doc))) throw new ConfigError(`${path}: must be a YAML mapping of scenario keys to take --set`);
+  const input = edited ? removeKeys(applySettings(doc as Record<string, unknown>, settings), unset) : doc;
+  const loaded = parseScenario(input, `${path}: `, overrides);
   return { ...loaded, file: path };
 }

@@ -2,7 +2,7 @@
 // addressed by its name, every bad setting named at once.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { applySettings, parseScenario } from '../../src/scenario/index.js';
+import { applySettings, parseScenario, removeKeys } from '../../src/scenario/index.js';
 
 const doc = {
   name: 's',
@@ -52,5 +52,15 @@ describe('applySettings', () => {
 
   it('leaves the checking to the scenario schema: a bad value fails there with its path', () => {
     expect(() => parseScenario(applySettings(doc, ['variants.a.agent.binDirEnv=not a name']))).toThrow(/binDirEnv must be an environment variable name/);
+  });
+});
+
+describe('removeKeys', () => {
+  it('removes a variant key by the variant name and a shared key; a path naming nothing is no error; the input is left alone', () => {
+    const out = removeKeys(doc, ['variants.a.agent.binDirEnv', 'agent.memoryLimit', 'variants.c.agent.release', 'load.pods']);
+    expect((out.variants as Array<{ agent: unknown }>)[0]!.agent).toEqual({ kind: 'spire' });
+    expect(out.agent).toEqual({});
+    expect(doc.agent.memoryLimit).toBe('256Mi');
+    expect(doc.variants[0]!.agent.binDirEnv).toBe('A');
   });
 });
