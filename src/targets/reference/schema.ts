@@ -59,6 +59,9 @@ const modelSchema = z
   })
   .describe('Modeled costs and behaviours of the reference agent, named in reports when set');
 
+/** The one program a reference agent's binDir must hold. */
+export const REFERENCE_AGENT_PROGRAM = 'attestorm-agent';
+
 const referenceOnlyShape = {
   attestors: z
     .array(z.enum(['unix', 'k8s']))
@@ -87,6 +90,13 @@ export const referenceAgentSchema = z
       .enum(PLACEMENTS, { error: `must be one of ${PLACEMENTS.join(', ')} for a reference agent` })
       .describe('Where the rate limiter sits: before attestation, after it, or nowhere'),
     key: z.enum(KEY_STRATEGIES).optional().describe('Limiter key strategy; default agent.keys[placement]'),
+    binDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        `A folder with an executable ${REFERENCE_AGENT_PROGRAM}, run instead of this project's agent (a reference agent built from another checkout, or a wrapper of it): started as \`${REFERENCE_AGENT_PROGRAM} <agent.yaml>\` with ATTESTORM_AGENT_BUNDLE naming this project's agent bundle and ATTESTORM_NODE its Node, it must print the agent's ready line. A variant's own key, never inherited from the shared block (where binDir is a SPIRE folder); this machine only`,
+      ),
     ...startedAgentShape,
     ...referenceOnlyShape,
   })
