@@ -2,6 +2,8 @@
 // registers exactly these; the command reference (docs/cli.md) is generated from the same list.
 import type { CommandModule } from 'yargs';
 import { agentCommand } from './cmd-agent.js';
+import { bisectCommand } from './cmd-bisect.js';
+import { bisectStepCommand } from './cmd-bisect-step.js';
 import { cleanupCommand } from './cmd-cleanup.js';
 import { clusterCommand } from './cmd-cluster.js';
 import { commentCommand } from './cmd-comment.js';
@@ -33,6 +35,8 @@ export const COMMANDS: readonly CommandModule<any, any>[] = [
   cleanupCommand,
   stabilityCommand,
   sweepCommand,
+  bisectCommand,
+  bisectStepCommand,
   kindCommand,
   clusterCommand,
 ];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DELEGATED_SCOPE_ENV, planCgroupSetup } from '../cgroup/index.js';
 
 /** The commands that start agents and pods in cgroups of their own. */
-const CGROUP_COMMANDS = new Set(['run', 'sweep', 'stability']);
+const CGROUP_COMMANDS = new Set(['run', 'sweep', 'stability', 'bisect', 'bisect-step']);
 
 /** Whether a systemd manager answers here: the system one for root, the user's own otherwise. */
 function managerReachable(uid: number): boolean {
