@@ -2,7 +2,7 @@
 // checkout, the range's direction, the scenario's variant and its kind against the build, the
 // build's own needs (Go), and the machine's (cgroups). Every problem at once.
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, PreflightError } from '../errors.js';
 import { localPlatform } from '../platform/index.js';
 import { readScenarioFile } from '../scenario/index.js';
 import type { BisectSettings } from './bisect-state.js';
@@ -123,7 +123,7 @@ export const specOf = (s: BisectSettings): StepScenarioSpec => ({
  * reference variant without --build, the builder's tools, and cgroups on this machine.
  */
 export async function checkBeforeBuilding(spec: StepScenarioSpec, builder: Builder | null): Promise<void> {
-  const kind = checkStepScenario(spec);
+  const { kind, scenario } = checkStepScenario(spec);
   const problems: string[] = [];
   if (builder?.kind === 'spire' && kind !== 'spire')
     problems.push(
@@ -131,7 +131,9 @@ export async function checkBeforeBuilding(spec: StepScenarioSpec, builder: Build
     );
   if (builder) problems.push(...(await builder.problems()));
   if (problems.length) throw new ConfigError(problems);
-  localPlatform.checkMachine();
+  // What every run needs of this machine (sockets, loopback, the kubelet emulator), as `run` checks it.
+  const failures = await localPlatform.checkMachine(scenario);
+  if (failures.length) throw new PreflightError(failures);
 }
 
 /** reports/bisect-<scenario>-<variant>-<good>-<bad>: the same command finds the same folder, and resumes there. */

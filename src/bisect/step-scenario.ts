@@ -4,7 +4,7 @@
 // stand-in folder, so that a bad scenario or variant fails before minutes of building.
 import { ConfigError } from '../errors.js';
 import { localPlatform } from '../platform/index.js';
-import { parseOverrides, readScenarioFile, selectVariants, stormLoadDriver, type LoadedScenario } from '../scenario/index.js';
+import { parseOverrides, readScenarioFile, selectVariants, stormLoadDriver, type LoadedScenario, type Scenario } from '../scenario/index.js';
 
 export interface StepScenarioSpec {
   file: string;
@@ -46,9 +46,10 @@ export function stepScenario(spec: StepScenarioSpec, binDir: string): StepScenar
 
 /**
  * Every problem of the step's scenario before anything is built: the file, the variant, its kind,
- * that it has expectations to judge, and what the local platform says of it. Returns the kind.
+ * that it has expectations to judge, and what the local platform says of it. Returns the kind and
+ * the scenario a step runs (with the stand-in folder), for the machine's own checks.
  */
-export function checkStepScenario(spec: StepScenarioSpec): string {
+export function checkStepScenario(spec: StepScenarioSpec): { kind: string; scenario: Scenario } {
   // The variant as written first: a kind that takes no binDir is named as such, not as a bad key.
   const plain = readScenarioFile(spec.file, {}, spec.set);
   const variant = plain.scenario.variants.find((v) => v.name === spec.variant);
@@ -71,5 +72,5 @@ export function checkStepScenario(spec: StepScenarioSpec): string {
   stormLoadDriver.validate(s.loaded.scenario, localPlatform.loadSite);
   problems.push(...localPlatform.problems(s.loaded.scenario));
   if (problems.length) throw new ConfigError(problems);
-  return kind;
+  return { kind, scenario: s.loaded.scenario };
 }
