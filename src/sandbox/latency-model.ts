@@ -1,8 +1,7 @@
 // A loaded kubelet's /pods answer time as a model: a base, plus a cost for every other request in
 // flight when one arrives (a kubelet serving many lists at once answers each later), plus a cost
 // per MiB of the list (serializing a larger list takes longer). Its parameters are modeled, not
-// measured here: every report names them, and `attestorm fidelity fit` fits them to a real
-// kubelet's answers.
+// measured here: every report names them (agent.kubelet.latencyModel).
 import { z } from 'zod';
 
 export const latencyModelSchema = z.strictObject({
@@ -22,12 +21,4 @@ const MiB = 2 ** 20;
 /** The model's answer time for a request that finds `others` requests in flight and answers `bytes`. */
 export function modeledLatencyMs(model: ResolvedLatencyModel, others: number, bytes: number): number {
   return model.baseMs + model.perConcurrentMs * Math.max(0, others) + model.perMiBMs * (bytes / MiB);
-}
-
-/** The model in words, for reports: "120 ms + 15 ms per other request in flight + 300 ms per MiB". */
-export function latencyModelInWords(model: ResolvedLatencyModel): string {
-  const parts = [`${model.baseMs} ms`];
-  if (model.perConcurrentMs > 0) parts.push(`${model.perConcurrentMs} ms per other request in flight`);
-  if (model.perMiBMs > 0) parts.push(`${model.perMiBMs} ms per MiB of the list`);
-  return parts.join(' + ');
 }

@@ -109,6 +109,15 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
       ? {
           kubelet: {
             latencyMs: kubelet.latency,
+            ...(kubelet.latencyModel
+              ? {
+                  latencyModel: {
+                    baseMs: kubelet.latencyModel.base,
+                    perConcurrentMs: kubelet.latencyModel.perConcurrent,
+                    perMiBMs: kubelet.latencyModel.perMiB,
+                  },
+                }
+              : {}),
             serviceTimeMs: kubelet.serviceTime,
             failureRate: kubelet.failureRate,
             visibilityDelayMs: kubelet.visibilityDelay,
