@@ -5,6 +5,8 @@
 
 /** The reference agent's model defaults: a setting equal to its default models nothing. */
 export const MODEL_DEFAULTS: Readonly<Record<string, unknown>> = { attestationWorkingSet: 0, podListWorkingSet: 0, cancelAbandoned: true };
+/** The emulated kubelet's modeled answer time (every agent kind that asks the emulator): none unless set. */
+const KUBELET_DEFAULTS: Readonly<Record<string, unknown>> = { kubeletLatency: 0 };
 
 /** One sentence of modeled costs and the variants it holds for (null: every variant, or the run as a whole). */
 export interface ModeledCostsLine {
@@ -15,8 +17,9 @@ export interface ModeledCostsLine {
 const isZeroSize = (v: unknown) => v === 0 || (typeof v === 'string' && /^\s*0+(\.0*)?\s*[KMGT]?i?B?\s*$/i.test(v));
 
 function isDefault(key: string, value: unknown): boolean {
-  if (!(key in MODEL_DEFAULTS)) return false;
-  const d = MODEL_DEFAULTS[key];
+  const defaults = key in MODEL_DEFAULTS ? MODEL_DEFAULTS : KUBELET_DEFAULTS;
+  if (!(key in defaults)) return false;
+  const d = defaults[key];
   return d === 0 ? isZeroSize(value) : value === d;
 }
 
@@ -37,6 +40,12 @@ function inWords(key: string, value: unknown): string {
       return `each attestation in flight holds ${plain(value)} more (model.attestationWorkingSet)`;
     case 'podListWorkingSet':
       return `each parsed kubelet pod list holds ${plain(value)} more (model.podListWorkingSet)`;
+    case 'kubeletLatency':
+      return `the emulated kubelet answers GET /pods after ${typeof value === 'number' ? `${value} ms` : plain(value)} (agent.kubelet.latency)`;
+    case 'kubeletLatencyModel': {
+      const m = value as { base?: number; perConcurrent?: number; perMiB?: number };
+      return `and after ${m.base ?? 0} ms + ${m.perConcurrent ?? 0} ms per other request in flight + ${m.perMiB ?? 0} ms per MiB of the list more (agent.kubelet.latencyModel)`;
+    }
     default:
       return `model.${key} ${plain(value)}`;
   }

@@ -3,7 +3,7 @@
 import type { Outcome, Phase } from './terms.js';
 
 /** One NDJSON line of <placement>.r<rep>/samples.ndjson. */
-export type SampleLine = MemorySample | LoadSample | MetricsSample | EventSample;
+export type SampleLine = MemorySample | LoadSample | MetricsSample | EventSample | KubeletFetchSample | KubeletFetchesSecond;
 
 /** Every 100 ms: the agent's memory. */
 export interface MemorySample {
@@ -117,4 +117,49 @@ export interface EventSample {
   /** For 'phase': the phase that starts at t. */
   phase?: Phase;
   detail?: string;
+}
+
+/**
+ * One GET /pods the kubelet emulator served, written once it was over: its arrival (t), when its
+ * answer started and ended being written, on the same timeline. Up to KUBELET_FETCH_LINE_CAP lines
+ * a second (by the second the request ended); the rest of that second is one KubeletFetchesSecond.
+ * Written by schemaVersion 3 runners from this kind's introduction; absent in older folders.
+ */
+export interface KubeletFetchSample {
+  kind: 'kubelet-fetch';
+  /** Arrival, ms on the timeline. */
+  t: number;
+  /** When the answer's head was written; null: never answered (stalled, or its client left first). */
+  answerStart: number | null;
+  /** When the last byte was handed to the kernel; null: never finished. */
+  answerEnd: number | null;
+  /** HTTP status; null: none. */
+  status: number | null;
+  bytes: number;
+  /** Its wait for a turn in the emulator's service-time queue. */
+  queueWaitMs: number;
+  /** The connection it came on (1, 2, … in the order the emulator saw them). */
+  conn: number;
+  /** /pods requests in flight when it arrived, itself included. */
+  inFlight: number;
+  /** The client closed the connection before the answer was written whole. */
+  abandoned?: true;
+}
+
+/** Individual kubelet-fetch lines written per second at most; the rest of a second is aggregated. */
+export const KUBELET_FETCH_LINE_CAP = 20;
+
+/** The /pods requests of one second beyond KUBELET_FETCH_LINE_CAP, folded into one line. */
+export interface KubeletFetchesSecond {
+  kind: 'kubelet-fetches';
+  /** Start of the second (by the requests' ends), ms on the timeline. */
+  t: number;
+  /** Requests folded in here (not written one by one). */
+  requests: number;
+  /** By HTTP status ("200", "500", "none"). */
+  byStatus: Record<string, number>;
+  bytes: number;
+  abandoned: number;
+  /** Answer times (arrival to end) of the answered ones: base64 HDR histogram in microseconds. */
+  answerHistogram: string;
 }

@@ -3,6 +3,9 @@
 import type { ClusterNodesRecord } from './cluster-topology.js';
 import type { KeyStrategyName, PlacementName } from './limiter-vocabulary.js';
 import type { MemoryMeasure, MemoryPeaks } from './memory-measure.js';
+import type { KubeletFetchRecord } from './kubelet-fetches.js';
+import type { RepetitionFigures } from './repetition-figures.js';
+import type { SpireGoroutineRecord } from './spire-goroutines.js';
 import type { SpireHeapRecord } from './spire-heap.js';
 import type { Outcome, Phase, Verdict } from './terms.js';
 
@@ -258,6 +261,12 @@ export interface VariantResult {
   podList?: PodListRecord;
   /** What held a SPIRE agent's live heap, per repetition that saved heap profiles (agent.heapProfiles); absent otherwise. */
   spireHeap?: SpireHeapRecord[];
+  /** Where a SPIRE agent's goroutines waited, per repetition that saved goroutine profiles (agent.goroutineProfiles); absent otherwise. */
+  spireGoroutines?: SpireGoroutineRecord[];
+  /** Each repetition's own figures (absent in older folders: the reports read them from the samples). */
+  repetitionFigures?: RepetitionFigures[];
+  /** The kubelet emulator's /pods requests while the calls ran, over the repetitions (absent for agents that ask no emulator, and in older folders). */
+  kubeletFetches?: KubeletFetchRecord;
   /** scenario.cluster.topology three-node: per repetition, the storm's node, the quiet node and the server side by side. */
   cluster?: ClusterNodesRecord[];
   expectations: ExpectationResult[];

@@ -23,7 +23,7 @@ export type { LoadOptions, ResolvedLoadOptions, ConnectionMode, LoadClient, Load
 // The options as flags, once: `attestorm load` and the generator pods' command lines.
 export { LOAD_FLAGS, GENERATOR_FLAGS, GENERATOR_LOAD_KEYS, formatLoadFlags, parseLoadFlags, problemAsFlag, generatorLoadFromFlags } from './load-flags.js';
 export type { LoadFlag, GeneratorLoad } from './load-flags.js';
-export { mergeEncodedHistograms, summarizeHistogram } from './histograms.js';
+export { decodeHistogram, encodeHistogram, mergeEncodedHistograms, newHistogram, summarizeHistogram } from './histograms.js';
 export { localPodHost } from './pod-host.js';
 export type { LoadPod, PodHost } from './pod-host.js';
 export type { PodTotals } from './aggregator.js';

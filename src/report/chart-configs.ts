@@ -4,6 +4,7 @@
 import type { ChartConfiguration } from 'chart.js';
 import type { ReportData, SeriesLine } from './report-model.js';
 import { memoryChart } from './chart-memory.js';
+import { kubeletFetchChart } from './chart-kubelet.js';
 import { perSecondText, plottedValues, rateAxis, spikesAbove } from './chart-axis.js';
 import { FALLBACK_COLORS, lineDataset, offScaleDataset, timeOptions, variantPalette, withPointLegend, type ChartSpec, type ColorOf } from './chart-kit.js';
 
@@ -155,6 +156,7 @@ export function buildChartSpecs(data: ReportData): ChartSpec[] {
     stormChart(series, colorOf),
     inflightChart(series, colorOf),
     rejectionsChart(data, several),
+    ...data.runs.flatMap((r) => r.fetchTimelines).map((t) => kubeletFetchChart(t, several, series.xRange)),
   ];
   return specs.filter((c): c is ChartSpec => c !== null);
 }

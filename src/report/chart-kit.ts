@@ -4,7 +4,8 @@ import type { ChartConfiguration } from 'chart.js';
 import { isPlacementName, type PlacementName } from '../contract/index.js';
 import type { SeriesLine } from './report-model.js';
 
-export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'rejections';
+/** The fixed charts, and one kubelet fetch timeline per variant (`kubelet-<variant>`, `kubelet-<run>-<variant>` comparing runs). */
+export type ChartId = 'memory' | 'rps' | 'bystanders' | 'storm' | 'inflight' | 'rejections' | `kubelet-${string}`;
 
 export interface ChartSpec {
   id: ChartId;

@@ -6,20 +6,28 @@ import { deriveRows, deriveVerdict } from './derive-table.js';
 import { deriveSeries, rejectionsFromSamples } from './derive-series.js';
 import { deriveComparison } from './derive-compare.js';
 import { latencyFromSamples } from './latency.js';
+import { fetchRows, fetchTimelines } from './kubelet-fetches.js';
+import { repetitionsOf } from './repetitions.js';
+import { runDifferences, spreadRows, variantDifferences } from './spread.js';
 import { runMemoryMeasure, type LatencySummary, type Outcome, type RunResults, type SampleLine } from '../contract/index.js';
 
 export function deriveReport(runs: LoadedRun[]): ReportData {
-  const reports = runs.map(deriveRun);
+  const reports = runs.map((r, i) => deriveRun(r, i));
   return {
     runs: reports,
     comparison: reports.length > 1 ? deriveComparison(reports) : null,
+    runDifferences: reports.length > 1 ? runDifferences(reports.map((r) => r.repetitions)) : null,
     series: deriveSeries(runs),
   };
 }
 
-export function deriveRun(run: LoadedRun): RunReport {
+/** One run's report; `runIndex` is its place among the runs compared (0 alone). */
+export function deriveRun(run: LoadedRun, runIndex = 0): RunReport {
   const { results } = run;
   const rows = deriveRows(run.label, results);
+  const repetitions = results.variants
+    .filter((v) => !v.error || v.runDirs.length > 0)
+    .map((v) => ({ run: run.label, variant: v.name, reps: repetitionsOf(v, run.samples) }));
   const latency: LatencyBar[] = [];
   const rejections: RejectionsByKey[] = [];
   for (const p of results.variants) {
@@ -75,6 +83,23 @@ export function deriveRun(run: LoadedRun): RunReport {
       (v.spireHeap ?? []).map((h) => ({ variant: v.name, rep: h.rep, reps: v.spireHeap!.length, profiles: h.profiles, largest: h.largest, last: h.last })),
     ),
     clusterNodes: results.variants.flatMap((v) => (v.cluster ?? []).map((c) => ({ variant: v.name, ...c }))),
+    repetitions,
+    spread: spreadRows(repetitions),
+    differences: variantDifferences(repetitions),
+    mergedFrom: run.mergedFrom ?? null,
+    mergeNotes: run.mergeNotes ?? [],
+    kubeletFetches: fetchRows(run),
+    fetchTimelines: fetchTimelines(run, runIndex),
+    goroutines: results.variants.flatMap((v) =>
+      (v.spireGoroutines ?? []).map((g) => ({
+        variant: v.name,
+        rep: g.rep,
+        reps: v.spireGoroutines!.length,
+        profiles: g.profiles,
+        largest: g.largest,
+        last: g.last,
+      })),
+    ),
   };
 }
 

@@ -4,7 +4,8 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
-import { summarizeRepetitionHeap } from '../spire/index.js';
+import type { MergedSource } from './report-model.js';
+import { summarizeRepetitionGoroutines, summarizeRepetitionHeap } from '../spire/index.js';
 import {
   isPlacementName,
   PeakTracker,
@@ -30,9 +31,12 @@ export interface LoadedRun {
   samples: Map<string, SampleLine[]>;
   /** Things tolerated while reading (truncated last line, missing sample files). */
   warnings: string[];
+  /** Set when this run is several folders of one scenario merged as repetitions (merge-runs.ts). */
+  mergedFrom?: MergedSource[];
+  mergeNotes?: string[];
 }
 
-const SAMPLE_KINDS = new Set(['memory', 'load', 'metrics', 'event']);
+const SAMPLE_KINDS = new Set(['memory', 'load', 'metrics', 'event', 'kubelet-fetch', 'kubelet-fetches']);
 
 export async function loadRun(runDir: string): Promise<LoadedRun> {
   const dir = path.resolve(runDir);
@@ -67,22 +71,25 @@ export async function loadRun(runDir: string): Promise<LoadedRun> {
       }
       samples.set(rep, parseSamples(text, file, warnings));
     }
-    if (!variant.spireHeap) addHeapFromFolders(dir, variant);
+    const heap = variant.spireHeap ?? fromFolders(dir, variant, summarizeRepetitionHeap);
+    if (heap) variant.spireHeap = heap;
+    const goroutines = variant.spireGoroutines ?? fromFolders(dir, variant, summarizeRepetitionGoroutines);
+    if (goroutines) variant.spireGoroutines = goroutines;
   }
   return { dir, label: path.basename(dir), results, samples, warnings };
 }
 
 /**
- * A SPIRE variant's heap profiles summed from its repetition folders, for folders written before
- * results.json kept them (the runner adds them as each repetition ends).
+ * What a SPIRE variant's repetition folders hold (heap or goroutine profiles), summed, for folders
+ * written before results.json kept it (the runner adds it as each repetition ends); null: none.
  */
-function addHeapFromFolders(dir: string, variant: VariantResult): void {
-  const heap = variant.runDirs.flatMap((rep, i) => {
+function fromFolders<T>(dir: string, variant: VariantResult, summarize: (repDir: string, rep: number) => T | null): T[] | undefined {
+  const records = variant.runDirs.flatMap((rep, i) => {
     const repDir = path.join(dir, rep);
-    const record = existsSync(repDir) ? summarizeRepetitionHeap(repDir, Number(/\.r(\d+)$/.exec(rep)?.[1] ?? i + 1)) : null;
+    const record = existsSync(repDir) ? summarize(repDir, Number(/\.r(\d+)$/.exec(rep)?.[1] ?? i + 1)) : null;
     return record ? [record] : [];
   });
-  if (heap.length) variant.spireHeap = heap;
+  return records.length ? records : undefined;
 }
 
 async function readResults(dir: string, given: string): Promise<RunResults> {

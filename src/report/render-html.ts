@@ -9,6 +9,8 @@ import type { ChartSpec } from './chart-kit.js';
 import type { ExtraSection } from './report-model.js';
 import { escapeHtml } from './html-escape.js';
 import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
+import { fetchSectionsHtml } from './fetch-sections.js';
+import { runDifferencesHtml, spreadSectionHtml } from './spread-section.js';
 import { PAGE_SCRIPT } from './html-assets.js';
 import { selfContainedPage } from './page.js';
 import type { ReportData, RunReport, TableRow } from './report-model.js';
@@ -28,6 +30,7 @@ export function renderHtml(data: ReportData, charts: ChartSpec[], extra: ExtraSe
     body.push(`<p>Baseline: <strong>${escapeHtml(first.label)}</strong>. Each later run, per variant: baseline → run: change (percent).</p>`);
     body.push(table(DELTA_COLUMNS, data.comparison, () => '', 'deltas'));
   }
+  body.push(...runDifferencesHtml(data, (columns, rows, id) => table(columns, rows, () => '', id)));
   for (const run of data.runs) body.push(runSummary(run, several));
   for (const x of extra) body.push(`<h2>${escapeHtml(x.title)}</h2>\n${x.html}`);
 
@@ -95,6 +98,8 @@ function runSummary(run: RunReport, several: boolean): string {
     out.push(table(HEAP_COLUMNS, run.heap, () => '', 'spire-heap'));
     out.push(`<p class="meta">${escapeHtml(heapTableNote())}</p>`);
   }
+  out.push(...spreadSectionHtml(run, (columns, rows, id) => table(columns, rows, () => '', id)));
+  out.push(...fetchSectionsHtml(run, (columns, rows, id) => table(columns, rows, () => '', id)));
   if (run.clusterNodes.length > 0) {
     out.push('<h3 id="cluster">Cluster</h3>', `<p>${escapeHtml(CLUSTER_NOTE)}</p>`);
     out.push(table(CLUSTER_COLUMNS, run.clusterNodes, (r) => (r.storm.oomKills > 0 || r.quiet.oomKills > 0 ? 'failed' : ''), 'cluster'));

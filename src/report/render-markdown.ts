@@ -3,7 +3,9 @@
 import { modeledCostsSentences } from '../contract/index.js';
 import type { ExtraSection } from './report-model.js';
 import type { ReportData } from './report-model.js';
-import { renderMermaidCharts } from './render-mermaid.js';
+import { MERMAID_MAX_POINTS, renderMermaidCharts } from './render-mermaid.js';
+import { fetchMermaidCharts, fetchSectionsMarkdown } from './fetch-sections.js';
+import { runDifferencesMarkdown, spreadSectionMarkdown } from './spread-section.js';
 import { HEAP_COLUMNS, HEAP_TABLE_TITLE, heapTableNote } from './heap-table.js';
 import { CLUSTER_COLUMNS, CLUSTER_NOTE, flatColumns } from './cluster-columns.js';
 import { DELTA_COLUMNS, FAULT_COLUMNS, latencyColumns, measureNote, tableColumns, workingSetPartsNote, type Column } from './table-columns.js';
@@ -37,6 +39,8 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     if (run.faults.length > 0)
       out.push('', "**Faults** (times from the calls' start; recovery of the agent and the bystanders):", '', mdTable(FAULT_COLUMNS, run.faults));
     if (run.heap.length > 0) out.push('', `**${HEAP_TABLE_TITLE}**`, '', mdTable(HEAP_COLUMNS, run.heap), '', heapTableNote());
+    out.push(...spreadSectionMarkdown(run, mdTable));
+    out.push(...fetchSectionsMarkdown(run, mdTable));
     if (run.clusterNodes.length > 0) out.push('', `**Cluster**: ${CLUSTER_NOTE}`, '', mdTable(flatColumns(CLUSTER_COLUMNS), run.clusterNodes));
     const delegation = run.environment['cgroupDelegation'] as { kind?: string } | undefined;
     const cgroups = run.environment['cgroupVersion']
@@ -53,12 +57,16 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     if (run.warnings.length > 0) out.push('', ...run.warnings.map((w) => `- ⚠ ${w}`));
   }
   for (const x of extra) out.push('', `### ${x.title}`, '', ...x.markdown);
+  out.push(...runDifferencesMarkdown(data, mdTable));
   if (data.comparison && data.comparison.length > 0) {
     out.push('', `### Against the baseline (${data.runs[0]!.label})`, '', mdTable(DELTA_COLUMNS, data.comparison));
   }
   const latency = data.runs.flatMap((r) => r.latency);
   if (latency.length > 0) out.push('', '### Latency per outcome', '', mdTable(latencyColumns(several), latency));
   const charts = renderMermaidCharts(data);
+  const fetchCharts = fetchMermaidCharts(data, MERMAID_MAX_POINTS);
+  if (charts.length > 0 && fetchCharts.length > 0) charts.push('');
+  charts.push(...fetchCharts);
   if (charts.length > 0 || pngs.length > 0) out.push('', '### Charts');
   if (charts.length > 0) out.push('', ...charts);
   // Images would need hosting wherever this file is shown; the PNGs are named, not embedded.

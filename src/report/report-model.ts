@@ -219,6 +219,30 @@ export interface RunReport {
   heap: HeapRow[];
   /** A three-node run's nodes side by side, per variant and repetition (empty for other runs). */
   clusterNodes: ClusterRow[];
+  /** The kubelet emulator's /pods figures per variant (empty where none were recorded). */
+  kubeletFetches: FetchRow[];
+  /** Per variant's first repetition with fetch lines: the fetch timeline beside what waited on it. */
+  fetchTimelines: FetchTimeline[];
+  /** SPIRE's goroutines by owner, per repetition that saved goroutine profiles (empty without). */
+  goroutines: GoroutineRow[];
+  /** Each variant's repetitions, their spread, and the differences between variants by the spread rule. */
+  repetitions: VariantRepetitions[];
+  spread: SpreadRow[];
+  differences: DifferenceRow[];
+  /** A run made of several folders of one scenario merged as repetitions (`report` over them); null otherwise. */
+  mergedFrom: MergedSource[] | null;
+  /** What differed between the merged folders (--merge-anyway). */
+  mergeNotes: string[];
+}
+
+/** One run folder a merged run's repetitions came from. */
+export interface MergedSource {
+  label: string;
+  dir: string;
+  repetitions: number;
+  commit: string | null;
+  machine: string | null;
+  startedAt: string;
 }
 
 /** A change between the baseline (first) run and a later one, for one variant. */
@@ -245,8 +269,14 @@ export interface ReportData {
   runs: RunReport[];
   /** Present only with several run folders: each later run against the first. */
   comparison: DeltaRow[] | null;
+  /** Present only with several run folders: each later run's variants against the first's, by the spread rule. */
+  runDifferences: DifferenceRow[] | null;
   series: TimeSeries;
 }
+
+import type { FetchRow, FetchTimeline } from './kubelet-fetches.js';
+import type { GoroutineRow } from './kubelet-table.js';
+import type { DifferenceRow, SpreadRow, VariantRepetitions } from './spread.js';
 
 /** A section another module renders (the CI baseline comparison), placed after the verdict and table. */
 export interface ExtraSection {

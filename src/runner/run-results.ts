@@ -9,13 +9,23 @@ import {
   type IsolationRecord,
   type RunResults,
   type SkippedVariant,
+  type SpireGoroutineRecord,
   type SpireHeapRecord,
   type VariantResult,
 } from '../contract/index.js';
 import { modeledCosts, variantPlacement } from '../targets/index.js';
 import type { PlatformMeasurement } from '../platform/index.js';
-import { aggregateVariant, applyExpectations, describeEnvironment, type LoadDriver, type LoadedScenario, type RepMeasurement } from '../scenario/index.js';
-import { summarizeRepetitionHeap } from '../spire/index.js';
+import {
+  aggregateVariant,
+  applyExpectations,
+  describeEnvironment,
+  kubeletFetchRecord,
+  repetitionFigures,
+  type LoadDriver,
+  type LoadedScenario,
+  type RepMeasurement,
+} from '../scenario/index.js';
+import { summarizeRepetitionGoroutines, summarizeRepetitionHeap } from '../spire/index.js';
 import { PROJECT_ROOT } from '../util/index.js';
 
 function toolVersion(): string {
@@ -70,6 +80,7 @@ export class VariantTally {
   readonly #reps: Map<string, RepMeasurement[]>;
   readonly #described = new Map<string, Partial<VariantResult['agent']>>();
   readonly #heap = new Map<string, SpireHeapRecord[]>();
+  readonly #goroutines = new Map<string, SpireGoroutineRecord[]>();
 
   constructor(
     private readonly s: LoadedScenario['scenario'],
@@ -86,6 +97,8 @@ export class VariantTally {
     const dir = join(this.runDir, m.runDir);
     const heap = existsSync(dir) ? summarizeRepetitionHeap(dir, reps.length) : null;
     if (heap) this.#heap.set(variant, [...(this.#heap.get(variant) ?? []), heap]);
+    const goroutines = existsSync(dir) ? summarizeRepetitionGoroutines(dir, reps.length) : null;
+    if (goroutines) this.#goroutines.set(variant, [...(this.#goroutines.get(variant) ?? []), goroutines]);
   }
 
   describe(variant: string, agent: Partial<VariantResult['agent']>): void {
@@ -100,7 +113,16 @@ export class VariantTally {
         const record = { kind: v.agent.kind, ...variantPlacement(v.agent), ...(this.#described.get(v.name) ?? {}) };
         const result = aggregateVariant(v.name, record, this.#reps.get(v.name)!, (enc) => this.load.summarize(enc), this.s.memoryMeasure);
         const heap = this.#heap.get(v.name);
-        return heap ? { ...result, spireHeap: heap } : result;
+        const goroutines = this.#goroutines.get(v.name);
+        const reps = this.#reps.get(v.name)!;
+        const fetches = kubeletFetchRecord(reps.map((r) => r.kubeletFetches));
+        return {
+          ...result,
+          repetitionFigures: reps.map((r, i) => repetitionFigures(r, i + 1, this.s.memoryMeasure)),
+          ...(heap ? { spireHeap: heap } : {}),
+          ...(goroutines ? { spireGoroutines: goroutines } : {}),
+          ...(fetches ? { kubeletFetches: fetches } : {}),
+        };
       });
   }
 }

@@ -10,7 +10,11 @@ export type {
   KubeletFaultState,
   PodListSnapshot,
   StartKubeletEmulatorOptions,
+  KubeletRequestListener,
+  KubeletRequestRecord,
 } from './kubelet-emulator.js';
+export { latencyModelSchema, modeledLatencyMs } from './latency-model.js';
+export type { LatencyModel, ResolvedLatencyModel } from './latency-model.js';
 export { parseSandboxOptions, parseKubeletOptions, DEFAULT_NODE_PODS, POD_LIST_LIMITS, PER_POD_UID_BASE, BYSTANDER_UID_BASE } from './options.js';
 export type { SandboxOptions, KubeletEmulatorOptions, ResolvedSandboxOptions } from './options.js';
 export { buildPodDoc, CONFIG_SEEN_ANNOTATION } from './pod-doc.js';

@@ -4,7 +4,9 @@
 // a bearer-token check. The document is serialized once per change of the visible pod set. Answers
 // wait a fixed latency plus, with a service time, their turn in a one-at-a-time queue (a busy kubelet
 // whose every later answer waits for the ones before it). Faults can be switched on and off at run
-// time: extra latency, an error rate, down (refused) and stall (no answer).
+// time: extra latency, an error rate, down (refused) and stall (no answer). A latency model adds
+// time that grows with the requests in flight and the list's size, as a loaded kubelet's does.
+// Every /pods request is told, once over, to the emulator's listeners (kubelet-request-log.ts).
 import type { Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -13,10 +15,13 @@ import { ConfigError } from '../errors.js';
 import { fillerPods, terminatedPods } from './filler-pods.js';
 import { kubeletFaults, type KubeletFaultControls, type KubeletFaultState } from './kubelet-faults.js';
 import { DEFAULT_NODE_PODS, parseKubeletOptions, splitHostPort, type KubeletEmulatorOptions } from './options.js';
+import { KubeletRequestLog, type KubeletRequestListener, type PendingRequest } from './kubelet-request-log.js';
+import { modeledLatencyMs, type ResolvedLatencyModel } from './latency-model.js';
 import { podSeenAt, type PodDoc } from './pod-doc.js';
 import { generateServingCert } from './self-signed.js';
 
 export type { KubeletFaultControls, KubeletFaultState } from './kubelet-faults.js';
+export type { KubeletRequestListener, KubeletRequestRecord } from './kubelet-request-log.js';
 
 export interface KubeletEmulatorStats {
   /** Every request, whatever its path or outcome. */
@@ -57,6 +62,8 @@ export interface KubeletEmulator {
   podList(): PodListSnapshot;
   /** Run-time faults (see KubeletFaultControls). */
   readonly faults: KubeletFaultControls;
+  /** Calls `listener` with every /pods request once it is over (answered, refused, or its client gone); returns the unsubscribe. */
+  onRequest(listener: KubeletRequestListener): () => void;
   close(): Promise<void>;
 }
 
@@ -121,7 +128,8 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
   const documentBody = podList.body;
 
   const timers = new Set<NodeJS.Timeout>();
-  const handle = kubeletRequestHandler({ opts, stats, fault, stalledSockets, timers, documentBody });
+  const log = new KubeletRequestLog();
+  const handle = kubeletRequestHandler({ opts, stats, fault, stalledSockets, timers, documentBody, log });
 
   const { server, caPem, port, url } = await listenKubelet(opts, hp, handle);
 
@@ -152,6 +160,7 @@ export async function startKubeletEmulator(input: StartKubeletEmulatorOptions): 
       };
     },
     faults,
+    onRequest: (listener) => log.listen(listener),
     close: () =>
       (closing ??= settled().then(
         () =>
@@ -244,16 +253,18 @@ async function listenKubelet(
 
 /** What the request handler shares with the emulator: counters, faults, held sockets, answer timers, the document. */
 interface RequestHandlerOptions {
-  opts: { token?: string | undefined; latencyMs: number; serviceTimeMs: number; failureRate: number };
+  opts: { token?: string | undefined; latencyMs: number; serviceTimeMs: number; failureRate: number; latencyModel?: ResolvedLatencyModel | undefined };
   stats: KubeletEmulatorStats;
   fault: KubeletFaultState;
   stalledSockets: Set<Socket>;
   timers: Set<NodeJS.Timeout>;
   documentBody: () => Buffer;
+  log: KubeletRequestLog;
 }
 
-function send(stats: KubeletEmulatorStats, res: ServerResponse, code: number, body: Buffer): void {
+function send(stats: KubeletEmulatorStats, res: ServerResponse, code: number, body: Buffer, pending?: PendingRequest): void {
   if (res.destroyed) return;
+  pending?.answering(code, body.length);
   res.writeHead(code, { ...jsonHeaders, 'content-length': body.length });
   res.end(body);
   stats.bytesServed += body.length;
@@ -266,9 +277,10 @@ function kubeletRequestHandler(k: RequestHandlerOptions): (req: IncomingMessage,
   return (req: IncomingMessage, res: ServerResponse) => {
     stats.requests++;
     const path = (req.url ?? '/').split('?')[0]!;
+    const pending = path === '/pods' || path === '/pods/' ? k.log.begin(req, res) : undefined;
     if (opts.token !== undefined && req.headers.authorization !== `Bearer ${opts.token}`) {
       stats.unauthorized++;
-      send(stats, res, 401, status(401, 'Unauthorized', 'Unauthorized'));
+      send(stats, res, 401, status(401, 'Unauthorized', 'Unauthorized'), pending);
       return;
     }
     if (path !== '/pods' && path !== '/pods/') {
@@ -278,7 +290,7 @@ function kubeletRequestHandler(k: RequestHandlerOptions): (req: IncomingMessage,
     }
     if (req.method !== 'GET') {
       stats.notFound++;
-      send(stats, res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`));
+      send(stats, res, 405, status(405, 'MethodNotAllowed', `method ${req.method} not allowed on /pods`), pending);
       return;
     }
     if (fault.stalled) {
@@ -287,20 +299,20 @@ function kubeletRequestHandler(k: RequestHandlerOptions): (req: IncomingMessage,
       req.socket.once('close', () => stalledSockets.delete(req.socket));
       return;
     }
-    answerPods(res);
+    answerPods(res, pending!);
   };
 }
 
 /**
  * The answer to GET /pods: the document or a 500 by the failure rate (or a fault's error rate),
- * after the configured latency plus a fault's, and, with a service time, the wait for its turn in
- * a one-at-a-time queue.
+ * after the configured latency plus a fault's and the latency model's, and, with a service time,
+ * the wait for its turn in a one-at-a-time queue.
  */
-function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse) => void {
-  const { opts, stats, fault, timers, documentBody } = k;
+function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse, pending: PendingRequest) => void {
+  const { opts, stats, fault, timers, documentBody, log } = k;
   // When the kubelet is done with the last /pods answer queued so far (service time mode).
   let queueFreeAt = 0;
-  return (res: ServerResponse) => {
+  return (res: ServerResponse, pending: PendingRequest) => {
     const answer = () => {
       const failureRate = fault.errorRate ?? opts.failureRate;
       if (failureRate > 0 && Math.random() < failureRate) {
@@ -310,13 +322,16 @@ function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse) => void {
           res,
           500,
           status(500, 'InternalError', fault.errorRate !== null ? 'emulated kubelet failure (fault: error rate)' : 'emulated kubelet failure (failureRate)'),
+          pending,
         );
         return;
       }
       stats.podsServed++;
-      send(stats, res, 200, documentBody());
+      send(stats, res, 200, documentBody(), pending);
     };
     let latencyMs = opts.latencyMs + fault.extraLatencyMs;
+    // The others in flight when this one arrived: log.inFlight counts this request too.
+    if (opts.latencyModel) latencyMs += modeledLatencyMs(opts.latencyModel, log.inFlight - 1, documentBody().length);
     if (opts.serviceTimeMs > 0) {
       // FIFO, one answer at a time: this request is served after every request before it, whether or
       // not their callers are still waiting (a kubelet does not notice a client that hung up).
@@ -324,6 +339,7 @@ function podsAnswerer(k: RequestHandlerOptions): (res: ServerResponse) => void {
       const start = Math.max(now, queueFreeAt);
       queueFreeAt = start + opts.serviceTimeMs;
       stats.maxQueueWaitMs = Math.max(stats.maxQueueWaitMs, start - now);
+      pending.queueWait(start - now);
       latencyMs += queueFreeAt - now;
     }
     if (latencyMs > 0) {

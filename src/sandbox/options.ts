@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { parseOrThrow } from '../util/index.js';
+import { latencyModelSchema } from './latency-model.js';
 
 /** Total pods on the emulated node when fillerPods is not given: the kubelet's default max-pods. */
 export const DEFAULT_NODE_PODS = 110;
@@ -76,6 +77,8 @@ export const kubeletEmulatorOptionsSchema = z.strictObject({
     .optional(),
   latencyMs: zNonNegInt.max(600_000).default(0),
   serviceTimeMs: z.number().min(0).max(60_000).default(0),
+  /** Answer time on top of latencyMs that grows with the requests in flight and the list's size; absent: none. */
+  latencyModel: latencyModelSchema.optional(),
   failureRate: z.number().min(0).max(1).default(0),
   visibilityDelayMs: zNonNegInt.max(3_600_000).default(0),
   fillerPods: zNonNegInt.max(10_000).optional(),

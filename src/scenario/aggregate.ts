@@ -9,6 +9,7 @@ import type {
   ClusterNodesRecord,
   DeathRecord,
   FaultRecord,
+  KubeletFetchFigures,
   LatencySummary,
   LoadClientRecord,
   Outcome,
@@ -35,6 +36,8 @@ export interface RepMeasurement {
   downtimeSeconds: number;
   /** Length of the load phase actually run, in seconds. */
   loadSeconds: number;
+  /** When the calls started, ms on the timeline (absent: at its origin, as in a cluster). */
+  callsAtMs?: number;
   counts: Record<Outcome, number>;
   /** Whole-run encoded HDR histograms per outcome. */
   histograms: Partial<Record<Outcome, string>>;
@@ -43,6 +46,8 @@ export interface RepMeasurement {
   agentPeaks?: AgentPeaks;
   /** Kubelet /pods requests the emulator served while the calls ran, and over how many seconds. */
   kubelet?: { requests: number; seconds: number };
+  /** The /pods requests that arrived while the calls ran, as the emulator's request log saw them. */
+  kubeletFetches?: KubeletFetchFigures;
   rejectionsByKeyType: Record<string, number>;
   workerMemoryBytes: number | null;
   /** Calls started, workers started, worker CPU seconds, crashed workers (absent when the load did not run). */

@@ -13,6 +13,8 @@ export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SC
 export { schemaRefFrom, starterScenario, STARTER_FILE } from './starter.js';
 export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
 export { aggregateVariant, median, range } from './aggregate.js';
+export { answerTimes, kubeletFetchRecord } from './kubelet-fetch-record.js';
+export { repetitionFigures } from './repetition-figures.js';
 export type { RepMeasurement, LatencySummarizer } from './aggregate.js';
 export { completeRejections, RejectionTotals, UNATTRIBUTED } from './rejection-totals.js';
 export { Timeline } from './timeline.js';

@@ -37,6 +37,10 @@ export { spireHeapProfileSampler, heapProfileFile, heapProfileTime } from './hea
 export { heapByOwner, heapOwnerOf, SPIRE_HEAP_RULES } from './heap-owners.js';
 export type { HeapByOwner } from './heap-owners.js';
 export { summarizeHeapProfile, summarizeRepetitionHeap } from './heap-summary.js';
+export { spireGoroutineProfileSampler, goroutineProfileFile, goroutineProfileTime } from './goroutine-profile.js';
+export { goroutineOwnerOf, goroutinesByOwner, parseGoroutineProfile, SPIRE_GOROUTINE_RULES } from './goroutine-owners.js';
+export type { GoroutineStack } from './goroutine-owners.js';
+export { summarizeGoroutineProfile, summarizeRepetitionGoroutines } from './goroutine-summary.js';
 export { lastLogLines, quoteLog } from './log-tail.js';
 export { freeLoopbackPorts } from './free-port.js';
 export { parseSpireVersion, compareVersions, formatVersion, spireAgentGrammar, grammarProblems, versionOf, OLDEST_KNOWN_RELEASE } from './release.js';

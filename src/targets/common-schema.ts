@@ -27,6 +27,16 @@ export type CpuShare = z.output<typeof cpuSchema>;
 export const kubeletSchema = z
   .strictObject({
     latency: zDuration.default(0).describe('Extra latency of every kubelet GET /pods answer'),
+    latencyModel: z
+      .strictObject({
+        base: zDuration.default(0).describe('Time every answer takes'),
+        perConcurrent: zDuration.default(0).describe('Time more for each other GET /pods in flight when a request arrives'),
+        perMiB: zDuration.default(0).describe("Time more for each MiB of the list's body"),
+      })
+      .optional()
+      .describe(
+        "A loaded kubelet's answer time, on top of latency: base + perConcurrent × the other requests in flight when one arrives + perMiB × the list's MiB; a modeled parameter, named in every report",
+      ),
     serviceTime: zDuration
       .default(0)
       .describe(

@@ -41,7 +41,13 @@ export function variantPlacement(a: { kind: string }): LimiterChoice {
 export function modeledCosts(s: { variants: ReadonlyArray<{ name: string; agent: { kind: string } }> }): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const v of s.variants) {
-    const costs = targetKind(v.agent.kind).modeledCosts?.(v.agent) ?? {};
+    const kind = targetKind(v.agent.kind);
+    // The emulated kubelet's answer time is modeled too, for every agent that asks the emulator.
+    const kubelet = kind.kubelet(v.agent);
+    const costs = {
+      ...(kind.modeledCosts?.(v.agent) ?? {}),
+      ...(kubelet ? { kubeletLatency: kubelet.latency, ...(kubelet.latencyModel ? { kubeletLatencyModel: kubelet.latencyModel } : {}) } : {}),
+    };
     if (Object.keys(costs).length) out[v.name] = costs;
   }
   return out;

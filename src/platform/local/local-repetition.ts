@@ -12,6 +12,7 @@ import { createSandbox, ensureRunFolder, newRunId, otherPodIds, runTempDir, type
 import { loadClientRecord, variantDirName, type RepMeasurement, type Scenario } from '../../scenario/index.js';
 import { podListEmulatorOptions, targetKind, type AgentTarget, type DeathVerdict, type TargetMaker } from '../../targets/index.js';
 import type { RepetitionContext } from '../platform.js';
+import { recordKubeletFetches, type KubeletFetchRecorder } from './kubelet-fetch-recorder.js';
 import {
   closeMeasurement,
   endFaults,
@@ -47,6 +48,10 @@ interface Repetition extends RepetitionRecord {
   machineAtCalls: MachineCpuReading | null;
   /** The kubelet emulator's request count when the calls started. */
   kubeletAtCalls: number | null;
+  /** Every /pods request into the samples (absent for agents that ask no emulator). */
+  fetches: KubeletFetchRecorder | null;
+  /** When the calls ran (Date.now() values), for the fetch figures. */
+  callsWindow: { from: number; to: number; seconds: number } | null;
 }
 
 /** Open connections and (SPIRE's) goroutines at their highest among the load phase's scrapes. */
@@ -82,6 +87,8 @@ function openRepetition(ctx: LocalRepetitionContext): Repetition {
     agentCpu: { last: null, inLoad: 0, series: new CumulativeCpuSeries() },
     machineAtCalls: null,
     kubeletAtCalls: null,
+    fetches: null,
+    callsWindow: null,
   };
 }
 
@@ -102,6 +109,15 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
       ? {
           kubelet: {
             latencyMs: kubelet.latency,
+            ...(kubelet.latencyModel
+              ? {
+                  latencyModel: {
+                    baseMs: kubelet.latencyModel.base,
+                    perConcurrentMs: kubelet.latencyModel.perConcurrent,
+                    perMiBMs: kubelet.latencyModel.perMiB,
+                  },
+                }
+              : {}),
             serviceTimeMs: kubelet.serviceTime,
             failureRate: kubelet.failureRate,
             visibilityDelayMs: kubelet.visibilityDelay,
@@ -113,6 +129,7 @@ async function startAgentAndPods(r: Repetition): Promise<void> {
         }
       : {}),
   }));
+  if (kubelet) r.fetches = recordKubeletFetches(r, sandbox.kubelet);
   ctx.onEnvironment?.({ podFidelity: sandbox.fidelity });
   ensureRunFolder(r.tmpDir, otherPodIds({ uidMode: s.load.uidMode, bystandersUid: s.load.bystanders?.uid }) !== null);
   const onDeath = (v: DeathVerdict) => {
@@ -197,6 +214,7 @@ async function loadPhase(r: Repetition): Promise<void> {
   noteDowntime(m, target.downtimeMs());
   m.counts = result.counts;
   m.loadSeconds = result.loadSeconds;
+  m.callsAtMs = timeline.t(result.callsStartedAt);
   m.histograms = result.histograms;
   m.workerMemoryBytes = result.workerMemoryBytes;
   if (result.calls !== undefined) {
@@ -214,6 +232,7 @@ async function loadPhase(r: Repetition): Promise<void> {
   if (result.client) m.loadClient = loadClientRecord(s.load.client, result.client, result.clientFallback);
   m.bystanders = result.bystanders;
   if (r.kubeletAtCalls !== null) m.kubelet = { requests: sandbox.kubelet.requests - r.kubeletAtCalls, seconds: result.loadSeconds };
+  r.callsWindow = { from: result.callsStartedAt, to: result.callsStartedAt + result.loadSeconds * 1000, seconds: result.loadSeconds };
   m.machine = {
     busyCores: machineBusy,
     agentCpuCores: r.agentCpu.last === null || result.loadSeconds <= 0 ? null : r.agentCpu.inLoad / result.loadSeconds,
@@ -248,6 +267,9 @@ async function finishRepetition(r: Repetition): Promise<void> {
   }
   if (target) recordAgentFigures(r, target);
   closeMeasurement(r);
+  // The agent is stopped: every request it made is over, and its line written before the file closes.
+  if (r.fetches && r.callsWindow) m.kubeletFetches = r.fetches.figures(r.callsWindow.from, r.callsWindow.to, r.callsWindow.seconds);
+  r.fetches?.stop();
   r.writer.close();
   if (m.podList && r.sandbox) m.podList.maxBytes = Math.max(m.podList.bytes, r.sandbox.kubelet.stats().maxDocumentBytes);
   await r.sandbox?.close().catch(() => {});

@@ -17,6 +17,7 @@ import {
   prepareSpireAgent,
   probeSvid,
   quoteLog,
+  spireGoroutineProfileSampler,
   spireHeapProfileSampler,
   spireAgentLauncher,
   spireAgentGrammar,
@@ -190,7 +191,7 @@ async function registerPods(ctx: TargetContext, p: SpireParts, server: SpireServ
 /** The agent's config (limits, kubelet access, profiling), its cgroup, and its supervised start. */
 async function startSpireAgent(agent: SpireAgent, ctx: TargetContext, p: SpireParts, server: SpireServer, binary: string): Promise<void> {
   let extraConfig = agent.extraAgentConfig as HclTree;
-  if (agent.heapProfiles !== undefined) {
+  if (agent.heapProfiles !== undefined || agent.goroutineProfiles !== undefined) {
     [p.profilingPort] = (await freeLoopbackPorts(1)) as [number];
     extraConfig = mergeHcl({ agent: { profiling_enabled: true, profiling_port: p.profilingPort } }, extraConfig);
   }
@@ -225,12 +226,14 @@ async function startSpireAgent(agent: SpireAgent, ctx: TargetContext, p: SpirePa
 function spireSamplers(agent: SpireAgent, ctx: TargetContext, p: SpireParts): Sampler[] {
   const sup = p.supervisor!;
   const port = p.profilingPort;
+  const profiled = { port: () => (sup.pid() === null ? null : port), dir: ctx.dir };
+  // Goroutines are counted as often as the heap is read unless asked otherwise.
+  const goroutineMs = agent.goroutineProfiles ?? agent.heapProfiles;
   return [
     memorySampler(p.cgroup, () => sup.pid(), agent.memoryLimit),
     createSampler('spire-metrics', { metricsUrl: () => sup.metricsUrl() }),
-    ...(agent.heapProfiles !== undefined && port !== null
-      ? [spireHeapProfileSampler({ port: () => (sup.pid() === null ? null : port), dir: ctx.dir, intervalMs: agent.heapProfiles })]
-      : []),
+    ...(agent.heapProfiles !== undefined && port !== null ? [spireHeapProfileSampler({ ...profiled, intervalMs: agent.heapProfiles })] : []),
+    ...(goroutineMs !== undefined && port !== null ? [spireGoroutineProfileSampler({ ...profiled, intervalMs: goroutineMs })] : []),
   ];
 }
 

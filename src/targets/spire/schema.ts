@@ -69,6 +69,12 @@ const spireOnlyShape = {
     .describe(
       "Every this often, the agent's Go heap profile is saved to the repetition's folder (spire-heap-<t>ms.pb.gz, for go tool pprof): turns on SPIRE's profiling endpoint on a loopback port. Off when absent",
     ),
+  goroutineProfiles: zDuration
+    .refine((ms) => ms >= 1000, 'must be at least 1s')
+    .optional()
+    .describe(
+      "Every this often, the agent's goroutine profile (/debug/pprof/goroutine?debug=1: stacks with counts) is saved to the repetition's folder (spire-goroutines-<t>ms.txt.gz) and summed by owner into results.json: turns on SPIRE's profiling endpoint on a loopback port. Absent: as often as heapProfiles, off without it",
+    ),
 };
 
 /** A real spire-agent (with its own spire-server), run from the user's binaries. */
@@ -80,7 +86,16 @@ export const spireAgentSchema = z.strictObject({
 export type SpireAgent = z.output<typeof spireAgentSchema>;
 
 /** A SPIRE variant's limiter is part of what is compared: rateLimits is never inherited. */
-export const spireInherits = [...Object.keys(startedAgentShape), 'k8s', 'binDir', 'extraAgentConfig', 'extraServerConfig', 'env', 'heapProfiles'];
+export const spireInherits = [
+  ...Object.keys(startedAgentShape),
+  'k8s',
+  'binDir',
+  'extraAgentConfig',
+  'extraServerConfig',
+  'env',
+  'heapProfiles',
+  'goroutineProfiles',
+];
 
 /** The keys SPIRE adds to the shared agent block (k8s, memoryLimit … are the reference agent's too). */
 export const spireSharedShape = {
@@ -101,6 +116,10 @@ export const spireSharedShape = {
   extraServerConfig: z.record(z.string(), z.unknown()).optional().describe('spire: extra spire-server config, deep-merged'),
   env: z.record(z.string(), z.string()).optional().describe("spire: environment variables added to spire-agent's own"),
   heapProfiles: z.union([z.string(), z.number()]).optional().describe("spire: save the agent's Go heap profile this often (e.g. 5s)"),
+  goroutineProfiles: z
+    .union([z.string(), z.number()])
+    .optional()
+    .describe("spire: save the agent's goroutine profile this often (e.g. 2s); default: as often as heapProfiles"),
 };
 
 /** SPIRE's k8s attestor has no shared fetches: a shared k8s block's shareFetches is not for it. */
