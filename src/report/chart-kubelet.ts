@@ -4,7 +4,8 @@
 // for a pod list. For the page and the PNGs (a Chart.js spec) and for summary.md (Mermaid).
 import type { ChartConfiguration } from 'chart.js';
 import { colorName, timeOptions, type ChartSpec } from './chart-kit.js';
-import { MAX_FETCH_BARS, type FetchBar, type FetchTimeline } from './kubelet-fetches.js';
+import { MAX_FETCH_BARS } from './kubelet-fetches.js';
+import type { FetchBar, FetchTimeline } from './report-model.js';
 import { resample } from './render-mermaid.js';
 
 /** Lanes a timeline stacks overlapping fetches in; more at once share the top lane. */

@@ -5,39 +5,9 @@
 import type { KubeletFetchRecord, SampleLine, VariantResult } from '../contract/index.js';
 import { kubeletFetchRecord } from '../scenario/index.js';
 import type { LoadedRun } from './load-run.js';
-import type { Point } from './report-model.js';
+import type { FetchRow, FetchTimeline } from './report-model.js';
 
 /** One variant's /pods figures in a run. */
-export interface FetchRow extends KubeletFetchRecord {
-  run: string;
-  variant: string;
-  /** Where the figures come from: results.json, or the samples of a folder written before it kept them. */
-  source: 'results' | 'samples';
-}
-
-/** One fetch on the timeline, seconds since the calls started. */
-export interface FetchBar {
-  start: number;
-  /** The last byte written; null: never answered. */
-  end: number | null;
-  status: number | null;
-  conn: number;
-}
-
-export interface FetchTimeline {
-  run: string;
-  runIndex: number;
-  variant: string;
-  /** Which repetition is drawn (the first with fetch lines), and how many the variant had. */
-  rep: number;
-  reps: number;
-  fetches: FetchBar[];
-  /** Seconds (their start) whose requests beyond the line cap were counted, not written one by one. */
-  folded: { t: number; requests: number }[];
-  /** What waited on the kubelet, each a line of its own. */
-  waiting: { label: string; points: Point[] }[];
-}
-
 /** Lines a fetch timeline draws at most; beyond, the first ones, and the chart says so. */
 export const MAX_FETCH_BARS = 3000;
 

@@ -1,14 +1,8 @@
 // The table "Kubelet /pods fetches" (each variant's fetch rate with its spread, answer times, bytes,
 // concurrency) and "SPIRE goroutines by owner" (where a SPIRE agent's goroutines stood when there
 // were most of them). Columns declared once for the HTML and Markdown reports.
-import {
-  KUBELET_FETCH_LINE_CAP,
-  SPIRE_GOROUTINE_OWNER_WORDS,
-  SPIRE_GOROUTINE_OWNERS,
-  type SpireGoroutineOwner,
-  type SpireGoroutineProfileSummary,
-} from '../contract/index.js';
-import type { FetchRow } from './kubelet-fetches.js';
+import { KUBELET_FETCH_LINE_CAP, SPIRE_GOROUTINE_OWNER_WORDS, SPIRE_GOROUTINE_OWNERS, type SpireGoroutineOwner } from '../contract/index.js';
+import type { FetchRow, GoroutineRow } from './report-model.js';
 import { fmt, type Column } from './table-columns.js';
 
 export const FETCH_TABLE_TITLE = 'Kubelet /pods fetches while the calls ran';
@@ -69,15 +63,6 @@ const OWNER_HEADERS: Record<SpireGoroutineOwner, string> = {
 };
 
 /** One repetition of a SPIRE variant that saved goroutine profiles. */
-export interface GoroutineRow {
-  variant: string;
-  rep: number;
-  reps: number;
-  profiles: number;
-  largest: SpireGoroutineProfileSummary;
-  last: SpireGoroutineProfileSummary;
-}
-
 const seconds = (atMs: number) => fmt(atMs / 1000, 0);
 
 export const GOROUTINE_COLUMNS: Column<GoroutineRow>[] = [

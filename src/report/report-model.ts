@@ -7,6 +7,8 @@ import type {
   MemoryMeasure,
   Outcome,
   Phase,
+  KubeletFetchRecord,
+  SpireGoroutineProfileSummary,
   SpireHeapProfileSummary,
   VariantAgentRecord,
   WorkingSetParts,
@@ -274,8 +276,6 @@ export interface ReportData {
   series: TimeSeries;
 }
 
-import type { FetchRow, FetchTimeline } from './kubelet-fetches.js';
-import type { GoroutineRow } from './kubelet-table.js';
 import type { DifferenceRow, SpreadRow, VariantRepetitions } from './spread.js';
 
 /** A section another module renders (the CI baseline comparison), placed after the verdict and table. */
@@ -283,4 +283,43 @@ export interface ExtraSection {
   title: string;
   html: string;
   markdown: string[];
+}
+
+export interface FetchRow extends KubeletFetchRecord {
+  run: string;
+  variant: string;
+  /** Where the figures come from: results.json, or the samples of a folder written before it kept them. */
+  source: 'results' | 'samples';
+}
+
+/** One fetch on the timeline, seconds since the calls started. */
+export interface FetchBar {
+  start: number;
+  /** The last byte written; null: never answered. */
+  end: number | null;
+  status: number | null;
+  conn: number;
+}
+
+export interface FetchTimeline {
+  run: string;
+  runIndex: number;
+  variant: string;
+  /** Which repetition is drawn (the first with fetch lines), and how many the variant had. */
+  rep: number;
+  reps: number;
+  fetches: FetchBar[];
+  /** Seconds (their start) whose requests beyond the line cap were counted, not written one by one. */
+  folded: { t: number; requests: number }[];
+  /** What waited on the kubelet, each a line of its own. */
+  waiting: { label: string; points: Point[] }[];
+}
+
+export interface GoroutineRow {
+  variant: string;
+  rep: number;
+  reps: number;
+  profiles: number;
+  largest: SpireGoroutineProfileSummary;
+  last: SpireGoroutineProfileSummary;
 }
