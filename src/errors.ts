@@ -115,14 +115,16 @@ export class PreflightError extends AttestormError {
 
 /**
  * Exit statuses of the CLI, documented in the README. CI keys on these.
- * 0 all expectations met; 1 expectations failed; 2 invalid input, or a machine that lacks what every
- * run needs (a preflight failure; nothing started); 3 run could not be carried out.
+ * 0 all expectations met (or nothing judged, a comparison); 1 expectations failed; 2 invalid input,
+ * or a machine that lacks what every run needs (a preflight failure; nothing started); 3 run could
+ * not be carried out; 4 no expectation judged where requireExpectations asks for one.
  */
 export const EXIT = {
   OK: 0,
   EXPECTATIONS_FAILED: 1,
   INVALID_INPUT: 2,
   RUN_FAILED: 3,
+  NOT_JUDGED: 4,
   INTERRUPTED: 130,
 } as const;
 

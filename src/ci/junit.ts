@@ -1,6 +1,7 @@
 // JUnit XML for CI test-result views: one testsuite per variant, one testcase per expectation and per
 // baseline figure. Failures carry the sentence a person needs; inconclusive expectations are skipped
-// with their reason; a variant that did not run is an error.
+// with their reason; a variant that did not run is an error; rules dropped before the run (their
+// variant not run) are skipped cases in a suite of their own.
 import type { RunResults, VariantResult } from '../contract/index.js';
 import type { BaselineComparison, BaselineFigure } from './baseline.js';
 import { changeText } from './baseline-table.js';
@@ -57,6 +58,17 @@ function expectationCases(scenario: string, v: VariantResult): Case[] {
     }
     return { name, classname, outcome: { kind: 'pass' }, out: e.message };
   });
+}
+
+/** "disabled.oomKilled (variant not run)" → a skipped case of the variant's class, the reason its message. */
+function droppedCase(scenario: string, dropped: string): Case {
+  const m = /^([^.\s]+)\.(\S+) \((.*)\)$/.exec(dropped);
+  const [variant, rule, why] = m ? [m[1]!, m[2]!, m[3]!] : ['run', dropped, 'dropped'];
+  return {
+    name: `expectation ${rule}`,
+    classname: `${scenario}.${variant}`,
+    outcome: { kind: 'skipped', type: 'not-judged', message: `not judged: ${why}`, detail: dropped },
+  };
 }
 
 function baselineCase(scenario: string, f: BaselineFigure, cmp: BaselineComparison): Case {
@@ -128,6 +140,21 @@ export function renderJUnit(runs: JUnitRun[]): string {
       failures += count('failure');
       errors += count('error');
       skipped += count('skipped');
+    }
+    // Rules dropped before the run (their variant not run) are skipped cases with the reason, not absent.
+    const dropped = r.droppedExpectations.map((d) => droppedCase(scenario, d));
+    if (dropped.length) {
+      const propXml = props.map(([k, val]) => `      <property name="${xmlEscape(k)}" value="${xmlEscape(val)}"/>`).join('\n');
+      suites.push(
+        [
+          `  <testsuite name="${xmlEscape(`${scenario}.not-run`)}" tests="${dropped.length}" failures="0" errors="0" skipped="${dropped.length}" time="0" timestamp="${xmlEscape(r.startedAt)}">`,
+          `    <properties>\n${propXml}\n    </properties>`,
+          ...dropped.map(renderCase),
+          '  </testsuite>',
+        ].join('\n'),
+      );
+      tests += dropped.length;
+      skipped += dropped.length;
     }
   }
   const name = `attestorm ${runs.map((r) => r.results.scenario.name).join(', ')}`;

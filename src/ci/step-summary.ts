@@ -4,7 +4,7 @@
 // step summary over 1 MiB, so what is appended is cut to fit, with a note saying so.
 import { appendFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { RunResults, VariantResult } from '../contract/index.js';
+import { judgementOf, judgementSentence, type RunResults, type VariantResult } from '../contract/index.js';
 import type { BaselineComparison } from './baseline.js';
 import { baselineTableMarkdown, headline, mdCell } from './baseline-table.js';
 import { bystandersOf } from './figures.js';
@@ -41,6 +41,7 @@ export function verdictMark(r: RunResults, cmp: BaselineComparison | null | unde
   if (r.status !== 'complete') return `🛑 ${r.status}`;
   if (r.verdict === 'failed' || (cmp?.regressed ?? 0) > 0) return '❌ failed';
   if (r.verdict === 'inconclusive') return '⚠️ inconclusive';
+  if (r.verdict === 'compared') return 'ℹ️ compared (no expectation judged)';
   return '✅ passed';
 }
 
@@ -96,6 +97,7 @@ export function renderStepSummary(input: StepSummaryInput): string {
   ];
   if (cmp) facts.push(`baseline: ${cmp.regressed} regressed, ${cmp.improved} improved, ${cmp.unchanged} unchanged`);
   lines.push(facts.join(' · '), '');
+  lines.push(mdCell(judgementSentence(r.judgement ?? judgementOf(r.variants, r.droppedExpectations))), '');
   lines.push('| variant | agent | peak memory | OOM kills | restarts | ok/s | rejected/s | p99 ok | bystander success | expectations |');
   lines.push('|---|---|---|---|---|---|---|---|---|---|');
   for (const v of r.variants) lines.push(variantRow(v));

@@ -29,17 +29,19 @@ interface RunArgs extends PlatformArgs {
   stepSummary?: string;
   cpuBudget?: number;
   wide: boolean;
+  requireExpectations?: boolean;
 }
 
 const EXIT_HELP = `Exit status:
-  ${EXIT.OK}    every variant ran and no expectation failed (inconclusive ones are listed; failOnInconclusive makes them fail)
+  ${EXIT.OK}    every variant ran and no expectation failed (inconclusive ones are listed; failOnInconclusive makes them fail), or nothing was judged (verdict compared)
   ${EXIT.EXPECTATIONS_FAILED}    an expectation failed (e.g. pre-attestation was OOM-killed)
   ${EXIT.INVALID_INPUT}    invalid input: bad scenario file or flags, or a machine without what every run needs (sockets in the runtime folder, loopback, a SPIRE binary that runs here); nothing was started
   ${EXIT.RUN_FAILED}    the run could not be carried out (agent did not start, no variant ran)
+  ${EXIT.NOT_JUDGED}    no expectation was judged (none written, or all dropped) and --require-expectations / requireExpectations asks for one
   ${EXIT.INTERRUPTED}  interrupted (SIGINT): everything reaped, results.json says "interrupted", data kept`;
 
 // Worst status wins across several scenarios.
-const SEVERITY = [EXIT.OK, EXIT.EXPECTATIONS_FAILED, EXIT.INVALID_INPUT, EXIT.RUN_FAILED, EXIT.INTERRUPTED];
+const SEVERITY = [EXIT.OK, EXIT.NOT_JUDGED, EXIT.EXPECTATIONS_FAILED, EXIT.INVALID_INPUT, EXIT.RUN_FAILED, EXIT.INTERRUPTED];
 const worse = (a: number, b: number) => (SEVERITY.indexOf(b as never) > SEVERITY.indexOf(a as never) ? b : a);
 
 export const runCommand: CommandModule<object, RunArgs> = {
@@ -71,6 +73,10 @@ export const runCommand: CommandModule<object, RunArgs> = {
         array: true,
         describe:
           'Set a scenario key before it is checked: key.path=value, a variant addressed by its name (variants.<name>.agent.binDir=/opt/spire/1.15.3, agent.memoryLimit=8Gi); repeatable. Default: none',
+      })
+      .option('require-expectations', {
+        type: 'boolean',
+        describe: `Exit ${EXIT.NOT_JUDGED} when the run judged no expectation (none written, or every one dropped): sets the scenario's requireExpectations. Default: the scenario's, false`,
       })
       .option('cpu-budget', cpuBudgetOption)
       .option('wide', wideOption)
@@ -117,7 +123,8 @@ export const runCommand: CommandModule<object, RunArgs> = {
     if (subset && !subset.length) problems.add('--variants must name at least one variant, got an empty list');
     const loaded: Array<LoadedScenario & { dropped: string[] }> = [];
     for (const f of args.scenario) {
-      const l = problems.collect(() => readScenarioFile(f, overrides, args.set ?? []));
+      const sets = [...(args.set ?? []), ...(args.requireExpectations === undefined ? [] : [`requireExpectations=${args.requireExpectations}`])];
+      const l = problems.collect(() => readScenarioFile(f, overrides, sets));
       if (!l) continue;
       if (!subset?.length) {
         loaded.push({ ...l, dropped: [] });

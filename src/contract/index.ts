@@ -17,3 +17,4 @@ export * from './cluster-topology.js';
 export { currentRunner, processStartTicks, runnerState } from './run-liveness.js';
 export { upgradeResults } from './upgrade.js';
 export { MODEL_DEFAULTS, modeledCostsInWords, modeledCostsSentences, type ModeledCostsLine } from './modeled-costs.js';
+export { judgementOf, judgementSentence } from './judgement.js';

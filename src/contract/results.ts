@@ -59,6 +59,27 @@ export interface RunEnvironment {
   hostname: string;
 }
 
+/**
+ * The run's verdict: a variant's (passed, failed, inconclusive), or compared when the run judged no
+ * expectation at all (none written, or every one dropped): figures side by side, nothing passed.
+ */
+export type RunVerdict = Verdict | 'compared';
+
+/** What the verdict judged: the scenario's rules counted by outcome, and each rule left unjudged with why. */
+export interface JudgementRecord {
+  /** Rules that were decided: passed plus failed. */
+  judged: number;
+  passed: number;
+  failed: number;
+  /** Rules evaluated but not decided: only a bound measured, or the figure unmeasured here. */
+  undecided: number;
+  /**
+   * Rules not judged, each "<variant>.<rule> (<why>)": its variant not run (--variants, a missing
+   * build), its variant's storm too weak or its machine too busy, or what it compares with not shown.
+   */
+  dropped: string[];
+}
+
 export interface SkippedVariant {
   name: string;
   reason: string;
@@ -96,8 +117,13 @@ export interface RunResults {
   droppedExpectations: string[];
   /** Variants of the scenario that did not run because what they need is not given (e.g. a SPIRE build), with the reason; absent when none. */
   skippedVariants?: SkippedVariant[];
-  /** failed if any variant failed; inconclusive if none failed and one was; passed only if every variant ran and passed. */
-  verdict: Verdict;
+  /**
+   * failed if any variant failed; inconclusive if none failed and one was; compared if no rule was
+   * judged; passed only if every variant ran and passed and at least one rule was judged.
+   */
+  verdict: RunVerdict;
+  /** The rules the verdict rests on, and those it could not judge (absent in folders written before it was kept). */
+  judgement?: JudgementRecord;
   /**
    * What CI needs to correlate runs: git commit of the checkout, tool version, scenario hash,
    * machine and CI facts (src/ci/provenance.ts fills it; its shape is documented there).
@@ -105,6 +131,6 @@ export interface RunResults {
   provenance?: Record<string, unknown>;
   /** The comparison with a baseline run, when `--baseline` was given (src/ci/baseline.ts). */
   baseline?: Record<string, unknown>;
-  /** True when the verdict is not failed, the run completed and every variant ran. */
+  /** True when the verdict is passed, or inconclusive without failOnInconclusive: never for compared. */
   passed: boolean;
 }

@@ -1,7 +1,8 @@
 // The comparison table and the verdict line: one row per variant, in the brief's shape, and the
 // sentence that says which variants survived and how their peaks compare with the unlimited agent.
-import { MEASURE_WORDS, type RunResults, type VariantResult } from '../contract/index.js';
+import { judgementOf, judgementSentence, MEASURE_WORDS, type RunResults, type VariantResult } from '../contract/index.js';
 import { bystandersServedSentence } from '../load/index.js';
+
 import type { TableRow, Verdict } from './report-model.js';
 
 const MiB = 2 ** 20;
@@ -106,9 +107,13 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   }
   const failed = rows.reduce((n, r) => n + r.expectationsFailed, 0);
   const inconclusive = rows.reduce((n, r) => n + r.expectationsInconclusive, 0);
-  if (runVerdict === 'passed') text += ' All expectations met.';
-  else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive (only a bound was measured).`;
-  else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}).`;
+  const judgement = results.judgement ?? judgementOf(results.variants, results.droppedExpectations);
+  // What was judged is said every time: a verdict over no rule is a comparison, never a pass.
+  if (runVerdict === 'compared') text += ' Compared, not judged:';
+  else if (runVerdict === 'passed') text += judgement.dropped.length || judgement.undecided ? ' Every judged expectation met:' : ' All expectations met:';
+  else if (runVerdict === 'inconclusive') text += ` No expectation failed, ${inconclusive} inconclusive:`;
+  else text += ` Expectations not met (${failed} failed${inconclusive ? `, ${inconclusive} inconclusive` : ''}):`;
+  text += ` ${judgementSentence(judgement)}`;
   const shrank = rows.filter((r) => r.stormShrank).map((r) => `${r.variant} (${r.stormShrank})`);
   if (shrank.length) text += ` The storm shrank for ${shrank.join(', ')}: those figures understate the load.`;
   const fellBack = rows.filter((r) => r.loadClient && r.loadClient.ran !== r.loadClient.requested);
@@ -118,7 +123,7 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
     text += ` The generator fell behind for ${late.join(', ')}: the per-second rate charts bunch those calls; totals and rates in the table are exact.`;
   if (results.status !== 'complete')
     text += ` The run is ${results.status}${results.statusDetail ? ` (${results.statusDetail})` : ''}; figures cover only what was recorded, and it cannot pass.`;
-  return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict };
+  return { text, survived, oomKilled, notRun, ratios, fieldRatios: { ...FIELD_RATIOS }, expectationsPassed, runVerdict, judgement };
 }
 
 /** Workers that ran another client than asked for: their memory and CPU per worker are that client's. */

@@ -17,6 +17,7 @@ h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
 .verdict { border-left: 6px solid var(--ok); background: #f3faf5; padding: .75rem 1rem; margin: 1rem 0; font-size: 1.05rem; }
 .verdict.failed { border-color: var(--bad); background: #fdf3f2; }
 .verdict.inconclusive { border-color: #b26a00; background: #fff8ec; }
+.verdict.compared { border-color: #5b6b7a; background: #f4f6f8; }
 tr.inconclusive > :first-child { box-shadow: inset 4px 0 0 #b26a00; padding-left: .9rem; }
 li.inconclusive { color: #8a5300; }
 .table-wrap { overflow-x: auto; -webkit-overflow-scrolling: touch; }

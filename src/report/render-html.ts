@@ -77,7 +77,8 @@ function runSummary(run: RunReport, several: boolean): string {
   const out: string[] = [];
   if (several) out.push(`<h2 id="run-${escapeHtml(run.label)}">${escapeHtml(run.label)}: ${escapeHtml(run.scenarioName)}</h2>`);
   if (run.scenarioDescription) out.push(`<p>${escapeHtml(run.scenarioDescription)}</p>`);
-  const cls = !run.verdict.expectationsPassed ? 'verdict failed' : run.verdict.runVerdict === 'passed' ? 'verdict' : 'verdict inconclusive';
+  const v = run.verdict.runVerdict;
+  const cls = v === 'compared' ? 'verdict compared' : !run.verdict.expectationsPassed ? 'verdict failed' : v === 'passed' ? 'verdict' : 'verdict inconclusive';
   out.push(`<p class="${cls}" data-testid="verdict"><strong>Verdict:</strong> ${escapeHtml(run.verdict.text)}</p>`);
   out.push(table(summaryColumns(run.memoryMeasure), run.rows, rowClass, 'variants'));
   out.push(`<p class="meta" data-testid="memory-measure">${escapeHtml(measureNote(run.memoryMeasure))}</p>`);

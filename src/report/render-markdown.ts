@@ -31,7 +31,9 @@ export function renderMarkdown(data: ReportData, pngs: { id: string; title: stri
     out.push('');
     if (several) out.push(`### ${run.label}: ${run.scenarioName}`, '');
     // Nothing that did not run, or did not finish, may pass; an inconclusive verdict is not a pass either.
-    const mark = !run.verdict.expectationsPassed ? '❌' : run.verdict.runVerdict === 'passed' ? '✅' : '⚠️';
+    const v = run.verdict.runVerdict;
+    // ✅ only over judged rules: a comparison (nothing judged) gets a neutral mark.
+    const mark = v === 'compared' ? 'ℹ️' : !run.verdict.expectationsPassed ? '❌' : v === 'passed' ? '✅' : '⚠️';
     out.push(`${mark} **Verdict:** ${run.verdict.text}`, '');
     out.push(mdTable(tableColumns(false, run.memoryMeasure, run.rows), run.rows), '', measureNote(run.memoryMeasure));
     const parts = workingSetPartsNote(run.rows);

@@ -7,6 +7,8 @@ import type {
   MemoryMeasure,
   Outcome,
   Phase,
+  RunVerdict,
+  JudgementRecord,
   KubeletFetchRecord,
   SpireGoroutineProfileSummary,
   SpireHeapProfileSummary,
@@ -119,8 +121,10 @@ export interface Verdict {
   /** The field figures the brief asks to reproduce, kept next to ours for the reader. */
   fieldRatios: { preToDisabled: number; postToDisabled: number };
   expectationsPassed: boolean;
-  /** The run's verdict as results.json records it. */
-  runVerdict: 'passed' | 'failed' | 'inconclusive';
+  /** The run's verdict as results.json records it (compared: no rule was judged). */
+  runVerdict: RunVerdict;
+  /** The rules the verdict judged and those it did not (computed for folders written before results.json kept it). */
+  judgement: JudgementRecord;
 }
 
 /** y null is a gap: the agent was down (between an OOM kill and its restart), so no line is drawn. */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { collectProvenance } from '../ci/index.js';
 import {
   currentRunner,
+  judgementOf,
   RESULTS_SCHEMA_VERSION,
   type IsolationRecord,
   type RunResults,
@@ -137,8 +138,11 @@ export function concludeResults(results: RunResults, s: LoadedScenario['scenario
   if (interrupted) results.statusDetail = `interrupted after ${results.variants.length} of ${s.variants.length} variant(s) had data`;
   else if (failure)
     results.statusDetail = `${failure} (${results.variants.length} of ${s.variants.length} variant(s) had data; their samples are in the run folder)`;
-  // An interrupted or partial run is never passed.
-  results.verdict = results.status === 'complete' && ranAll ? verdict : verdict === 'failed' ? 'failed' : 'inconclusive';
-  results.passed = results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);
+  results.judgement = judgementOf(results.variants, results.droppedExpectations);
+  // An interrupted or partial run is never passed; one that judged no rule is a comparison, not a pass.
+  if (verdict === 'failed') results.verdict = 'failed';
+  else if (results.judgement.judged === 0 && results.status === 'complete') results.verdict = 'compared';
+  else results.verdict = results.status === 'complete' && ranAll ? verdict : 'inconclusive';
+  results.passed = results.verdict !== 'compared' && results.status === 'complete' && ranAll && results.variants.every((v) => v.passed);
   results.endedAt = new Date().toISOString();
 }

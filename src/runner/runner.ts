@@ -60,10 +60,12 @@ export interface RunScenarioOutcome {
   exitCode: number;
 }
 
-/** Exit status of a finished run: interrupted, not carried out, expectations failed, or ok. */
+/** Exit status of a finished run: interrupted, not carried out, expectations failed, nothing judged (when required), or ok. */
 export function exitCodeOf(results: RunResults): number {
   if (results.status === 'interrupted' || results.status === 'incomplete') return EXIT.INTERRUPTED;
   if (results.status === 'failed') return EXIT.RUN_FAILED;
+  // A comparison (no rule judged) is not a failure, unless the scenario or --require-expectations asks that something be judged.
+  if (results.verdict === 'compared') return (results.scenario.resolved as { requireExpectations?: boolean }).requireExpectations ? EXIT.NOT_JUDGED : EXIT.OK;
   return results.passed ? EXIT.OK : EXIT.EXPECTATIONS_FAILED;
 }
 

@@ -224,6 +224,12 @@ const scenarioShape = {
     .boolean()
     .default(false)
     .describe('Fail the run (exit 1) when an expectation is inconclusive (only a bound was measured, e.g. the peak of an OOM-killed agent)'),
+  requireExpectations: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Exit non-zero (4) when the run judged no expectation (none written, or every one dropped: variants not run, storms too weak): for CI gates, where a run that checked nothing must not pass silently',
+    ),
   memoryMeasure: z
     .enum(MEMORY_MEASURES)
     .default(DEFAULT_MEMORY_MEASURE)
@@ -388,7 +394,7 @@ export function selectVariants(s: Scenario, names: string[]): { scenario: Scenar
   for (const [name, e] of Object.entries(s.expect)) {
     if (!e) continue;
     if (!keep.has(name)) {
-      dropped.push(`${name}: every rule (variant not run)`);
+      for (const [key, want] of Object.entries(e)) if (want !== undefined) dropped.push(`${name}.${key} (variant not run)`);
       continue;
     }
     const kept: ExpectInput = { ...e };

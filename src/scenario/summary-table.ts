@@ -2,6 +2,7 @@
 // essential columns by default, every column with --wide; the notes under it wrapped to the same
 // width. Plain text only (no colour, no JSON): it goes to terminals, log files and CI consoles alike.
 import {
+  judgementSentence,
   MEASURE_EXPLAINED,
   MEASURE_WORDS,
   modeledCostsSentences,
@@ -210,7 +211,10 @@ export function comparisonTable(results: RunResults, layout: TableLayout = {}): 
       width,
     ),
   );
-  lines.push(...notes('expectations dropped (variant subset):', results.droppedExpectations, width));
+  // At the end, what the verdict judged (dropped rules among them); while it runs, the rules already dropped.
+  const j = results.judgement;
+  lines.push(...notes(`verdict ${results.verdict}:`, j ? [judgementSentence(j)] : [], width));
+  lines.push(...notes('expectations dropped (variant subset):', j ? [] : results.droppedExpectations, width));
   lines.push(
     ...notes(
       'modeled costs and behaviours (differing from the agent defaults):',

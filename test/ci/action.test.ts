@@ -32,7 +32,7 @@ function asWorkflow(steps = action.runs.steps): string {
 describe(ACTION_FILE, () => {
   it('is a composite action with the documented inputs and outputs', () => {
     expect(action.runs.using).toBe('composite');
-    expect(Object.keys(action.inputs)).toEqual(['scenario', 'duration', 'baseline', 'junit', 'fail-on-inconclusive', 'out']);
+    expect(Object.keys(action.inputs)).toEqual(['scenario', 'duration', 'baseline', 'junit', 'fail-on-inconclusive', 'require-expectations', 'out']);
     expect(action.inputs.scenario!.required).toBe(true);
     expect(Object.keys(action.outputs)).toEqual(['verdict', 'run-dir', 'comment-file']);
     expect(actionStep('Install attestorm')).toMatchObject({ 'working-directory': '${{ github.action_path }}', run: expect.stringContaining('npm ci') });
@@ -59,6 +59,7 @@ describe(ACTION_FILE, () => {
       ['JUNIT', 'junit'],
       ['run_dir', 'out'],
       ['FAIL_ON_INCONCLUSIVE', 'set'],
+      ['REQUIRE_EXPECTATIONS', 'require-expectations'],
     ] as const) {
       expect(flags).toContain(flag);
       expect(run).toMatch(new RegExp(`--${flag} "[^"]*\\$${input}`));
@@ -103,6 +104,9 @@ describe(`${ACTION_FILE}: the check step, run`, () => {
     const flag = runActionStep('Check the inputs and the scenario', { scenario: 'attestorm.yaml', 'fail-on-inconclusive': 'yes' }, { cwd: work });
     expect(flag.status).toBe(2);
     expect(flag.stdout).toContain("::error::fail-on-inconclusive must be true, false or empty, got 'yes'");
+    const required = runActionStep('Check the inputs and the scenario', { scenario: 'attestorm.yaml', 'require-expectations': 'maybe' }, { cwd: work });
+    expect(required.status).toBe(2);
+    expect(required.stdout).toContain("::error::require-expectations must be true or false, got 'maybe'");
   });
 });
 

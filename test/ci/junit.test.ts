@@ -108,6 +108,20 @@ describe('renderJUnit', () => {
     ]);
   });
 
+  it('rules dropped before the run (their variant not run) are skipped cases with the reason, counted', () => {
+    const dropped = parseXml(
+      renderJUnit([{ results: { ...after, droppedExpectations: ['off.oomKilled (variant not run)', 'pre.maxPeakRatio (compares with off, not run)'] } }]),
+    );
+    const suite = findAll(dropped, 'testsuite').find((s) => s.attrs['name'] === 'quick.not-run')!;
+    expect(suite.attrs).toMatchObject({ tests: '2', skipped: '2', failures: '0' });
+    const cases = suite.children.filter((c) => c.name === 'testcase');
+    expect(cases.map((c) => [c.attrs['classname'], c.attrs['name'], c.children.find((x) => x.name === 'skipped')?.attrs['message']])).toEqual([
+      ['quick.off', 'expectation oomKilled', 'not judged: variant not run'],
+      ['quick.pre', 'expectation maxPeakRatio', 'not judged: compares with off, not run'],
+    ]);
+    expect(Number(dropped.attrs['skipped'])).toBe(3);
+  });
+
   it('the checker itself rejects broken XML', () => {
     expect(() => parseXml('<a><b></a></b>')).toThrow(/does not match/);
     expect(() => parseXml('<a x="1 & 2"/>')).toThrow(/bare &/);

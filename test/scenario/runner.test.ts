@@ -291,6 +291,46 @@ describe('the runner through the LoadDriver seam', () => {
     expect(table).toContain(`  off: minOkRps failed: ok calls ${(counted.ok / 2).toFixed(1)}/s < 1000.0/s`);
   });
 
+  it('a run that judged no rule is compared, never passed: exit 0, or 4 when requireExpectations asks; no ✅ and no "expectations met"', async () => {
+    const load = scriptedLoad(async ({ burst }) => void (await burst(2)));
+    // Every rule is about a variant this run does not have: dropped before the run, as --variants drops them.
+    const outcome = await runScenario({
+      loaded: scenario('compared', { variants: [{ name: 'off', agent: { placement: 'disabled' } }] }),
+      load,
+      outDir: join(out, 'compared'),
+      ...quiet(),
+      render: true,
+      droppedExpectations: ['pre.oomKilled (variant not run)', 'pre.minBystanderSuccess (variant not run)'],
+    });
+    expect(outcome.results).toMatchObject({ status: 'complete', verdict: 'compared', passed: false });
+    expect(outcome.results.judgement).toEqual({
+      judged: 0,
+      passed: 0,
+      failed: 0,
+      undecided: 0,
+      dropped: ['pre.oomKilled (variant not run)', 'pre.minBystanderSuccess (variant not run)'],
+    });
+    expect(outcome.exitCode).toBe(0);
+    const summary = readFileSync(join(outcome.runDir, 'summary.md'), 'utf8');
+    expect(summary).not.toContain('✅');
+    expect(summary).not.toMatch(/expectations met/i);
+    expect(summary).toContain('Compared, not judged: No expectation was judged; 2 not judged: pre: oomKilled, minBystanderSuccess (variant not run).');
+    expect(readFileSync(join(outcome.runDir, 'report.html'), 'utf8')).toContain('class="verdict compared"');
+
+    const required = await run(
+      'compared-required',
+      scriptedLoad(async ({ burst }) => void (await burst(2))),
+      {
+        variants: [{ name: 'off', agent: { placement: 'disabled' } }],
+        requireExpectations: true,
+      },
+    );
+    expect(required.results.verdict).toBe('compared');
+    expect(required.exitCode).toBe(4);
+    expect(required.table).toContain('verdict compared:');
+    expect(required.table).toContain('No expectation was judged.');
+  });
+
   it('an interrupted repetition stops its load, stops the agent, records the interruption and leaves no cgroup', async () => {
     const loaded = scenario('interrupt', { duration: '60s' });
     const targets = await prepareTargets(loaded.scenario.variants.map((v) => v.agent));

@@ -180,7 +180,7 @@ describe('preflight of a scenario', () => {
     const out = await preflightVariants(scenario, { T_NEW: v1153 });
     expect(out.scenario.variants.map((v) => v.name)).toEqual(['new', 'ref']);
     expect(out.skipped).toEqual([{ name: 'old', reason: expect.stringMatching(/^\$T_OLD is not set/) }]);
-    expect(out.dropped).toEqual(['new.maxPeakRatio (compares with old, not run)', 'old: every rule (variant not run)']);
+    expect(out.dropped).toEqual(['new.maxPeakRatio (compares with old, not run)', 'old.oomKilled (variant not run)']);
     expect(out.scenario.expect.new).toMatchObject({ oomKilled: false });
     const spire = out.scenario.variants[0]!.agent;
     expect(spire.kind === 'spire' && spire.binDir).toBe(v1153);
