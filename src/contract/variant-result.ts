@@ -183,6 +183,19 @@ export interface AgentPeaks {
   goroutines: number | null;
 }
 
+/** VariantResult.callCauses: what the storm's calls ended in, and what the agent said when they failed. */
+export interface CallCausesRecord {
+  /** The storm's calls by gRPC status name at the client (OK included), summed over repetitions. */
+  byCode: Record<string, number>;
+  /**
+   * The agent log's most frequent failure lines over the repetitions, most frequent first (at most
+   * 3), with numbers, ports and pids masked so that one cause is one line. Counts are of logged
+   * lines: an agent that throttles its log (the reference agent writes at most 10 a second) logs
+   * fewer than it failed.
+   */
+  agentLog: { line: string; count: number }[];
+}
+
 /** VariantResult.bystanders: the service level the innocent pods got over the whole load phase. */
 export interface BystanderSummary {
   calls: number;
@@ -269,6 +282,8 @@ export interface VariantResult {
   kubeletFetches?: KubeletFetchRecord;
   /** scenario.cluster.topology three-node: per repetition, the storm's node, the quiet node and the server side by side. */
   cluster?: ClusterNodesRecord[];
+  /** The storm's calls by status and the agent's failure lines (absent in older folders). */
+  callCauses?: CallCausesRecord;
   expectations: ExpectationResult[];
   /** failed if any expectation failed; inconclusive if none failed and one was inconclusive. */
   verdict: Verdict;

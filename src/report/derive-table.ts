@@ -63,6 +63,9 @@ function deriveRow(run: string, v: VariantResult): TableRow {
   };
 }
 
+/** The rules calls-failed.ts adds to every variant. */
+const FAILED_CALL_RULES = new Set(['stormCalls', 'bystanderCalls']);
+
 export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   const notRun = rows.filter((r) => r.error !== null).map((r) => r.variant);
   const ran = rows.filter((r) => r.error === null);
@@ -93,6 +96,11 @@ export function deriveVerdict(rows: TableRow[], results: RunResults): Verdict {
   // What the limiter is for leads: whether the innocent pods beside the storm kept getting identities.
   const served = bystandersServedSentence(results.variants);
   let text = `${served ? `${served[0]!.toUpperCase()}${served.slice(1)}. ` : ''}${parts.join('; ')}.`;
+  // Calls that failed while the agent stayed up: the cause comes before any figure.
+  const causes = results.variants.flatMap((v) =>
+    v.expectations.filter((e) => FAILED_CALL_RULES.has(e.name) && e.verdict === 'failed').map((e) => `${v.name}: ${e.message}`),
+  );
+  if (causes.length) text += ` Failed calls: ${causes.join('; ')}.`;
   const ratioText: string[] = [];
   if (ratios.preToDisabled !== null)
     ratioText.push(`pre/disabled ${ratios.preToDisabled.toFixed(2)} (published load tests ≈${FIELD_RATIOS.preToDisabled.toFixed(2)})`);

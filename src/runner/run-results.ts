@@ -19,6 +19,7 @@ import type { PlatformMeasurement } from '../platform/index.js';
 import {
   aggregateVariant,
   applyExpectations,
+  callCausesOf,
   describeEnvironment,
   kubeletFetchRecord,
   repetitionFigures,
@@ -117,12 +118,17 @@ export class VariantTally {
         const goroutines = this.#goroutines.get(v.name);
         const reps = this.#reps.get(v.name)!;
         const fetches = kubeletFetchRecord(reps.map((r) => r.kubeletFetches));
+        const causes = callCausesOf(
+          this.runDir,
+          reps.map((r) => r.runDir),
+        );
         return {
           ...result,
           repetitionFigures: reps.map((r, i) => repetitionFigures(r, i + 1, this.s.memoryMeasure)),
           ...(heap ? { spireHeap: heap } : {}),
           ...(goroutines ? { spireGoroutines: goroutines } : {}),
           ...(fetches ? { kubeletFetches: fetches } : {}),
+          ...(causes ? { callCauses: causes } : {}),
         };
       });
   }

@@ -6,6 +6,7 @@
 import { MEASURE_WORDS, type ExpectationResult, type Verdict, type VariantResult } from '../contract/index.js';
 import { evaluateBystanderExpectations } from '../load/index.js';
 import { formatMiB, parseBytes } from '../util/index.js';
+import { failedCallChecks } from './calls-failed.js';
 import { result, rps } from './expectation-result.js';
 import { shapeUnshown, withAgentCpu, withBacklog, withIntensity, withPileUp, withReach } from './preconditions.js';
 import type { ExpectInput } from './schema.js';
@@ -256,7 +257,7 @@ export function applyExpectations(variants: VariantResult[], expect: Partial<Rec
   for (const v of variants) {
     v.expectations = v.notJudged
       ? Object.entries(expect[v.name] ?? {}).map(([key, want]) => result(key, want, null, 'inconclusive', 'none', `not judged: ${v.notJudged}`))
-      : evaluateExpectations(v, expect[v.name], variants, unshown);
+      : [...evaluateExpectations(v, expect[v.name], variants, unshown), ...failedCallChecks(v)];
     v.verdict = v.error ? 'failed' : v.notJudged ? 'inconclusive' : combineVerdicts(v.expectations.map((e) => e.verdict));
     v.passed = v.verdict === 'passed' || (v.verdict === 'inconclusive' && !failOnInconclusive);
   }

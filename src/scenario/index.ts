@@ -12,6 +12,7 @@ export type { LoadedScenario } from './load-scenario.js';
 export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SCENARIO_JSON_SCHEMA_PATH } from './json-schema.js';
 export { schemaRefFrom, starterScenario, STARTER_FILE } from './starter.js';
 export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
+export { callCausesOf } from './call-causes.js';
 export { aggregateVariant, median, range } from './aggregate.js';
 export { answerTimes, kubeletFetchRecord } from './kubelet-fetch-record.js';
 export { repetitionFigures } from './repetition-figures.js';
