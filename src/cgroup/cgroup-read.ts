@@ -20,6 +20,41 @@ export interface MemoryReading extends MemoryStatParts {
   rssBytes: number | null;
   /** usage − inactive file pages (v1 memory.stat total_inactive_file, v2 inactive_file), as kubectl top counts it; null without memory.stat. */
   workingSetBytes: number | null;
+  /**
+   * Times a charge met the limit since the cgroup was made: v1 memory.failcnt (null where memory+swap is limited too: the kernel counts nothing then), v2 memory.events
+   * `max` (allocations that hit memory.max and had to reclaim); null where the file is absent.
+   */
+  limitHits: number | null;
+  /** v2 memory.pressure: microseconds some / all of the cgroup's tasks stalled on memory since it was made; null on v1 or without PSI. */
+  stallMicros: { some: number; full: number } | null;
+}
+
+/**
+ * v1's hits of the limit: memory.failcnt — but only where memory+swap is not limited too. With
+ * memory.memsw.limit_in_bytes set (the runner sets it to the memory limit where swap is accounted,
+ * so that the agent cannot swap instead of being OOM-killed) the kernel counts neither failcnt,
+ * measured here: a cgroup writing 4× its limit through the page cache ends with both at 0. Then the
+ * hits are not known, never 0.
+ */
+export function limitHitsV1(failcnt: number | null, memswLimit: number | null): number | null {
+  return memswLimit !== null && memswLimit < UNLIMITED_V1 ? null : failcnt;
+}
+
+/** memory.pressure's "some … total=N" and "full … total=N" lines; null when absent or unreadable. */
+export function readMemoryPressure(file: string): { some: number; full: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const total = (kind: string) => {
+    const m = new RegExp(`^${kind} .*\\btotal=(\\d+)`, 'm').exec(text);
+    return m ? Number(m[1]) : null;
+  };
+  const some = total('some');
+  const full = total('full');
+  return some === null || full === null ? null : { some, full };
 }
 
 const UNLIMITED_V1 = 2 ** 62;
@@ -115,13 +150,16 @@ export function readMemoryFiles(version: CgroupVersion, dir: string): MemoryRead
       oomKills,
       rssBytes: statRssBytes('v1', stat),
       workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v1', stat)),
+      limitHits: limitHitsV1(readNum(file('memory.failcnt')), readNum(file('memory.memsw.limit_in_bytes'))),
+      stallMicros: null,
       // Absent without kernel-memory accounting: then not available, like the other parts.
       ...memoryStatParts('v1', stat, readNum(file('memory.kmem.usage_in_bytes'))),
     };
   }
   const usageBytes = readCount(file('memory.current'));
   const limitBytes = readRequiredNum(file('memory.max'));
-  const oomKills = parseFlatKeyed(readRequired(file('memory.events'))).get('oom_kill') ?? 0;
+  const events = parseFlatKeyed(readRequired(file('memory.events')));
+  const oomKills = events.get('oom_kill') ?? 0;
   const stat = readKeyed(file('memory.stat'));
   return {
     usageBytes,
@@ -130,6 +168,8 @@ export function readMemoryFiles(version: CgroupVersion, dir: string): MemoryRead
     oomKills,
     rssBytes: statRssBytes('v2', stat),
     workingSetBytes: workingSetBytes(usageBytes, inactiveFileBytes('v2', stat)),
+    limitHits: events.get('max') ?? null,
+    stallMicros: readMemoryPressure(file('memory.pressure')),
     ...memoryStatParts('v2', stat),
   };
 }

@@ -4,7 +4,7 @@ export type { CgroupHost, CgroupSetup, CgroupVersion, DetectOptions } from './ho
 export { DELEGATED_SCOPE_ENV, planDelegation, RUNNER_LEAF } from './delegation.js';
 export type { Delegation, DelegationKind, DelegationPlan, DelegationView } from './delegation.js';
 export { Cgroup } from './cgroup.js';
-export { CgroupReadError, parseFlatKeyed, readKeyed } from './cgroup-read.js';
+export { CgroupReadError, limitHitsV1, parseFlatKeyed, readKeyed, readMemoryPressure } from './cgroup-read.js';
 export type { MemoryReading } from './cgroup-read.js';
 export { inactiveFileBytes, memoryStatParts, statRssBytes, workingSetBytes } from './memory-stat.js';
 export type { MemoryStatParts } from './memory-stat.js';

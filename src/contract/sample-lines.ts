@@ -34,6 +34,11 @@ export interface MemorySample {
   limitBytes: number;
   /** Cumulative agent CPU seconds (user+system). */
   cpuSeconds: number | null;
+  /** Charges that met the limit so far (v1 memory.failcnt, v2 memory.events max); absent where not read. */
+  limitHits?: number | null;
+  /** v2 PSI: cumulative microseconds some / all of the agent's tasks stalled on memory; absent on v1 and where not read. */
+  stallSomeUs?: number | null;
+  stallFullUs?: number | null;
 }
 
 /** Every second: the generator's merged counts for that second. */

@@ -183,6 +183,21 @@ export interface AgentPeaks {
   goroutines: number | null;
 }
 
+/** One repetition's memory pressure short of a kill, over the seconds its storm's calls ran. */
+export interface MemoryPressureRecord {
+  rep: number;
+  /** Seconds the storm ran (the window every figure below covers). */
+  stormSeconds: number;
+  /** Seconds the working set (usage where unread) stood at >= 95% of the limit in force, and the longest such stretch. */
+  nearLimitSeconds: number;
+  longestNearLimitSeconds: number;
+  /** Charges that met the limit over the storm (v1 memory.failcnt, v2 memory.events max deltas); null where unread. */
+  limitHits: number | null;
+  /** PSI (v2 memory.pressure): share of the storm's time some / all of the agent's tasks stalled on memory; null on v1. */
+  stallSome: number | null;
+  stallFull: number | null;
+}
+
 /** VariantResult.callCauses: what the storm's calls ended in, and what the agent said when they failed. */
 export interface CallCausesRecord {
   /** The storm's calls by gRPC status name at the client (OK included), summed over repetitions. */
@@ -282,6 +297,13 @@ export interface VariantResult {
   kubeletFetches?: KubeletFetchRecord;
   /** scenario.cluster.topology three-node: per repetition, the storm's node, the quiet node and the server side by side. */
   cluster?: ClusterNodesRecord[];
+  /** Per repetition, the time near the limit, its hits and memory stalls (absent in older folders and without memory samples). */
+  memoryPressure?: MemoryPressureRecord[];
+  /**
+   * Set when the agent survived but a repetition spent a meaningful share of its storm at its limit
+   * (>= 20% of the storm's seconds at >= 95%, or PSI full >= 10%): the words the verdict uses.
+   */
+  atLimit?: string;
   /** The storm's calls by status and the agent's failure lines (absent in older folders). */
   callCauses?: CallCausesRecord;
   expectations: ExpectationResult[];

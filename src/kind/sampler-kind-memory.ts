@@ -46,6 +46,8 @@ function kindMemorySampler(target: KindMemoryTarget, opts: SamplerOptions = {}):
         peakBytes: peak,
         limitBytes: pod.limitBytes ?? limitBytes,
         cpuSeconds: pod.cpuSeconds,
+        limitHits: pod.limitHits,
+        ...(pod.stallMicros ? { stallSomeUs: pod.stallMicros.some, stallFullUs: pod.stallMicros.full } : {}),
       };
       peaks.add(line);
       return line;

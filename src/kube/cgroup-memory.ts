@@ -4,7 +4,16 @@
 // and from inside the memory-sampler pod (its node's /sys/fs/cgroup) alike.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { inactiveFileBytes, memoryStatParts, readKeyed, statRssBytes, workingSetBytes, type MemoryStatParts } from '../cgroup/index.js';
+import {
+  inactiveFileBytes,
+  memoryStatParts,
+  limitHitsV1,
+  readKeyed,
+  readMemoryPressure,
+  statRssBytes,
+  workingSetBytes,
+  type MemoryStatParts,
+} from '../cgroup/index.js';
 
 export type CgroupFlavour = 'v1' | 'v2';
 
@@ -20,6 +29,10 @@ export interface CgroupMemory extends MemoryStatParts {
   limitBytes: number | null;
   oomKills: number;
   cpuSeconds: number | null;
+  /** Charges that met the limit (v1 memory.failcnt, v2 memory.events max); null where unreadable. */
+  limitHits: number | null;
+  /** v2 memory.pressure totals (µs); null on v1 or without PSI. */
+  stallMicros: { some: number; full: number } | null;
 }
 
 function readNumber(file: string): number | null {
@@ -56,6 +69,8 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
       limitBytes: readNumber(join(dir, 'memory.max')),
       oomKills: flatKey(join(dir, 'memory.events'), 'oom_kill') ?? 0,
       cpuSeconds: usec === null ? null : usec / 1e6,
+      limitHits: flatKey(join(dir, 'memory.events'), 'max'),
+      stallMicros: readMemoryPressure(join(dir, 'memory.pressure')),
     };
   }
   const usage = readNumber(join(dir, 'memory.usage_in_bytes'));
@@ -72,5 +87,7 @@ export function readCgroupMemory(dir: string, version: CgroupFlavour): CgroupMem
     limitBytes: limit !== null && limit < 2 ** 62 ? limit : null,
     oomKills: flatKey(join(dir, 'memory.oom_control'), 'oom_kill') ?? 0,
     cpuSeconds: null,
+    limitHits: limitHitsV1(readNumber(join(dir, 'memory.failcnt')), readNumber(join(dir, 'memory.memsw.limit_in_bytes'))),
+    stallMicros: null,
   };
 }

@@ -22,6 +22,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
   return {
     run,
     variant: v.name,
+    atLimit: v.atLimit ?? null,
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
     memoryMeasure: v.memoryMeasure,
@@ -150,7 +151,7 @@ function describeRow(row: TableRow): string {
   const ofLimit =
     row.memoryLimitMiB !== null && row.peakPercentOfLimit !== null ? `, ${Math.round(row.peakPercentOfLimit)}% of ${formatLimit(row.memoryLimitMiB)}` : '';
   const usage = row.peakUsageMiB !== null ? `; usage ${row.peakUsageMiB.toFixed(1)} MiB` : '';
-  if (row.oomKills === 0) return `${row.variant} survived (${peak}${ofLimit}${usage})`;
+  if (row.oomKills === 0) return `${row.variant} survived${row.atLimit ? ` at its limit (${row.atLimit})` : ''} (${peak}${ofLimit}${usage})`;
   const times = row.oomKills === 1 ? 'once' : `${row.oomKills} times`;
   const phases = [...new Set(row.deathPhases)];
   const during = phases.length && !(phases.length === 1 && phases[0] === 'load') ? `, during ${phases.join(', ')}` : '';

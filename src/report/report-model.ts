@@ -26,6 +26,8 @@ export const REPORT_FORMATS: readonly ReportFormat[] = ['html', 'md', 'png', 'js
 export interface TableRow {
   run: string;
   variant: VariantName;
+  /** Survived, but held at its limit: the worst repetition's figures in words (null: clear of it, killed, or unmeasured). */
+  atLimit: string | null;
   agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
   /** The measure of peakMemoryMiB, its range and percentage. */

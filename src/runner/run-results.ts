@@ -8,6 +8,7 @@ import {
   judgementOf,
   RESULTS_SCHEMA_VERSION,
   type IsolationRecord,
+  type MemoryPressureRecord,
   type RunResults,
   type SkippedVariant,
   type SpireGoroutineRecord,
@@ -19,10 +20,12 @@ import type { PlatformMeasurement } from '../platform/index.js';
 import {
   aggregateVariant,
   applyExpectations,
+  atLimitWords,
   callCausesOf,
   describeEnvironment,
   kubeletFetchRecord,
   repetitionFigures,
+  repetitionPressure,
   type LoadDriver,
   type LoadedScenario,
   type RepMeasurement,
@@ -83,6 +86,7 @@ export class VariantTally {
   readonly #described = new Map<string, Partial<VariantResult['agent']>>();
   readonly #heap = new Map<string, SpireHeapRecord[]>();
   readonly #goroutines = new Map<string, SpireGoroutineRecord[]>();
+  readonly #pressure = new Map<string, MemoryPressureRecord[]>();
 
   constructor(
     private readonly s: LoadedScenario['scenario'],
@@ -101,6 +105,8 @@ export class VariantTally {
     if (heap) this.#heap.set(variant, [...(this.#heap.get(variant) ?? []), heap]);
     const goroutines = existsSync(dir) ? summarizeRepetitionGoroutines(dir, reps.length) : null;
     if (goroutines) this.#goroutines.set(variant, [...(this.#goroutines.get(variant) ?? []), goroutines]);
+    const pressure = m.error ? null : repetitionPressure(dir, reps.length, m.callsAtMs ?? 0, m.loadSeconds);
+    if (pressure) this.#pressure.set(variant, [...(this.#pressure.get(variant) ?? []), pressure]);
   }
 
   describe(variant: string, agent: Partial<VariantResult['agent']>): void {
@@ -122,8 +128,12 @@ export class VariantTally {
           this.runDir,
           reps.map((r) => r.runDir),
         );
+        const pressure = this.#pressure.get(v.name);
+        const atLimit = pressure ? atLimitWords({ oomKills: result.oomKills, memoryPressure: pressure, runDirs: result.runDirs }) : undefined;
         return {
           ...result,
+          ...(pressure ? { memoryPressure: pressure } : {}),
+          ...(atLimit ? { atLimit } : {}),
           repetitionFigures: reps.map((r, i) => repetitionFigures(r, i + 1, this.s.memoryMeasure)),
           ...(heap ? { spireHeap: heap } : {}),
           ...(goroutines ? { spireGoroutines: goroutines } : {}),

@@ -39,6 +39,8 @@ export function cgroupMemorySampler(target: SamplerTarget, opts: { intervalMs?: 
         peakBytes: peak,
         limitBytes: m.limitBytes ?? target.limitBytes ?? 0,
         cpuSeconds,
+        limitHits: m.limitHits,
+        ...(m.stallMicros ? { stallSomeUs: m.stallMicros.some, stallFullUs: m.stallMicros.full } : {}),
       };
     },
   };

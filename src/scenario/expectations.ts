@@ -110,13 +110,64 @@ export function evaluateExpectations(
     return out;
   }
   out.push(...evaluateBystanderExpectations(expect, self.bystanders));
-  out.push(...memoryChecks(self, expect), ...callChecks(self, expect));
+  out.push(...memoryChecks(self, expect), ...pressureChecks(self, expect), ...callChecks(self, expect));
   if (expect.maxPeakRatio) out.push(ratioCheck('maxPeakRatio', expect.maxPeakRatio, self, all, unshown));
   if (expect.minPeakRatio) out.push(ratioCheck('minPeakRatio', expect.minPeakRatio, self, all, unshown));
   const judged = withBacklog(self, expect.maxRejectionLatency, out);
   const intense = withReach(self, expect.minOpenConnections, withIntensity(self, expect.minOfferedRps, judged));
   return withAgentCpu(self, expect.minAgentCpuCores, withPileUp(self, expect.minInflightAttestations, intense));
 }
+
+/** Time near the limit and memory stalls, judged on the worst repetition. */
+function pressureChecks(self: VariantResult, expect: ExpectInput): ExpectationResult[] {
+  const out: ExpectationResult[] = [];
+  const reps = self.memoryPressure ?? [];
+  if (expect.maxTimeNearLimit !== undefined) {
+    const max = expect.maxTimeNearLimit;
+    const shares = reps.filter((p) => p.stormSeconds > 0).map((p) => ({ p, share: p.nearLimitSeconds / p.stormSeconds }));
+    if (!shares.length)
+      out.push(result('maxTimeNearLimit', max, null, 'inconclusive', 'none', 'time near the limit unmeasured: no memory readings over the storm'));
+    else {
+      const worst = shares.reduce((a, b) => (b.share > a.share ? b : a));
+      const ok = worst.share <= max;
+      out.push(
+        result(
+          'maxTimeNearLimit',
+          max,
+          +worst.share.toFixed(4),
+          ok ? 'passed' : 'failed',
+          'measured',
+          `${pct(worst.share)} of the storm at >= 95% of the limit (${worst.p.nearLimitSeconds.toFixed(1)} s of ${worst.p.stormSeconds.toFixed(0)} s${reps.length > 1 ? `, r${worst.p.rep}` : ''}) ${ok ? '<=' : '>'} ${pct(max)}`,
+        ),
+      );
+    }
+  }
+  if (expect.maxMemoryStall !== undefined) {
+    const max = expect.maxMemoryStall;
+    const stalls = reps.filter((p) => p.stallSome !== null);
+    if (!stalls.length)
+      out.push(
+        result('maxMemoryStall', max, null, 'inconclusive', 'none', 'memory stalls unmeasured: PSI (memory.pressure) needs cgroup v2 with pressure accounting'),
+      );
+    else {
+      const worst = stalls.reduce((a, b) => (b.stallSome! > a.stallSome! ? b : a));
+      const ok = worst.stallSome! <= max;
+      out.push(
+        result(
+          'maxMemoryStall',
+          max,
+          worst.stallSome,
+          ok ? 'passed' : 'failed',
+          'measured',
+          `tasks stalled on memory ${pct(worst.stallSome!)} of the storm${reps.length > 1 ? ` (r${worst.rep})` : ''} ${ok ? '<=' : '>'} ${pct(max)}`,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(x < 0.1 ? 1 : 0)}%`;
 
 /** The agent's survival and its peak memory against absolute bounds. */
 function memoryChecks(self: VariantResult, expect: ExpectInput): ExpectationResult[] {

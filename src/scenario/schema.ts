@@ -154,6 +154,22 @@ const expectSchema = z
       ),
     maxErrorRps: z.number().min(0).optional().describe('Failed calls per second (errors and deadline exceeded, not rejections) at most this'),
     maxRestarts: zNonNegInt('a non-negative integer').optional().describe('Agent restarts at most this'),
+    maxTimeNearLimit: z
+      .number()
+      .min(0)
+      .max(1, 'must be a ratio between 0 and 1')
+      .optional()
+      .describe(
+        "Of the storm's seconds, the share the agent's working set stood at >= 95% of its limit, at most this (0..1), in its worst repetition: survive and stay clear of the limit",
+      ),
+    maxMemoryStall: z
+      .number()
+      .min(0)
+      .max(1, 'must be a ratio between 0 and 1')
+      .optional()
+      .describe(
+        "Of the storm's time, the share some of the agent's tasks stalled on memory (cgroup v2 PSI some), at most this (0..1), in its worst repetition; not judged on cgroup v1",
+      ),
     maxPeakRatio: ratioSchema.optional().describe("Peak ≤ value × the other variant's peak"),
     minPeakRatio: ratioSchema.optional().describe("Peak ≥ value × the other placement's peak, or OOM-killed (an OOM-killed peak equals its limit)"),
   })

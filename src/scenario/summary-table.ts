@@ -69,6 +69,17 @@ const C = {
     right: true,
   },
   oom: { header: 'OOM', cell: (v) => String(v.oomKills), right: true },
+  // The worst repetition's seconds at >= 95% of the limit, of its storm's.
+  nearLimit: {
+    header: '≥95% s',
+    cell: (v) => {
+      const ps = v.memoryPressure ?? [];
+      if (!ps.length) return '-';
+      const worst = ps.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a));
+      return `${worst.nearLimitSeconds.toFixed(0)}/${worst.stormSeconds.toFixed(0)}`;
+    },
+    right: true,
+  },
   oomKills: { header: 'OOM kills', cell: (v) => String(v.oomKills), right: true },
   restarts: { header: 'restarts', cell: (v) => String(v.restarts), right: true },
   offered: {
@@ -100,6 +111,7 @@ export const WIDE_COLUMNS: readonly Column[] = [
   C.limit,
   C.peak,
   C.oomKills,
+  C.nearLimit,
   C.restarts,
   C.offered,
   C.bystandersGap,
@@ -208,6 +220,13 @@ export function comparisonTable(results: RunResults, layout: TableLayout = {}): 
     ...notes(
       'the generator fell behind (per-second series bunched; totals exact):',
       vs.filter((v) => v.storm?.late).map((v) => `${v.name}: ${v.storm!.late}`),
+      width,
+    ),
+  );
+  lines.push(
+    ...notes(
+      'survived at its limit (>= 20% of the storm at >= 95% of the limit, or PSI full >= 10%):',
+      vs.filter((v) => v.atLimit).map((v) => `${v.name}: ${v.atLimit}`),
       width,
     ),
   );

@@ -68,7 +68,8 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
     // The gate reads the schema the runner writes: a runner writing another one is a defect, not a reason to skip.
     expect(schemaVersion).toBe(RESULTS_SCHEMA_VERSION);
 
-    // A stricter copy: the same run with its peak memory halved.
+    // A stricter copy: the same run with its peak memory halved. Every other figure gets a tolerance
+    // no rerun exceeds (latencies of a run on a busy machine triple easily): only the peak regresses.
     const a = JSON.parse(await readFile(path.join(tmp, 'a', 'results.json'), 'utf8')) as {
       variants: { peakMemoryBytes: number; spread: { peakMemoryBytes?: Record<string, number> } }[];
     };
@@ -90,7 +91,7 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
       '--baseline',
       path.join(tmp, 'strict', 'results.json'),
       '--tolerance',
-      '200%,peakMemory=10%,restarts=5',
+      '10000%,peakMemory=10%,restarts=5',
       '--junit',
       junit,
       '--step-summary',
@@ -102,7 +103,9 @@ describe.skipIf(!host)(`run --baseline end to end (${reason})`, () => {
     const c = JSON.parse(await readFile(path.join(tmp, 'c', 'results.json'), 'utf8')) as { baseline: BaselineComparison; verdict: string };
     expect(c.verdict).toBe('passed');
     expect(c.baseline.figures.find((f) => f.figure === 'peakMemory')!.verdict).toBe('regressed');
-    expect(c.baseline.regressed).toBe(1);
+    expect(c.baseline.figures.filter((f) => f.verdict === 'regressed').map((f) => `${f.variant} ${f.figure}: ${f.rule}`)).toEqual([
+      expect.stringMatching(/^pre-attestation peakMemory: /),
+    ]);
 
     const doc = parseXml(await readFile(junit, 'utf8'));
     expect(findAll(doc, 'failure').map((f) => f.attrs['type'])).toEqual(['baseline-regression']);

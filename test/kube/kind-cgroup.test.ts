@@ -55,6 +55,7 @@ describe('cgroup v2 (fixture tree: no v2 memory controller on this machine)', ()
       writeFileSync(join(dir, 'memory.max'), 'max\n');
       writeFileSync(join(dir, 'memory.events'), `low 0\nhigh 0\nmax 0\noom 0\noom_kill ${oom}\noom_group_kill 0\n`);
       writeFileSync(join(dir, 'cpu.stat'), 'usage_usec 1500000\n');
+      writeFileSync(join(dir, 'memory.pressure'), 'some avg10=0.00 avg60=0.00 avg300=0.00 total=1234\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=567\n');
     };
     write(slice, 1000, 0);
     write(scope1, 900, 0);
@@ -72,6 +73,8 @@ describe('cgroup v2 (fixture tree: no v2 memory controller on this machine)', ()
       limitBytes: null,
       oomKills: 0,
       cpuSeconds: 1.5,
+      limitHits: 0,
+      stallMicros: { some: 1234, full: 567 },
     });
     expect(cg.oomKillRose()).toBe(false);
     write(slice, 5000, 1);

@@ -62,8 +62,17 @@ describe('cgroup memory sampler on fixture files', () => {
       peakBytes: 90000000,
       limitBytes: 134217728,
       cpuSeconds: null,
+      // No memory.failcnt in the fixture: the hits are not known.
+      limitHits: null,
     });
     expect(cg.readMemory().oomKills).toBe(2);
+    // With memory+swap limited too, v1 counts no hit: not known either, never 0.
+    files(cg.path, { 'memory.failcnt': '7
+' });
+    expect(cg.readMemory().limitHits).toBe(7);
+    files(cg.path, { 'memory.memsw.limit_in_bytes': '134217728
+' });
+    expect(cg.readMemory().limitHits).toBeNull();
   });
 
   it('reads v2 memory.current, memory.peak, anon, memory.events and cpu.stat', () => {

@@ -47,6 +47,15 @@ function expectRealV2Run(r: GuestResult, delegation: string): RunResults {
     expect(v.memoryLimitBytes, v.name).toBe(LIMIT);
     expect(v.peakMemoryBytes, v.name).toBeGreaterThan(16 * MiB);
     expect(v.verdict, `${v.name}: ${JSON.stringify(v.expectations)}`).not.toBe('failed');
+    // Memory pressure short of a kill, as v2 reports it: memory.events max and PSI over the storm.
+    if (!v.notJudged) {
+      expect(v.memoryPressure?.length, `${v.name}: memoryPressure`).toBeGreaterThan(0);
+      for (const p of v.memoryPressure!) {
+        expect(p.limitHits, `${v.name} r${p.rep}: memory.events max`).toEqual(expect.any(Number));
+        expect(p.stallSome, `${v.name} r${p.rep}: memory.pressure some`).toEqual(expect.any(Number));
+        expect(p.stallFull, `${v.name} r${p.rep}: memory.pressure full`).toEqual(expect.any(Number));
+      }
+    }
   }
   // The limit the agents ran under, read from their cgroups while they ran: memory.max and no swap.
   const limits = lines(r, 'limits');

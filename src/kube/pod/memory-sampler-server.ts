@@ -23,6 +23,10 @@ export interface MemoryReading {
   limitBytes: number | null;
   cpuSeconds: number | null;
   oomKills: number;
+  /** As the contract's memory sample (absent from an older sampler image). */
+  limitHits?: number | null;
+  stallSomeUs?: number | null;
+  stallFullUs?: number | null;
 }
 
 export interface MemorySamplerOptions {
@@ -68,6 +72,8 @@ export async function startMemorySampler(opts: MemorySamplerOptions): Promise<Ru
       limitBytes: r.limitBytes,
       cpuSeconds: r.cpuSeconds,
       oomKills: r.oomKills,
+      limitHits: r.limitHits,
+      ...(r.stallMicros ? { stallSomeUs: r.stallMicros.some, stallFullUs: r.stallMicros.full } : {}),
     });
     if (readings.length > keep) readings.splice(0, readings.length - keep);
   }, opts.intervalMs ?? 100);

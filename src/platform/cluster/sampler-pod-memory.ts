@@ -79,6 +79,8 @@ export class PodMemorySampler {
         peakBytes: x.peakBytes,
         limitBytes: x.limitBytes ?? this.#limitBytes,
         cpuSeconds: x.cpuSeconds,
+        ...(x.limitHits !== undefined ? { limitHits: x.limitHits } : {}),
+        ...(typeof x.stallSomeUs === 'number' && typeof x.stallFullUs === 'number' ? { stallSomeUs: x.stallSomeUs, stallFullUs: x.stallFullUs } : {}),
       };
       this.#peaks.add(line);
       this.#read = true;
