@@ -67,11 +67,9 @@ describe('cgroup memory sampler on fixture files', () => {
     });
     expect(cg.readMemory().oomKills).toBe(2);
     // With memory+swap limited too, v1 counts no hit: not known either, never 0.
-    files(cg.path, { 'memory.failcnt': '7
-' });
+    files(cg.path, { 'memory.failcnt': '7\n' });
     expect(cg.readMemory().limitHits).toBe(7);
-    files(cg.path, { 'memory.memsw.limit_in_bytes': '134217728
-' });
+    files(cg.path, { 'memory.memsw.limit_in_bytes': '134217728\n' });
     expect(cg.readMemory().limitHits).toBeNull();
   });
 
