@@ -23,6 +23,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     run,
     variant: v.name,
     atLimit: v.atLimit ?? null,
+    nearLimit: v.memoryPressure?.length ? v.memoryPressure.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a)) : null,
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
     memoryMeasure: v.memoryMeasure,

@@ -10,6 +10,7 @@ import type {
   RunVerdict,
   JudgementRecord,
   KubeletFetchRecord,
+  MemoryPressureRecord,
   SpireGoroutineProfileSummary,
   SpireHeapProfileSummary,
   VariantAgentRecord,
@@ -28,6 +29,8 @@ export interface TableRow {
   variant: VariantName;
   /** Survived, but held at its limit: the worst repetition's figures in words (null: clear of it, killed, or unmeasured). */
   atLimit: string | null;
+  /** The repetition that spent most of its storm near the limit (null: no memory readings, older folders). */
+  nearLimit: MemoryPressureRecord | null;
   agent: VariantAgentRecord;
   memoryLimitMiB: number | null;
   /** The measure of peakMemoryMiB, its range and percentage. */

@@ -45,6 +45,19 @@ const C = {
   limit: { header: 'memory limit (MiB)', cell: (r) => (r.memoryLimitMiB === null ? 'none' : fmt(r.memoryLimitMiB, 0)), numeric: true },
   peakUsage: { header: 'peak usage, page cache included (MiB)', cell: (r) => fmt(r.peakUsageMiB), numeric: true },
   oomKills: { header: 'OOM kills', cell: (r) => String(r.oomKills), numeric: true },
+  // The worst repetition: seconds at >= 95% of the limit of its storm's, the limit's hits, PSI some.
+  nearLimit: {
+    header: 'at ≥ 95% of limit (s of storm; hits; stalled)',
+    cell: (r) => {
+      const p = r.nearLimit;
+      if (!p) return '—';
+      const parts = [`${fmt(p.nearLimitSeconds)} of ${fmt(p.stormSeconds, 0)}`];
+      if (p.limitHits !== null) parts.push(`${p.limitHits} hits`);
+      if (p.stallSome !== null) parts.push(`stalled ${Math.round(100 * p.stallSome)}%`);
+      return `${parts.join('; ')}${r.atLimit ? ' (at its limit)' : ''}`;
+    },
+    numeric: true,
+  },
   restarts: { header: 'restarts', cell: (r) => String(r.restarts), numeric: true },
   downtime: { header: 'downtime (s)', cell: (r) => fmt(r.downtimeSeconds), numeric: true },
   offered: {
@@ -155,6 +168,7 @@ export function tableColumns(withRun: boolean, measure: MemoryMeasure, rows: rea
     // Usage beside the working set, and what was held in flight, where the run measured them.
     ...(rows.some((r) => r.peakUsageMiB !== null) ? [C.peakUsage] : []),
     C.oomKills,
+    ...(rows.some((r) => r.nearLimit !== null) ? [C.nearLimit] : []),
     C.restarts,
     C.downtime,
     C.offered,

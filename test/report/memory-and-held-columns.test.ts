@@ -39,6 +39,23 @@ describe("summary.md's comparison table", () => {
     expect(header(plain)).not.toContain('peak connections open (agent)');
   });
 
+  it('shows the time near the limit where the run read it, and the verdict says "at its limit"', async () => {
+    const md = await summaryOf((r) => {
+      r.variants[0]!.memoryPressure = [
+        { rep: 1, stormSeconds: 60, nearLimitSeconds: 41, longestNearLimitSeconds: 30.2, limitHits: 12, stallSome: 0.14, stallFull: 0.06 },
+      ];
+      r.variants[0]!.atLimit = '41.0 s of 60 s at >= 95% (longest 30.2 s), 12 limit hits, stalled 14% (all tasks 6%)';
+      r.variants[0]!.oomKills = 0;
+    });
+    expect(header(md)).toContain('at ≥ 95% of limit (s of storm; hits; stalled)');
+    expect(md).toContain('| 41.0 of 60; 12 hits; stalled 14% (at its limit) |');
+    expect(md).toMatch(/survived at its limit \(41\.0 s of 60 s at >= 95% \(longest 30\.2 s\), 12 limit hits, stalled 14% \(all tasks 6%\)\)/);
+    const older = await summaryOf((r) => {
+      for (const v of r.variants) delete v.memoryPressure;
+    });
+    expect(header(older)).not.toContain('at ≥ 95% of limit');
+  });
+
   it('shows attestations in flight where the agent counts them', async () => {
     const md = await summaryOf((r) => {
       r.variants[0]!.peakInflightAttestations = 42;
