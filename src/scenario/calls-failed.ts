@@ -1,7 +1,9 @@
 // A variant whose calls mostly failed while its agent stayed up is failed, naming the cause: the
 // table of errors is what the run showed, not a weak storm. The rule: at least 90% of the storm's
 // calls ended in an error (not a rejection, not a deadline), none was rejected, and the agent was
-// neither OOM-killed nor restarted (a dying agent's errors are its death's, judged by oomKilled).
+// neither OOM-killed nor restarted nor dead during the load (a dying agent's errors are its death's,
+// judged by oomKilled), and the scenario applied no fault (a fault's errors are its own, judged by its
+// recovery and the scenario's rules).
 // The same for bystanders that never succeeded, their calls errors rather than deadlines. Applied
 // to every variant, expectations or not.
 import type { CallCausesRecord, ExpectationResult, VariantResult } from '../contract/index.js';
@@ -33,7 +35,8 @@ function logText(c: CallCausesRecord | undefined): string {
 
 /** The storm's and the bystanders' rule, when it applies; none for a variant that did not run, died or was not judged. */
 export function failedCallChecks(v: VariantResult): ExpectationResult[] {
-  if (v.error || v.notJudged || v.oomKills > 0 || v.restarts > 0) return [];
+  // Faults break calls on purpose (a frozen agent refuses connections), and an agent that died did not stay up.
+  if (v.error || v.notJudged || v.oomKills > 0 || v.restarts > 0 || (v.deaths ?? []).some((d) => d.phase === 'load') || v.faults?.length) return [];
   const out: ExpectationResult[] = [];
   const total = v.okRps + v.rejectedRps + v.errorRps + v.deadlineExceededRps;
   if (total >= MIN_CALLS_PER_SECOND && v.rejectedRps === 0 && v.errorRps / total >= FAILED_CALLS_SHARE) {

@@ -19,6 +19,7 @@ const base = {
       { line: 'attestation of pid N failed: k8s attestor: kubelet GET http://127.0.0.1:<port>/pods failed: connect ENETUNREACH 127.0.0.1:<port>', count: 120 },
     ],
   },
+  deaths: [],
   expectations: [],
 } as unknown as VariantResult;
 const v = (over: Partial<VariantResult>) => ({ ...base, ...over }) as VariantResult;
@@ -32,12 +33,15 @@ describe('failedCallChecks', () => {
     );
   });
 
-  it('judges from 90% errors; not below, not with rejections, not when the agent died, not for deadlines', () => {
+  it('judges from 90% errors; not below, not with rejections, not when the agent died, not under faults, not for deadlines', () => {
     expect(failedCallChecks(v({ okRps: 4, errorRps: 36 }))[0]!.message).toMatch(/^90% of the storm calls failed/);
     expect(failedCallChecks(v({ okRps: 5, errorRps: 35 }))).toEqual([]);
     expect(failedCallChecks(v({ rejectedRps: 1 }))).toEqual([]);
     expect(failedCallChecks(v({ oomKills: 1 }))).toEqual([]);
     expect(failedCallChecks(v({ restarts: 2 }))).toEqual([]);
+    expect(failedCallChecks(v({ deaths: [{ rep: 1, atMs: 900, phase: 'load', cause: 'fault-kill', detail: 'agent-kill', counted: false }] }))).toEqual([]);
+    // A fault's errors (a frozen agent refuses connections) are the fault's, judged by its recovery.
+    expect(failedCallChecks(v({ faults: [{ rep: 1, action: 'agent-pause' } as never] }))).toEqual([]);
     expect(failedCallChecks(v({ errorRps: 0, deadlineExceededRps: 40 }))).toEqual([]);
     expect(failedCallChecks(v({ error: 'agent did not start' }))).toEqual([]);
     expect(failedCallChecks(v({ notJudged: 'machine too slow' }))).toEqual([]);
