@@ -2,6 +2,7 @@
 // sentence that says which variants survived and how their peaks compare with the unlimited agent.
 import { judgementOf, judgementSentence, MEASURE_WORDS, type RunResults, type VariantResult } from '../contract/index.js';
 import { bystandersServedSentence } from '../load/index.js';
+import { worstPressure } from '../scenario/index.js';
 
 import type { TableRow, Verdict } from './report-model.js';
 
@@ -23,7 +24,7 @@ function deriveRow(run: string, v: VariantResult): TableRow {
     run,
     variant: v.name,
     atLimit: v.atLimit ?? null,
-    nearLimit: v.memoryPressure?.length ? v.memoryPressure.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a)) : null,
+    nearLimit: worstPressure(v.memoryPressure),
     agent: v.agent,
     memoryLimitMiB: limited ? v.memoryLimitBytes / MiB : null,
     memoryMeasure: v.memoryMeasure,

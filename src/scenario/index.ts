@@ -13,7 +13,7 @@ export { scenarioJsonSchema, scenarioJsonSchemaText, writeScenarioJsonSchema, SC
 export { schemaRefFrom, starterScenario, STARTER_FILE } from './starter.js';
 export { evaluateExpectations, applyExpectations, combineVerdicts } from './expectations.js';
 export { callCausesOf } from './call-causes.js';
-export { atLimitWords, repetitionPressure } from './memory-pressure.js';
+export { atLimitWords, repetitionPressure, worstPressure } from './memory-pressure.js';
 export { aggregateVariant, median, range } from './aggregate.js';
 export { answerTimes, kubeletFetchRecord } from './kubelet-fetch-record.js';
 export { repetitionFigures } from './repetition-figures.js';

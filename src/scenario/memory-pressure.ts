@@ -58,6 +58,11 @@ export function memoryPressure(samples: readonly MemorySample[], fromMs: number,
 
 const pct = (x: number) => `${Math.round(100 * x)}%`;
 
+/** The repetition that spent the most seconds near its limit; null without any. */
+export function worstPressure(reps: readonly MemoryPressureRecord[] | undefined): MemoryPressureRecord | null {
+  return reps?.length ? reps.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a)) : null;
+}
+
 /** Whether a repetition spent a meaningful share of its storm at its limit. */
 export function heldAtLimit(p: MemoryPressureRecord): boolean {
   return (p.stormSeconds > 0 && p.nearLimitSeconds / p.stormSeconds >= AT_LIMIT_TIME_SHARE) || (p.stallFull ?? 0) >= AT_LIMIT_STALL_FULL;
@@ -76,7 +81,7 @@ export function atLimitWords(v: Pick<VariantResult, 'oomKills' | 'memoryPressure
   if (v.oomKills > 0 || !v.memoryPressure?.length) return undefined;
   const held = v.memoryPressure.filter(heldAtLimit);
   if (!held.length) return undefined;
-  const worst = held.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a));
+  const worst = worstPressure(held)!;
   const of = v.runDirs.length > 1 ? ` in ${held.length} of ${v.runDirs.length} repetitions; r${worst.rep}:` : '';
   return `${of} ${pressureWords(worst)}`.trim();
 }

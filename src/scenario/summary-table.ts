@@ -12,6 +12,7 @@ import {
   type VariantResult,
 } from '../contract/index.js';
 import { MIN_COLUMNS, wrapText } from '../util/index.js';
+import { worstPressure } from './memory-pressure.js';
 
 const mib = (b: number) => (b / 2 ** 20).toFixed(1);
 
@@ -73,9 +74,8 @@ const C = {
   nearLimit: {
     header: '≥95% s',
     cell: (v) => {
-      const ps = v.memoryPressure ?? [];
-      if (!ps.length) return '-';
-      const worst = ps.reduce((a, b) => (b.nearLimitSeconds > a.nearLimitSeconds ? b : a));
+      const worst = worstPressure(v.memoryPressure);
+      if (!worst) return '-';
       return `${worst.nearLimitSeconds.toFixed(0)}/${worst.stormSeconds.toFixed(0)}`;
     },
     right: true,
